@@ -1,0 +1,329 @@
+"""Engine: the append-only log of one ``.meh`` file and its in-memory indexes.
+
+Two indexes are kept: ``agent -> id hash -> frame offset`` (live records only)
+and ``agent -> record type -> ids``. Every mutation appends frames, fsyncs, and
+only then changes the indexes, so an acknowledged write is on disk and a failed
+one is invisible. One re-entrant lock serialises the file; enumerations copy
+ids under it and yield without it, so a caller may read inside its loop.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from memhop.engine.frame import FLAG_DELETED, Frame, decode_frame, encode_frame
+from memhop.engine.header import HeaderPair
+from memhop.engine.snapshot import Index, build_snapshot
+from memhop.engine.storefile import StoreFile
+from memhop.errors import ClosedError, CorruptionError, NotFoundError, StorageIOError
+
+TypeIndex = dict[int, dict[int, set[int]]]
+
+
+@dataclass(frozen=True, slots=True)
+class RecordEntry:
+    """One record of a write batch."""
+
+    agent_id: int
+    rec_type: int
+    id_hash: int
+    payload: bytes
+
+
+class Engine:
+    """An open ``.meh`` file. Build one with ``create_engine`` or ``open_engine``."""
+
+    def __init__(
+        self, file: StoreFile, headers: HeaderPair, index: Index, types: TypeIndex, next_offset: int
+    ) -> None:
+        self._file = file
+        self._headers = headers
+        self._index = index
+        self._types = types
+        self._next = next_offset
+        self._lock = threading.RLock()
+        self._closed = False
+        self._failure: StorageIOError | None = None
+
+    # ---- state -------------------------------------------------------------------------
+
+    @property
+    def path(self) -> str:
+        return self._file.path
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def headers(self) -> HeaderPair:
+        """Both header slots as last written (for inspection and tests)."""
+        return self._headers
+
+    @property
+    def record_end(self) -> int:
+        """End of the record area: where the next frame would start after a trim."""
+        return self._next
+
+    def _check_open(self) -> None:
+        if self._closed:
+            msg = "engine is closed"
+            raise ClosedError(msg)
+
+    def _check_writable(self) -> None:
+        self._check_open()
+        if self._failure is not None:
+            msg = "engine refuses writes after an earlier write or fsync failure; reopen the file"
+            raise StorageIOError(msg) from self._failure
+
+    # ---- reads -------------------------------------------------------------------------
+
+    def read(self, agent_id: int, id_hash: int) -> Frame:
+        """Return the live frame of (agent, id).
+
+        NotFoundError only when the index holds no such record; an index entry
+        the log does not hold is CorruptionError, a bad frame CRCMismatchError.
+        """
+        with self._lock:
+            self._check_open()
+            offset = self._index.get(agent_id, {}).get(id_hash)
+            if offset is None:
+                msg = "record not found"
+                raise NotFoundError(msg)
+            frame = decode_frame(self._file.view(), offset, self._file.size)
+            if frame is None:
+                msg = "the index names a record the record area does not hold"
+                raise CorruptionError(msg)
+            return frame
+
+    def contains(self, agent_id: int, id_hash: int) -> bool:
+        with self._lock:
+            return not self._closed and id_hash in self._index.get(agent_id, {})
+
+    def ids_of_type(self, agent_id: int, rec_type: int) -> list[int]:
+        """Return the live ids of one type in one domain, ascending."""
+        with self._lock:
+            if self._closed:
+                return []
+            return sorted(self._types.get(agent_id, {}).get(rec_type, ()))
+
+    def agents(self) -> list[int]:
+        """Return the agent ids that hold at least one live record, ascending."""
+        with self._lock:
+            return [] if self._closed else sorted(self._index)
+
+    def offset_of(self, agent_id: int, id_hash: int) -> int | None:
+        """Return the frame offset the index holds for (agent, id), if any."""
+        with self._lock:
+            return self._index.get(agent_id, {}).get(id_hash)
+
+    def all_ids(self, agent_id: int) -> list[int]:
+        """Return every live id of one domain, ascending."""
+        with self._lock:
+            return [] if self._closed else sorted(self._index.get(agent_id, {}))
+
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """Hold the engine lock across several calls (writes from other threads wait)."""
+        with self._lock:
+            self._check_open()
+            yield
+
+    def stats(self) -> tuple[int, int]:
+        """Return (file bytes, live records); a closed engine answers (0, 0)."""
+        with self._lock:
+            if self._closed:
+                return 0, 0
+            return self._file.size, sum(len(ids) for ids in self._index.values())
+
+    # ---- writes ------------------------------------------------------------------------
+
+    def write(self, agent_id: int, rec_type: int, id_hash: int, payload: bytes) -> int:
+        """Append one record durably; return its frame offset."""
+        return self.write_batch([RecordEntry(agent_id, rec_type, id_hash, payload)])[0]
+
+    def write_batch(self, entries: Sequence[RecordEntry], *, sync: bool = True) -> list[int]:
+        """Append records with one write and one fsync; later duplicates win.
+
+        No atomicity across the batch: a crash may leave any prefix of it.
+        ``sync=False`` skips the fsync, for a file nobody relies on until a
+        later checkpoint makes it durable (a compaction copy).
+        """
+        if not entries:
+            with self._lock:
+                self._check_open()
+            return []
+        with self._lock:
+            self._check_writable()
+            self._trim_tail_snapshot()
+            offsets: list[int] = []
+            frames: list[bytes] = []
+            at = self._file.size
+            for e in entries:
+                frame = encode_frame(e.agent_id, e.rec_type, 0, e.id_hash, e.payload)
+                offsets.append(at)
+                frames.append(frame)
+                at += len(frame)
+            self._append(b"".join(frames), "sync" if sync else None)
+            for e, offset in zip(entries, offsets, strict=True):
+                self._index_put(e.agent_id, e.id_hash, e.rec_type, offset)
+            return offsets
+
+    def delete(self, agent_id: int, id_hash: int) -> bool:
+        """Tombstone one record; False when it was not live."""
+        return self.delete_batch(agent_id, [id_hash]) > 0
+
+    def delete_batch(self, agent_id: int, id_hashes: Iterable[int]) -> int:
+        """Tombstone the live ids among ``id_hashes`` in one domain; return how many.
+
+        Absent ids are skipped; with none live the file is not touched. The
+        deleted payload bytes stay in the file until compaction.
+        """
+        with self._lock:
+            self._check_writable()
+            live = self._index.get(agent_id, {})
+            view = self._file.view()
+            doomed: list[tuple[int, int]] = []
+            for id_hash in id_hashes:
+                offset = live.get(id_hash)
+                if offset is not None:
+                    rec_type = view[offset] if offset < self._file.size else 0
+                    doomed.append((id_hash, rec_type))
+            if not doomed:
+                return 0
+            self._trim_tail_snapshot()
+            stones = b"".join(encode_frame(agent_id, t, FLAG_DELETED, i, b"") for i, t in doomed)
+            self._append(stones, "sync tombstones")
+            for id_hash, _ in doomed:
+                self._index_drop(agent_id, id_hash)
+            return len(doomed)
+
+    def _append(self, data: bytes, what: str | None) -> None:
+        """Append ``data`` at the file end and fsync (unless ``what`` is None).
+
+        On failure the file is cut back to where it was and writes are refused.
+        """
+        start = self._file.size
+        with self._fatal_io():
+            try:
+                self._file.write_at(start, data)
+            except StorageIOError as exc:
+                try:
+                    self._file.truncate(start)
+                except StorageIOError as cut:
+                    raise exc from cut
+                raise
+            # Moved before the fsync: frames now in the file must not sit past
+            # the record end if the fsync fails and a later checkpoint records it.
+            self._next = self._file.size
+            if what is not None:
+                self._file.sync(what)
+
+    @contextmanager
+    def _fatal_io(self) -> Iterator[None]:
+        """Refuse every later write if the body fails with an I/O error.
+
+        An fsync error is not retryable: the kernel may already have dropped
+        the dirty pages, so a retry that succeeds proves nothing.
+        """
+        try:
+            yield
+        except StorageIOError as exc:
+            self._failure = exc
+            raise
+
+    def _index_put(self, agent_id: int, id_hash: int, rec_type: int, offset: int) -> None:
+        ids = self._index.setdefault(agent_id, {})
+        types = self._types.setdefault(agent_id, {})
+        old = ids.get(id_hash)
+        if old is not None:
+            for members in types.values():
+                members.discard(id_hash)
+        ids[id_hash] = offset
+        types.setdefault(rec_type, set()).add(id_hash)
+
+    def _index_drop(self, agent_id: int, id_hash: int) -> None:
+        ids = self._index.get(agent_id)
+        if ids is None or ids.pop(id_hash, None) is None:
+            return
+        types = self._types.get(agent_id, {})
+        for rec_type in list(types):
+            types[rec_type].discard(id_hash)
+            if not types[rec_type]:
+                del types[rec_type]
+        if not ids:
+            del self._index[agent_id]
+            self._types.pop(agent_id, None)
+
+    # ---- headers and snapshots ---------------------------------------------------------
+
+    def _flip_header(self, **changes: int) -> None:
+        """Write the next header generation to the inactive slot, fsync, then activate it."""
+        header = self._headers.current.next_generation(**changes)
+        self._file.write_at(self._headers.inactive_offset, header.to_bytes())
+        self._file.sync("sync header")
+        self._headers = self._headers.flipped_to(header)
+
+    def _trim_tail_snapshot(self) -> None:
+        """Cut a snapshot sitting at the file end so frames always precede snapshots."""
+        current = self._headers.current
+        if not current.has_snapshot:
+            return
+        if current.snapshot_offset + current.snapshot_length != self._file.size:
+            return  # a legacy non-tail snapshot stays where it is
+        with self._fatal_io():
+            self._file.truncate(self._next)
+            self._flip_header(snapshot_offset=0, snapshot_length=0)
+
+    def forget_snapshot(self) -> None:
+        """Point the headers away from an unusable snapshot (Open found it damaged).
+
+        Upstream rewrites the active slot in place; this flips to the inactive
+        slot instead, so a torn write here cannot take the good header with it.
+        """
+        with self._lock:
+            self._check_writable()
+            with self._fatal_io():
+                self._flip_header(snapshot_offset=0, snapshot_length=0)
+
+    def checkpoint(self) -> None:
+        """Append an index snapshot at the file end and point a new header at it."""
+        with self._lock:
+            self._check_writable()
+            blob = build_snapshot(self._index)
+            at = self._file.size
+            with self._fatal_io():
+                self._file.write_at(at, blob)
+                self._file.sync("sync snapshot")
+                self._flip_header(
+                    snapshot_offset=at,
+                    snapshot_length=len(blob),
+                    record_count=sum(len(ids) for ids in self._index.values()),
+                    record_end=self._next,
+                )
+
+    # ---- closing -----------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Checkpoint (unless writes were refused) and release the file; a second close raises."""
+        with self._lock:
+            self._check_open()
+            try:
+                if self._failure is None:
+                    self.checkpoint()
+            finally:
+                self._release()
+
+    def close_without_checkpoint(self) -> None:
+        """Release the file as a crash would leave it: no snapshot, no header flip."""
+        with self._lock:
+            self._check_open()
+            self._release()
+
+    def _release(self) -> None:
+        self._closed = True
+        self._index, self._types = {}, {}
+        self._file.close()

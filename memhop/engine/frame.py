@@ -1,0 +1,90 @@
+"""The 26-byte record frame: type, flags, length, agent id, id hash, CRC32.
+
+All integers are little-endian. The CRC covers header bytes [0, 22) and then
+the payload; the CRC field itself is excluded.
+"""
+
+from __future__ import annotations
+
+import mmap
+import struct
+import zlib
+from dataclasses import dataclass
+
+from memhop.errors import CorruptionError, CRCMismatchError
+
+ByteView = bytes | bytearray | memoryview | mmap.mmap
+"""Anything the decoders read from: file bytes or the live mapping."""
+
+RECORD_HEADER_SIZE = 26
+FLAG_DELETED = 0x01
+
+_HEAD = struct.Struct("<BBIQQ")  # the 22 bytes the CRC starts with
+_CRC = struct.Struct("<I")
+_FULL = struct.Struct("<BBIQQI")
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One decoded frame; ``end`` is the offset just past its payload."""
+
+    rec_type: int
+    flags: int
+    agent_id: int
+    id_hash: int
+    payload: bytes
+    offset: int
+    end: int
+
+    @property
+    def deleted(self) -> bool:
+        return bool(self.flags & FLAG_DELETED)
+
+
+def encode_frame(agent_id: int, rec_type: int, flags: int, id_hash: int, payload: bytes) -> bytes:
+    """Return the frame bytes for one record (a tombstone has an empty payload)."""
+    head = _HEAD.pack(rec_type, flags, len(payload), agent_id, id_hash)
+    crc = zlib.crc32(payload, zlib.crc32(head))
+    return head + _CRC.pack(crc) + payload
+
+
+def frame_bounds(buf: ByteView, offset: int, size: int) -> tuple[int, int, int, int, int] | None:
+    """Check the frame at ``offset`` in the first ``size`` bytes of ``buf``.
+
+    Returns (type, flags, agent id, id hash, end) without copying the payload,
+    or None at the end of the log: ``offset == size`` or an all-zero header
+    (zero-filled space; the CRC bytes are not looked at). Raises
+    CorruptionError for a header or payload running past ``size`` and
+    CRCMismatchError for a frame that fails its CRC.
+    """
+    if offset == size:
+        return None
+    if offset + RECORD_HEADER_SIZE > size:
+        msg = f"record header at offset {offset} exceeds file size {size}"
+        raise CorruptionError(msg)
+    rec_type, flags, length, agent_id, id_hash, crc = _FULL.unpack_from(buf, offset)
+    if rec_type == 0 and flags == 0 and length == 0 and agent_id == 0 and id_hash == 0:
+        return None
+    start = offset + RECORD_HEADER_SIZE
+    if length > size - start:
+        msg = f"record at offset {offset} claims length {length} but file ends at {size}"
+        raise CorruptionError(msg)
+    end = start + length
+    # A view, not a slice, so the payload is not copied; released before any
+    # raise so a traceback never pins the mapping open.
+    with memoryview(buf) as view:
+        good = zlib.crc32(view[start:end], zlib.crc32(view[offset : offset + 22])) == crc
+    if not good:
+        msg = f"record at offset {offset} failed CRC32 check"
+        raise CRCMismatchError(msg)
+    return rec_type, flags, agent_id, id_hash, end
+
+
+def decode_frame(buf: ByteView, offset: int, size: int) -> Frame | None:
+    """Decode and copy out the frame at ``offset``; None at the end of the log."""
+    bounds = frame_bounds(buf, offset, size)
+    if bounds is None:
+        return None
+    rec_type, flags, agent_id, id_hash, end = bounds
+    payload = bytes(buf[offset + RECORD_HEADER_SIZE : end])
+    return Frame(rec_type, flags, agent_id, id_hash, payload, offset, end)

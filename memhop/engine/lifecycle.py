@@ -1,0 +1,115 @@
+"""Creating and opening ``.meh`` files: lock, headers, snapshot or scan, repair.
+
+Open follows upstream: restore the index from the active header's snapshot
+when it is sound (else log, and scan the whole record area), replay the frames
+after it, cut a torn tail, and rebuild the type index from the frames.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from memhop.engine.engine import Engine, TypeIndex
+from memhop.engine.header import (
+    DATA_START,
+    HEADER_A_OFFSET,
+    HEADER_B_OFFSET,
+    FileHeader,
+    load_headers,
+)
+from memhop.engine.recovery import scan_records, walk_record_area
+from memhop.engine.snapshot import Index, parse_snapshot
+from memhop.engine.storefile import StoreFile
+from memhop.errors import CorruptionError, MemHopError, StorageIOError
+
+log = logging.getLogger("memhop.engine")
+
+
+def create_engine(path: str) -> Engine:
+    """Create a fresh 8192-byte file (two identical headers) and open it.
+
+    The lock is taken before the file is emptied, so a create refused by
+    another holder leaves that holder's file untouched.
+    """
+    file = StoreFile.open(path, create=True)
+    try:
+        fresh = FileHeader().to_bytes()
+        file.truncate(0)
+        file.write_at(HEADER_A_OFFSET, fresh)
+        file.write_at(HEADER_B_OFFSET, fresh)
+        file.sync("sync new file")
+        headers = load_headers(file.view())
+    except MemHopError:
+        file.close()
+        raise
+    return Engine(file, headers, {}, {}, DATA_START)
+
+
+def _restore_snapshot(file: StoreFile, header: FileHeader) -> Index | None:
+    """Return the index stored in the active snapshot, or None when it is unusable."""
+    offset, length = header.snapshot_offset, header.snapshot_length
+    try:
+        if offset < DATA_START or offset + length > file.size:
+            msg = "snapshot out of bounds"
+            raise CorruptionError(msg)
+        return parse_snapshot(file.view()[offset : offset + length])
+    except MemHopError as exc:
+        log.warning("index snapshot at offset %d is unusable (%s); scanning the log", offset, exc)
+        return None
+
+
+def _record_area_end(file: StoreFile, header: FileHeader) -> int:
+    """Where frames end when the snapshot was the last thing written."""
+    end = header.record_end
+    if DATA_START <= end <= header.snapshot_offset and end <= file.size:
+        return end
+    return walk_record_area(file.view(), file.size, header.snapshot_offset)
+
+
+def _type_index(file: StoreFile, index: Index) -> TypeIndex:
+    view, size = file.view(), file.size
+    types: TypeIndex = {}
+    for agent, ids in index.items():
+        by_type: dict[int, set[int]] = {}
+        for id_hash, offset in ids.items():
+            if offset < size:  # an entry past the log stays indexed and reads as corruption
+                by_type.setdefault(view[offset], set()).add(id_hash)
+        types[agent] = by_type
+    return types
+
+
+def open_engine(path: str) -> Engine:
+    """Open an existing file, recovering from a torn tail or a damaged snapshot."""
+    file = StoreFile.open(path, create=False)
+    try:
+        if file.size < DATA_START:
+            msg = "file too small for dual headers"
+            raise CorruptionError(msg)
+        headers = load_headers(file.view())
+        header = headers.current
+        index: Index | None = None
+        if header.has_snapshot:
+            index = _restore_snapshot(file, header)
+        start = DATA_START if index is None else header.snapshot_offset + header.snapshot_length
+        snapshot_broken = header.has_snapshot and index is None
+        index = {} if index is None else index
+        scan = scan_records(file.view(), start, file.size, index, header.snapshot_offset)
+        if scan.truncate:
+            file.truncate(scan.end)
+        if header.has_snapshot and not snapshot_broken and scan.frames == 0:
+            # Nothing was written after the snapshot (at most an orphan blob,
+            # cut above): frames end where the header says, not behind the blob.
+            next_offset = _record_area_end(file, header)
+        else:
+            next_offset = scan.end
+        engine = Engine(file, headers, index, _type_index(file, index), next_offset)
+        if snapshot_broken:
+            engine.forget_snapshot()
+    except MemHopError:
+        file.close()
+        raise
+    except OSError as exc:
+        file.close()
+        msg = f"open {path}"
+        raise StorageIOError(msg) from exc
+    return engine

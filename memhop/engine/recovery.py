@@ -1,0 +1,116 @@
+"""Replaying the record area into an index, and finding where it ends.
+
+These functions only read: they report what they found (and whether the tail
+must be cut) and leave every repair to the caller, so a read-only reader can
+use them on a file another process is writing.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from memhop.engine.frame import FLAG_DELETED, ByteView, frame_bounds
+from memhop.engine.header import DATA_START
+from memhop.engine.snapshot import Index, snapshot_length_at
+from memhop.errors import CorruptionError, CRCMismatchError
+
+log = logging.getLogger("memhop.engine")
+
+
+@dataclass(frozen=True, slots=True)
+class ScanResult:
+    """Where a scan stopped, whether the bytes from there on must be cut, and what it skipped."""
+
+    end: int
+    truncate: bool
+    skipped: int = 0
+    first_skipped: int = 0
+    frames: int = 0
+
+
+def _resync(buf: ByteView, offset: int, size: int) -> int | None:
+    """Return the first offset after ``offset`` where a whole frame decodes cleanly."""
+    for candidate in range(offset + 1, size):
+        try:
+            if frame_bounds(buf, candidate, size) is not None:
+                return candidate
+        except (CorruptionError, CRCMismatchError):
+            continue
+    return None
+
+
+def scan_records(
+    buf: ByteView, start: int, size: int, index: Index, snapshot_offset: int
+) -> ScanResult:
+    """Merge the frames from ``start`` into ``index`` until the log ends.
+
+    A damaged frame loses only itself: its length field sits inside the bytes
+    its checksum just disbelieved, so the scan never steps by it and instead
+    searches byte by byte for the next frame that passes its own CRC. Damage at
+    or behind a committed snapshot is the tail of a crashed write, so it is cut.
+    """
+    offset = start
+    skipped = first_skipped = frames = 0
+    truncate = False
+    while True:
+        try:
+            bounds = frame_bounds(buf, offset, size)
+        except (CorruptionError, CRCMismatchError):
+            skipped += 1
+            if skipped == 1:
+                first_skipped = offset
+            resumed = (
+                None
+                if snapshot_offset and offset >= snapshot_offset
+                else _resync(buf, offset, size)
+            )
+            if resumed is None:
+                truncate = True
+                break
+            offset = resumed
+            continue
+        if bounds is None:
+            break
+        _, flags, agent, id_hash, end = bounds
+        frames += 1
+        if flags & FLAG_DELETED:
+            ids = index.get(agent)
+            if ids is not None:
+                ids.pop(id_hash, None)
+                if not ids:
+                    del index[agent]
+        else:
+            index.setdefault(agent, {})[id_hash] = offset
+        offset = end
+    if skipped:
+        log.warning(
+            "skipped %d damaged record(s), the first at offset %d; scan ended at %d (truncate=%s)",
+            skipped,
+            first_skipped,
+            offset,
+            truncate,
+        )
+    return ScanResult(offset, truncate, skipped, first_skipped, frames)
+
+
+def walk_record_area(buf: ByteView, size: int, fallback: int) -> int:
+    """Find the end of the last frame by walking from the data start.
+
+    Snapshot blobs met on the way are stepped over whole. If the walk does not
+    land exactly on the file end, the answer is ``fallback``.
+    """
+    offset = last_end = DATA_START
+    while offset < size:
+        blob = snapshot_length_at(buf, offset, size)
+        if blob is not None:
+            offset += blob
+            continue
+        try:
+            bounds = frame_bounds(buf, offset, size)
+        except (CorruptionError, CRCMismatchError):
+            return fallback
+        if bounds is None:
+            return fallback
+        offset = last_end = bounds[4]
+    return last_end if offset == size else fallback

@@ -1,0 +1,139 @@
+"""The open ``.meh`` file: descriptor, exclusive lock, read-only mapping, durable writes.
+
+Writes go through ordinary file writes; the mapping is only for reads and is
+refreshed lazily when a read needs bytes past it. Every OS failure becomes a
+``StorageIOError`` naming what was being done.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import mmap
+import os
+import sys
+from typing import BinaryIO
+
+import portalocker
+
+from memhop.errors import StorageIOError
+
+LOCK_MESSAGE = "database already open by another instance"
+
+
+def fsync_file(fd: int) -> None:
+    """Flush a file to stable storage (``F_FULLFSYNC`` on macOS, as Go's ``File.Sync``)."""
+    if sys.platform == "darwin":  # pragma: no cover - exercised on macOS only
+        import fcntl
+
+        fcntl.fcntl(fd, fcntl.F_FULLFSYNC)
+    else:
+        os.fsync(fd)
+
+
+def fsync_directory(path: str) -> None:
+    """Make a new directory entry durable; a no-op where directories cannot be opened."""
+    if sys.platform == "win32":  # pragma: no cover - Windows has no directory fsync
+        return
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fsync_file(fd)
+    finally:
+        os.close(fd)
+
+
+class StoreFile:
+    """One locked, mapped file; not thread-safe on its own (the engine serialises it)."""
+
+    def __init__(self, path: str, handle: BinaryIO) -> None:
+        self.path = path
+        self._handle = handle
+        self._map: mmap.mmap | None = None
+        self._mapped = 0
+        self.size = os.fstat(handle.fileno()).st_size
+
+    @classmethod
+    def open(cls, path: str, *, create: bool) -> StoreFile:
+        """Open read-write and take the exclusive lock before anything touches the file.
+
+        ``create`` makes the file if it is absent but never truncates it: a
+        create refused by the lock must leave the holder's bytes alone.
+        """
+        flags = os.O_RDWR | (os.O_CREAT if create else 0) | getattr(os, "O_BINARY", 0)
+        try:
+            fd = os.open(path, flags, 0o644)
+        except OSError as exc:
+            msg = f"open {path}"
+            raise StorageIOError(msg) from exc
+        handle = os.fdopen(fd, "r+b", buffering=0)
+        try:
+            portalocker.lock(handle, portalocker.LOCK_EX | portalocker.LOCK_NB)
+        except (portalocker.exceptions.LockException, OSError) as exc:
+            handle.close()
+            raise StorageIOError(LOCK_MESSAGE) from exc
+        return cls(path, handle)
+
+    def view(self) -> mmap.mmap | bytes:
+        """Return a mapping covering the whole file as it is now."""
+        if self.size == 0:
+            return b""
+        if self._map is None or self._mapped != self.size:
+            try:
+                fresh = mmap.mmap(self._handle.fileno(), self.size, access=mmap.ACCESS_READ)
+            except (OSError, ValueError) as exc:
+                msg = f"mmap {self.path}"
+                raise StorageIOError(msg) from exc
+            self._drop_map()
+            self._map, self._mapped = fresh, self.size
+        return self._map
+
+    def _drop_map(self) -> None:
+        if self._map is not None:
+            # A caller may still hold a view; the map then goes when it does.
+            with contextlib.suppress(BufferError):
+                self._map.close()
+            self._map, self._mapped = None, 0
+
+    def write_at(self, offset: int, data: bytes) -> None:
+        """Write all of ``data`` at ``offset``; the file size follows."""
+        try:
+            self._handle.seek(offset)
+            view = memoryview(data)
+            while view:
+                written = self._handle.write(view)
+                if not written:
+                    msg = "short write"
+                    raise OSError(msg)
+                view = view[written:]
+        except OSError as exc:
+            msg = f"write {self.path}"
+            raise StorageIOError(msg) from exc
+        self.size = max(self.size, offset + len(data))
+
+    def sync(self, what: str = "sync") -> None:
+        """Flush to stable storage; ``what`` names the step in the error."""
+        try:
+            fsync_file(self._handle.fileno())
+        except OSError as exc:
+            raise StorageIOError(what) from exc
+
+    def truncate(self, size: int) -> None:
+        """Cut the file to ``size`` bytes and make it durable (unmapping first, for Windows)."""
+        self._drop_map()
+        try:
+            self._handle.truncate(size)
+        except OSError as exc:
+            msg = f"truncate {self.path} to {size}"
+            raise StorageIOError(msg) from exc
+        self.size = size
+        self.sync("sync after truncate")
+
+    def close(self) -> None:
+        """Unmap, unlock and close; safe to call on a half-opened file."""
+        self._drop_map()
+        try:
+            portalocker.unlock(self._handle)
+        except (portalocker.exceptions.LockException, OSError) as exc:
+            self._handle.close()
+            msg = "unlock file"
+            raise StorageIOError(msg) from exc
+        self._handle.close()
