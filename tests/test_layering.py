@@ -1,0 +1,112 @@
+"""The import graph runs one way: facade -> root -> layers -> engine."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "memhop"
+
+# What each part of memhop may import from memhop (itself always allowed).
+ALLOWED: dict[str, set[str]] = {
+    "memhop.api": {"memhop.root", "memhop.records", "memhop.errors", "memhop.config", "memhop.ids"},
+    "memhop.root": {
+        "memhop.layers",
+        "memhop.index",
+        "memhop.dream",
+        "memhop.llm",
+        "memhop.engine",
+        "memhop.records",
+        "memhop.ids",
+        "memhop.errors",
+        "memhop.config",
+    },
+    "memhop.dream": {
+        "memhop.layers",
+        "memhop.index",
+        "memhop.llm",
+        "memhop.records",
+        "memhop.ids",
+        "memhop.errors",
+        "memhop.config",
+    },
+    "memhop.layers": {"memhop.engine", "memhop.records", "memhop.ids", "memhop.errors"},
+    "memhop.index": {"memhop.records", "memhop.ids"},
+    "memhop.llm": {"memhop.errors", "memhop.config"},
+    "memhop.records": {"memhop.errors"},
+    "memhop.ids": {"memhop.errors"},
+    "memhop.config": {"memhop.errors"},
+    "memhop.engine": {"memhop.errors"},
+    "memhop.errors": set(),
+}
+LAYER_MODULES = ("archive", "graph", "plan", "profile", "registry", "scene", "topic")
+
+
+def _part(module: str) -> str:
+    parts = module.split(".")
+    return ".".join(parts[:2])
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return {name for name in found if name.startswith("memhop.")}
+
+
+def _modules() -> list[tuple[str, Path]]:
+    out = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE.parent).with_suffix("")
+        out.append((".".join(rel.parts), path))
+    return out
+
+
+@pytest.mark.parametrize(("module", "path"), _modules(), ids=lambda v: str(v))
+def test_imports_follow_the_allowed_direction(module: str, path: Path) -> None:
+    """Every memhop import of a module is in its part's allow table."""
+    part = _part(module)
+    if part not in ALLOWED:
+        return  # the package root and _version re-export, they are not a layer
+    for imported in _imports(path):
+        target = _part(imported)
+        assert target == part or target in ALLOWED[part], f"{module} imports {imported}"
+
+
+def test_layer_modules_never_import_each_other() -> None:
+    """Cross-layer work is composed above the layers, never inside one."""
+    checked = 0
+    for module, path in _modules():
+        if not module.startswith("memhop.layers."):
+            continue
+        checked += 1
+        name = module.rsplit(".", 1)[1]
+        for imported in _imports(path):
+            other = imported.rsplit(".", 1)[-1]
+            if imported.startswith("memhop.layers.") and other in LAYER_MODULES:
+                assert other == name, f"{module} imports the layer {imported}"
+    assert checked > 0, "no layer module was found, so the rule proved nothing"
+
+
+def test_engine_knows_no_records() -> None:
+    """The engine is bytes in, bytes out: the positive control is that it imports errors."""
+    engine_imports = set()
+    for module, path in _modules():
+        if module.startswith("memhop.engine"):
+            engine_imports |= {_part(i) for i in _imports(path)}
+    assert "memhop.errors" in engine_imports
+    assert engine_imports <= {"memhop.engine", "memhop.errors"}
+
+
+def test_modules_stay_small() -> None:
+    """One concept per module: none passes 600 lines (the aim is 400)."""
+    sizes = {module: len(path.read_text().splitlines()) for module, path in _modules()}
+    assert sizes, "no modules found"
+    too_big = {m: n for m, n in sizes.items() if n > 600}
+    assert not too_big, too_big
