@@ -41,13 +41,10 @@ def test_agent_not_found_is_a_not_found() -> None:
 
 def test_code_of_finds_the_first_coded_error_in_the_chain() -> None:
     """A plain exception wrapping a memhop error reports the wrapped code; others report 0."""
-    try:
-        try:
-            raise memhop.CRCMismatchError("bad frame")
-        except memhop.MemHopError as inner:
-            raise RuntimeError("while reading") from inner
-    except RuntimeError as outer:
-        assert memhop.code_of(outer) == 5004
+    inner = memhop.CRCMismatchError("bad frame")
+    outer = RuntimeError("while reading")
+    outer.__cause__ = inner
+    assert memhop.code_of(outer) == 5004
     assert memhop.code_of(ValueError("plain")) == 0
     assert memhop.code_of(None) == 0
 

@@ -1,0 +1,96 @@
+"""On-disk numeric codes: frame record types and the enums payloads store.
+
+Payloads store enums as bare numbers. A stored number with no name here is
+kept as a plain ``int`` by the decoders (see ``known``), never forced into a
+member: upstream calls such values undefined, and a reader must not invent one.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import TypeVar
+
+__all__ = [
+    "AgentType",
+    "ArchiveKind",
+    "ArchiveRole",
+    "ContentType",
+    "GraphEdgeKind",
+    "PlanStatusCode",
+    "RecordType",
+    "known",
+]
+
+_E = TypeVar("_E", bound=IntEnum)
+
+
+class RecordType(IntEnum):
+    """The frame type byte of each record kind (format 0x0012)."""
+
+    PROFILE = 0x01
+    SCENE_NODE = 0x02
+    SCENE_EDGE = 0x03
+    TOPIC = 0x04
+    SCENE = 0x05
+    GRAPH_NODE = 0x06
+    GRAPH_EDGE = 0x07
+    ARCHIVE = 0x08
+    GRAPH_SLOT = 0x0B
+    PLAN_NODE = 0x0F
+    REGISTRY = 0x10
+
+
+class ArchiveKind(IntEnum):
+    UTTERANCE = 0
+    EVENT = 1
+
+
+class ArchiveRole(IntEnum):
+    """Who produced an L4 utterance; DREAM marks the library's fused summary."""
+
+    USER = 0
+    AGENT = 1
+    SYSTEM = 2
+    DREAM = 3
+
+
+class ContentType(IntEnum):
+    TEXT = 0
+    IMAGE = 1
+    VIDEO = 2
+    DOCUMENT = 3
+    AUDIO = 4
+    CODE = 5
+    OTHER = 255
+
+
+class GraphEdgeKind(IntEnum):
+    RELATED = 0
+    CAUSAL = 1
+    PART_OF = 2
+    SEQUENCE = 3
+    DEPENDENCY = 4
+    CUSTOM = 5
+
+
+class PlanStatusCode(IntEnum):
+    """A plan step's stored status; the facade speaks the words instead."""
+
+    IN_PROGRESS = 0
+    DONE = 1
+    FAILED = 2
+
+
+class AgentType(IntEnum):
+    """The profile's ``agent_type``: the file's one primary or a sub agent."""
+
+    PRIMARY = 0
+    SUB = 1
+
+
+def known(enum: type[_E], value: int) -> int:
+    """Return ``value`` as its ``enum`` member when it has one, else unchanged."""
+    try:
+        return enum(value)
+    except ValueError:
+        return value

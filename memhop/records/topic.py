@@ -1,0 +1,59 @@
+"""L2 topic payload (type 0x04): one turn, or a consolidation parent over turns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Self
+
+from memhop.records.codes import RecordType
+from memhop.records.gojson import ObjectWriter
+from memhop.records.goread import read_object
+
+__all__ = ["TopicSlot"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TopicSlot:
+    """A topic: a turn (``ids.turn_topic_id``) or fused parent (``ids.fused_topic_id``).
+
+    ``parent_id`` None is a depth-1 root and leaves the key out of the JSON; a
+    present 0 is written as 0, as Go writes a non-nil pointer. Depth 1 is the
+    surface, 2 and deeper are sunk. An empty ``name`` leaves its key out.
+    """
+
+    RECORD_TYPE: ClassVar[RecordType] = RecordType.TOPIC
+
+    id: int
+    scene_id: int = 0
+    parent_id: int | None = None
+    depth: int = 0
+    name: str = ""
+    fused_keywords: tuple[str, ...] = ()
+    user_timestamp: int = 0
+    agent_timestamp: int = 0
+
+    def to_json(self) -> bytes:
+        w = ObjectWriter("TopicSlot")
+        w.u64("id", self.id)
+        w.u64("scene_id", self.scene_id)
+        w.opt_u64("parent_id", self.parent_id)
+        w.u8("depth", self.depth)
+        w.string("name", self.name, omitempty=True)
+        w.strings("fused_keywords", self.fused_keywords)
+        w.i64("user_timestamp", self.user_timestamp)
+        w.i64("agent_timestamp", self.agent_timestamp)
+        return w.to_bytes()
+
+    @classmethod
+    def from_json(cls, data: bytes) -> Self:
+        r = read_object(data, "TopicSlot")
+        return cls(
+            id=r.u64("id"),
+            scene_id=r.u64("scene_id"),
+            parent_id=r.opt_u64("parent_id"),
+            depth=r.u8("depth"),
+            name=r.string("name"),
+            fused_keywords=r.strings("fused_keywords"),
+            user_timestamp=r.i64("user_timestamp"),
+            agent_timestamp=r.i64("agent_timestamp"),
+        )
