@@ -54,8 +54,8 @@ def compact_into(source: Engine, new_path: str) -> Engine:
     Writes wait while the copy runs. On failure the partial destination is
     removed, so no half-written file is left behind.
     """
-    _check_destination(source, new_path)
     with source.exclusive():
+        _check_destination(source, new_path)
         dest = create_engine(new_path)
         try:
             for agent_id in source.agents():

@@ -214,7 +214,9 @@ class Engine:
                 try:
                     self._file.truncate(start)
                 except StorageIOError as cut:
-                    raise exc from cut
+                    # Keep the write's own cause; the failed undo rides along.
+                    exc.add_note(f"cutting the file back to {start} also failed: {cut!r}")
+                    raise exc from exc.__cause__
                 raise
             # Moved before the fsync: frames now in the file must not sit past
             # the record end if the fsync fails and a later checkpoint records it.

@@ -40,6 +40,16 @@ def _resync(buf: ByteView, offset: int, size: int) -> int | None:
     return None
 
 
+def _resume_point(buf: ByteView, offset: int, size: int, snapshot_offset: int) -> int | None:
+    """Where to go on after damage at ``offset``; None means cut the file there.
+
+    Damage at or behind a committed snapshot is the tail of a crashed write.
+    """
+    if snapshot_offset and offset >= snapshot_offset:
+        return None
+    return _resync(buf, offset, size)
+
+
 def scan_records(
     buf: ByteView, start: int, size: int, index: Index, snapshot_offset: int
 ) -> ScanResult:
@@ -53,25 +63,24 @@ def scan_records(
     offset = start
     skipped = first_skipped = frames = 0
     truncate = False
-    while True:
+    while offset != size:
         try:
             bounds = frame_bounds(buf, offset, size)
         except (CorruptionError, CRCMismatchError):
+            bounds = None
+        if bounds is None:
+            # A frame that fails its checks, or zeros where a header should be:
+            # the engine never writes zeros, so they are the residue of a
+            # crashed extension (or a zeroed page), not the end of the log.
             skipped += 1
             if skipped == 1:
                 first_skipped = offset
-            resumed = (
-                None
-                if snapshot_offset and offset >= snapshot_offset
-                else _resync(buf, offset, size)
-            )
+            resumed = _resume_point(buf, offset, size, snapshot_offset)
             if resumed is None:
                 truncate = True
                 break
             offset = resumed
             continue
-        if bounds is None:
-            break
         _, flags, agent, id_hash, end = bounds
         frames += 1
         if flags & FLAG_DELETED:
