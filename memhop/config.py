@@ -1,0 +1,141 @@
+"""Configuration values: the model endpoint, the library defaults, a profile to seed.
+
+Frozen dataclasses with no I/O. Validation raises ConfigError (or
+InvalidQueryError for a blank profile name) and runs before anything touches
+the file system. ``Defaults.normalized()`` is the one place where 0 means
+"library default" and a negative number means "off".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+
+from memhop.errors import ConfigError, InvalidQueryError
+
+__all__ = [
+    "DEFAULTS",
+    "DEFAULT_MAX_OUTPUT_TOKENS",
+    "DEFAULT_TIMEOUT_SECS",
+    "MAX_CONTENT_RETENTION_MS",
+    "MAX_TIMEOUT_SECS",
+    "Defaults",
+    "LlmConfig",
+    "ProfileInput",
+]
+
+# Go keeps durations in int64 nanoseconds; a larger value would wrap into
+# "no timeout", so upstream refuses it and memhop keeps the same ceiling.
+MAX_TIMEOUT_SECS = (2**63 - 1) // 10**9
+MAX_CONTENT_RETENTION_MS = (2**63 - 1) // 10**6
+DEFAULT_TIMEOUT_SECS = 120
+DEFAULT_MAX_OUTPUT_TOKENS = 8192
+
+
+@dataclass(frozen=True)
+class LlmConfig:
+    """An OpenAI-compatible endpoint; ``timeout_secs``/``max_output_tokens`` <= 0 mean default.
+
+    The key is never shown: it is left out of ``repr`` so it cannot reach a log line.
+    """
+
+    api_url: str
+    api_key: str = field(repr=False)
+    model: str
+    timeout_secs: int = 0
+    max_output_tokens: int = 0
+
+    def validate(self) -> None:
+        """Refuse a half-specified endpoint or a timeout Go could not represent."""
+        if not self.api_url or not self.api_key or not self.model:
+            msg = "LLM.APIURL, LLM.APIKey and LLM.Model are required"
+            raise ConfigError(msg)
+        if self.timeout_secs > MAX_TIMEOUT_SECS:
+            msg = f"LLM.TimeoutSecs {self.timeout_secs} exceeds the ceiling of {MAX_TIMEOUT_SECS}"
+            raise ConfigError(msg)
+
+    @property
+    def effective_timeout_secs(self) -> int:
+        return self.timeout_secs if self.timeout_secs > 0 else DEFAULT_TIMEOUT_SECS
+
+    @property
+    def effective_max_output_tokens(self) -> int:
+        return self.max_output_tokens if self.max_output_tokens > 0 else DEFAULT_MAX_OUTPUT_TOKENS
+
+    @property
+    def base_url(self) -> str:
+        """The URL the SDK is given: trimmed, without ``/chat/completions``, ending in ``/v1``."""
+        url = self.api_url.strip().rstrip("/")
+        url = url.removesuffix("/chat/completions").rstrip("/")
+        return url if url.endswith("/v1") else url + "/v1"
+
+
+@dataclass(frozen=True)
+class Defaults:
+    """Library knobs; 0 means "library default", a negative number means "off".
+
+    ``content_retention_ms`` has no "off": a negative value is refused.
+    """
+
+    scene_dream_topic_threshold: int = 0
+    dream_compress_min_topics: int = 0
+    agent_idle_ttl_ms: int = 0
+    content_retention_ms: int = 0
+
+    def validate(self) -> None:
+        if self.content_retention_ms < 0:
+            msg = "Defaults.content_retention_ms must not be negative: retention cannot be off"
+            raise ConfigError(msg)
+        if self.content_retention_ms > MAX_CONTENT_RETENTION_MS:
+            msg = (
+                f"Defaults.content_retention_ms {self.content_retention_ms} exceeds the ceiling"
+                f" of {MAX_CONTENT_RETENTION_MS}"
+            )
+            raise ConfigError(msg)
+
+    def normalized(self) -> Defaults:
+        """Return the table the library runs with: zeros filled, negatives mapped to "off"."""
+        filled = replace(
+            self,
+            scene_dream_topic_threshold=self.scene_dream_topic_threshold
+            or _LIBRARY.scene_dream_topic_threshold,
+            dream_compress_min_topics=self.dream_compress_min_topics
+            or _LIBRARY.dream_compress_min_topics,
+            agent_idle_ttl_ms=self.agent_idle_ttl_ms or _LIBRARY.agent_idle_ttl_ms,
+            content_retention_ms=self.content_retention_ms or _LIBRARY.content_retention_ms,
+        )
+        # A negative floor means "no floor": converge as far as the model allows.
+        return replace(filled, dream_compress_min_topics=max(filled.dream_compress_min_topics, 0))
+
+
+_LIBRARY = Defaults(
+    scene_dream_topic_threshold=24,
+    dream_compress_min_topics=20,
+    agent_idle_ttl_ms=3_600_000,
+    content_retention_ms=604_800_000,
+)
+DEFAULTS = _LIBRARY
+"""The filled table: 24 topics, a floor of 20, one hour idle, seven days of retention."""
+
+
+@dataclass(frozen=True)
+class ProfileInput:
+    """The host-owned half of a profile: name, role, personality and preferences."""
+
+    name: str
+    role: str = ""
+    personality: str = ""
+    preferences: Mapping[str, str] = field(default_factory=dict, hash=False)
+
+    def __post_init__(self) -> None:
+        # A read-only copy: the caller's dict may change after the call.
+        object.__setattr__(self, "preferences", MappingProxyType(dict(self.preferences)))
+
+    def require_name(self) -> str:
+        """Return the trimmed name, refusing a blank one."""
+        name = self.name.strip()
+        if not name:
+            msg = "profile Name is required"
+            raise InvalidQueryError(msg)
+        return name
