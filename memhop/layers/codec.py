@@ -15,6 +15,7 @@ from typing import ClassVar, Protocol, Self, TypeVar
 
 from memhop.engine import Engine, RecordEntry
 from memhop.errors import MemHopError, NotFoundError
+from memhop.records import RecordType
 
 log = logging.getLogger("memhop.layers")
 
@@ -22,7 +23,7 @@ log = logging.getLogger("memhop.layers")
 class Record(Protocol):
     """What every payload dataclass in ``memhop.records`` provides."""
 
-    RECORD_TYPE: ClassVar[int]
+    RECORD_TYPE: ClassVar[RecordType]
 
     def to_json(self) -> bytes: ...
 

@@ -1,0 +1,167 @@
+"""L2Meta: one domain's topic cache, serving a scene's surface without touching the file.
+
+Responsibility: hold every topic of a domain by id and by scene, so a scene's
+surface (api.md §5.1 step 5) and its depth <= 2 listing (api.md §9.2) cost
+time proportional to that scene's own rows.
+
+Contract:
+- Built from records (``from_topics``) or kept up to date by the root after
+  each successful write (``put``, ``remove``, ``retarget``); both ways give
+  equal mirrors (``==``).
+- ``surface``: depth-1 topics by (user_timestamp, id). ``listing``: depth <= 2
+  topics by (user_timestamp, depth, id), each with the number of listed rows
+  whose parent it is.
+- Answers are fresh lists; the cache never hands out its own containers.
+
+Traps: not thread-safe; the root holds the domain lock around every call.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from memhop.records import TopicSlot
+
+__all__ = ["LISTING_MAX_DEPTH", "L2Meta", "ListingRow"]
+
+LISTING_MAX_DEPTH = 2
+"""SceneContext lists topics down to this depth; sinking moves one level per pass."""
+
+
+@dataclass(frozen=True, slots=True)
+class ListingRow:
+    """One row of a scene listing: the topic and how many listed rows it parents."""
+
+    topic: TopicSlot
+    child_count: int
+
+
+def _surface_key(topic: TopicSlot) -> tuple[int, int]:
+    return topic.user_timestamp, topic.id
+
+
+def _listing_key(topic: TopicSlot) -> tuple[int, int, int]:
+    return topic.user_timestamp, topic.depth, topic.id
+
+
+class L2Meta:
+    """The topic cache of one domain."""
+
+    __slots__ = ("_by_id", "_by_scene")
+
+    def __init__(self) -> None:
+        self._by_id: dict[int, TopicSlot] = {}
+        # Per-scene dicts keep a scene's reads off the rest of the domain.
+        self._by_scene: dict[int, dict[int, TopicSlot]] = {}
+
+    @classmethod
+    def from_topics(cls, topics: Iterable[TopicSlot]) -> L2Meta:
+        """Build a cache from topic records (a later duplicate id wins)."""
+        meta = cls()
+        for topic in topics:
+            meta.put(topic)
+        return meta
+
+    # ---- updates -----------------------------------------------------------------------
+
+    def put(self, topic: TopicSlot) -> None:
+        """Insert or replace a topic, moving it between scenes if its scene changed."""
+        old = self._by_id.get(topic.id)
+        if old is not None and old.scene_id != topic.scene_id:
+            self._drop_from_scene(old)
+        self._by_id[topic.id] = topic
+        self._by_scene.setdefault(topic.scene_id, {})[topic.id] = topic
+
+    def remove(self, ids: Iterable[int]) -> int:
+        """Forget the topics among ``ids``; return how many were held."""
+        removed = 0
+        for topic_id in ids:
+            old = self._by_id.pop(topic_id, None)
+            if old is not None:
+                self._drop_from_scene(old)
+                removed += 1
+        return removed
+
+    def retarget(self, old_scene: int, new_scene: int) -> int:
+        """Move every topic of ``old_scene`` to ``new_scene`` (a merge); return how many."""
+        if old_scene == new_scene:
+            return 0
+        rows = self._by_scene.pop(old_scene, None)
+        if not rows:
+            return 0
+        target = self._by_scene.setdefault(new_scene, {})
+        for topic_id, topic in rows.items():
+            moved = dataclasses.replace(topic, scene_id=new_scene)
+            self._by_id[topic_id] = moved
+            target[topic_id] = moved
+        return len(rows)
+
+    def _drop_from_scene(self, topic: TopicSlot) -> None:
+        rows = self._by_scene.get(topic.scene_id)
+        if rows is None:
+            return
+        rows.pop(topic.id, None)
+        if not rows:
+            del self._by_scene[topic.scene_id]
+
+    # ---- reads -------------------------------------------------------------------------
+
+    def get(self, topic_id: int) -> TopicSlot | None:
+        """Return the cached topic, or None."""
+        return self._by_id.get(topic_id)
+
+    def scene_of(self, topic_id: int) -> int | None:
+        """Return the scene a topic belongs to, or None when it is not cached."""
+        topic = self._by_id.get(topic_id)
+        return None if topic is None else topic.scene_id
+
+    def topics_of_scene(self, scene_id: int) -> list[TopicSlot]:
+        """Return every topic of a scene at every depth, ascending by id."""
+        rows = self._by_scene.get(scene_id, {})
+        return [rows[i] for i in sorted(rows)]
+
+    def surface(self, scene_id: int) -> list[TopicSlot]:
+        """Return a scene's depth-1 topics ordered by (user_timestamp, id)."""
+        rows = self._by_scene.get(scene_id, {}).values()
+        return sorted((t for t in rows if t.depth == 1), key=_surface_key)
+
+    def surface_count(self, scene_id: int) -> int:
+        """Return how many depth-1 topics a scene holds (the consolidation trigger)."""
+        return sum(1 for t in self._by_scene.get(scene_id, {}).values() if t.depth == 1)
+
+    def listing(self, scene_id: int) -> list[ListingRow]:
+        """Return a scene's depth <= 2 topics by (user_timestamp, depth, id) with child counts.
+
+        A row's child count is the number of listed rows whose parent it is;
+        deeper rows are not listed, so they are not counted.
+        """
+        rows = self._by_scene.get(scene_id, {}).values()
+        listed = sorted((t for t in rows if t.depth <= LISTING_MAX_DEPTH), key=_listing_key)
+        counts: dict[int, int] = {}
+        for topic in listed:
+            if topic.parent_id is not None:
+                counts[topic.parent_id] = counts.get(topic.parent_id, 0) + 1
+        return [ListingRow(t, counts.get(t.id, 0)) for t in listed]
+
+    def scenes(self) -> list[int]:
+        """Return the scene ids holding at least one cached topic, ascending."""
+        return sorted(self._by_scene)
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+    def __contains__(self, topic_id: object) -> bool:
+        return topic_id in self._by_id
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, L2Meta):
+            return NotImplemented
+        # The per-scene dicts are derived from _by_id, so comparing it suffices.
+        return self._by_id == other._by_id
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"L2Meta({len(self._by_id)} topics in {len(self._by_scene)} scenes)"
