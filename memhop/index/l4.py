@@ -1,0 +1,167 @@
+"""L4 mirror: each topic's content slots, seq-ordered and kind-tagged.
+
+Responsibility: answer "which slots does this topic hold", "which seq comes
+next" and "what is older than the cutoff" without touching the file. Entries
+carry the fields the hot paths filter on, never the text: content is read from
+the engine (strictly) when a caller needs it.
+
+Contract:
+- Keyed by the record's id (the address it is stored at); one (topic, seq)
+  holds at most one entry, and a later ``put`` replaces an earlier one there,
+  across kinds, as the engine does.
+- ``next_seq`` is ``max(highest_seq, 2) + 1``: slots 1 and 2 belong to the
+  dialogue, so a topic's first auto-allocated slot is 3.
+- Per-topic answers cost time proportional to that topic's slots.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from memhop.records import SEQ_AGENT, ArchiveKind, ArchiveSlot
+
+__all__ = ["L4Index", "SlotRef"]
+
+
+@dataclass(frozen=True, slots=True)
+class SlotRef:
+    """What the mirror keeps of one content slot."""
+
+    id_hash: int
+    topic_id: int
+    seq: int
+    kind: int
+    content_type: int
+    role: int
+    node_seq: int
+    created_at: int
+
+    @classmethod
+    def of(cls, slot: ArchiveSlot) -> SlotRef:
+        return cls(
+            id_hash=slot.id_hash,
+            topic_id=slot.topic_id,
+            seq=slot.seq,
+            kind=slot.kind,
+            content_type=slot.content_type,
+            role=slot.role,
+            node_seq=slot.node_seq,
+            created_at=slot.created_at,
+        )
+
+
+class L4Index:
+    """Content slots of one domain, grouped by topic."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[int, SlotRef] = {}
+        self._topics: dict[int, dict[int, int]] = {}  # topic -> seq -> id
+
+    @classmethod
+    def from_records(cls, slots: Iterable[ArchiveSlot]) -> L4Index:
+        """Build the mirror from records read back from the engine."""
+        index = cls()
+        for slot in slots:
+            index.put(slot)
+        return index
+
+    # ---- updates ---------------------------------------------------------------------
+
+    def put(self, slot: ArchiveSlot) -> None:
+        """Record a slot just written; it replaces whatever held its id or its (topic, seq)."""
+        self.remove(slot.id_hash)
+        seqs = self._topics.setdefault(slot.topic_id, {})
+        previous = seqs.get(slot.seq)
+        if previous is not None:
+            # Only a payload naming a foreign id gets here: keep one entry per address.
+            self._by_id.pop(previous, None)
+        seqs[slot.seq] = slot.id_hash
+        self._by_id[slot.id_hash] = SlotRef.of(slot)
+
+    def remove(self, id_hash: int) -> bool:
+        """Forget one slot; False when the mirror did not hold it."""
+        ref = self._by_id.pop(id_hash, None)
+        if ref is None:
+            return False
+        seqs = self._topics[ref.topic_id]
+        if seqs.get(ref.seq) == id_hash:
+            del seqs[ref.seq]
+        if not seqs:
+            del self._topics[ref.topic_id]
+        return True
+
+    def remove_many(self, ids: Iterable[int]) -> int:
+        """Forget several slots (after a tombstone batch); return how many the mirror held."""
+        return sum(1 for id_hash in ids if self.remove(id_hash))
+
+    def remove_topic(self, topic_id: int) -> list[int]:
+        """Forget every slot of a topic; return their ids ascending."""
+        ids = sorted(self._topics.pop(topic_id, {}).values())
+        for id_hash in ids:
+            del self._by_id[id_hash]
+        return ids
+
+    # ---- reads -------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+    def __contains__(self, id_hash: object) -> bool:
+        return id_hash in self._by_id
+
+    def get(self, id_hash: int) -> SlotRef | None:
+        return self._by_id.get(id_hash)
+
+    def topics(self) -> list[int]:
+        """Topics holding at least one slot, ascending."""
+        return sorted(self._topics)
+
+    def highest_seq(self, topic_id: int) -> int:
+        """The highest seq the topic holds; 0 when it holds none."""
+        return max(self._topics.get(topic_id, ()), default=0)
+
+    def next_seq(self, topic_id: int) -> int:
+        """The seq an auto-allocated slot of the topic takes: ``max(highest, 2) + 1``."""
+        return max(self.highest_seq(topic_id), SEQ_AGENT) + 1
+
+    def slots_of(self, topic_id: int) -> list[SlotRef]:
+        """The topic's slots in seq order."""
+        seqs = self._topics.get(topic_id, {})
+        return [self._by_id[seqs[seq]] for seq in sorted(seqs)]
+
+    def utterances_of(self, topic_id: int) -> list[SlotRef]:
+        """The topic's utterances in seq order (what a turn distils from)."""
+        return [r for r in self.slots_of(topic_id) if r.kind == ArchiveKind.UTTERANCE]
+
+    def events_of(self, topic_id: int) -> list[SlotRef]:
+        """The topic's events in seq order."""
+        return [r for r in self.slots_of(topic_id) if r.kind == ArchiveKind.EVENT]
+
+    def highest_node_seq(self, topic_id: int) -> int:
+        """The highest plan ordinal an event of the topic names; 0 when none does.
+
+        A plan ordinal still named by a surviving event is never reissued.
+        """
+        seqs = self._topics.get(topic_id, {})
+        return max((self._by_id[i].node_seq for i in seqs.values()), default=0)
+
+    def ids_created_before(self, cutoff: int) -> list[int]:
+        """Ids of every slot with ``created_at < cutoff`` (strict), ascending, across topics."""
+        return sorted(i for i, r in self._by_id.items() if r.created_at < cutoff)
+
+    def all_slots(self) -> list[SlotRef]:
+        """Every slot of the domain ordered by (created_at, id): the domain-wide read order."""
+        return sorted(self._by_id.values(), key=lambda r: (r.created_at, r.id_hash))
+
+    # ---- comparison --------------------------------------------------------------------
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, L4Index):
+            return NotImplemented
+        return self._by_id == other._by_id and self._topics == other._topics
+
+    __hash__ = None  # type: ignore[assignment]  # mutable: not hashable
+
+    def __repr__(self) -> str:
+        return f"L4Index(topics={len(self._topics)}, slots={len(self._by_id)})"
