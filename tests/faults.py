@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+from memhop.engine import Engine, open_engine
+
 
 def flip_byte(path: str, offset: int, mask: int = 0xFF) -> None:
     """XOR one byte of the file with ``mask``."""
@@ -37,3 +39,9 @@ def zero_header(path: str, slot: str, length: int = 4) -> None:
 
 def file_size(path: str) -> int:
     return os.path.getsize(path)
+
+
+def reopen(engine: Engine) -> Engine:
+    """Close (with a checkpoint) and open the same file again."""
+    engine.close()
+    return open_engine(engine.path)

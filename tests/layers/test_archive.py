@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from memhop.engine import RECORD_HEADER_SIZE, Engine, create_engine, open_engine
@@ -17,14 +15,6 @@ from tests.faults import flip_byte
 AGENT_A = 0
 AGENT_B = 0x22
 TOPIC = 0x1234_5678_9ABC_DEF0
-
-
-@pytest.fixture
-def engine(meh_path: str) -> Iterator[Engine]:
-    eng = create_engine(meh_path)
-    yield eng
-    if not eng.closed:
-        eng.close()
 
 
 def utterance(seq: int, text: str, *, topic: int = TOPIC, at: int = 1_000) -> ArchiveSlot:

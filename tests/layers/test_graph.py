@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from memhop.engine import RECORD_HEADER_SIZE, Engine, create_engine, open_engine
+from memhop.engine import RECORD_HEADER_SIZE, Engine, open_engine
 from memhop.errors import CRCMismatchError, InvalidQueryError, NotFoundError
 from memhop.ids import PRIMARY_AGENT_ID, graph_id, graph_node_id
 from memhop.layers import graph as g
@@ -18,14 +16,6 @@ from tests.faults import flip_byte
 
 POOL = 0x4C33000000000000
 L3_TYPES = (RecordType.GRAPH_SLOT, RecordType.GRAPH_NODE, RecordType.GRAPH_EDGE)
-
-
-@pytest.fixture
-def engine(meh_path: str) -> Iterator[Engine]:
-    e = create_engine(meh_path)
-    yield e
-    if not e.closed:
-        e.close()
 
 
 def item(title: str, domain: str = "proj", *related: Relation, **fields: object) -> ImportItem:
@@ -216,7 +206,7 @@ def test_a_damaged_slot_stops_listing_and_label_lookup(meh_path: str, engine: En
         bad.close()
 
 
-def test_relation_identity_survives_reopen(meh_path: str, engine: Engine) -> None:
+def test_relation_identity_survivesreopen(meh_path: str, engine: Engine) -> None:
     first = g.import_items(
         engine,
         [item("A", "p", rel("B", "C", kind=K.DEPENDENCY)), item("B", "p"), item("C", "p")],

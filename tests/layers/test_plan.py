@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
 
 import pytest
 
@@ -21,14 +20,6 @@ TOPIC = 0xABCD
 DONE = PlanStatusCode.DONE
 OPEN = PlanStatusCode.IN_PROGRESS
 FAILED = PlanStatusCode.FAILED
-
-
-@pytest.fixture
-def engine(meh_path: str) -> Iterator[Engine]:
-    eng = create_engine(meh_path)
-    yield eng
-    if not eng.closed:
-        eng.close()
 
 
 def step(

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from memhop.engine import RECORD_HEADER_SIZE, Engine, create_engine, open_engine
+from memhop.engine import RECORD_HEADER_SIZE, Engine, open_engine
 from memhop.errors import Code, CRCMismatchError, DeserializationError, NotFoundError
 from memhop.ids import SHARED_POOL_AGENT_ID, profile_id
 from memhop.layers import profile
@@ -18,23 +16,10 @@ from memhop.records import (
     RecordType,
     SceneSlot,
 )
-from tests.faults import flip_byte
+from tests.faults import flip_byte, reopen
 
 SUB = 0x1122334455667788
 OTHER = 0x0A0B0C0D0E0F1011
-
-
-@pytest.fixture
-def engine(meh_path: str) -> Iterator[Engine]:
-    eng = create_engine(meh_path)
-    yield eng
-    if not eng.closed:
-        eng.close()
-
-
-def _reopen(engine: Engine) -> Engine:
-    engine.close()
-    return open_engine(engine.path)
 
 
 def _rich_profile() -> ProfileSlot:
@@ -56,7 +41,7 @@ def test_profile_round_trips_through_reopen_per_domain(engine: Engine) -> None:
     sub = ProfileSlot(name="worker", agent_type=AgentType.SUB, updated_at_ms=5)
     profile.put_profile(engine, 0, primary)
     profile.put_profile(engine, SUB, sub)
-    engine = _reopen(engine)
+    engine = reopen(engine)
     try:
         assert profile.get_profile(engine, 0) == primary
         assert profile.get_profile(engine, SUB) == sub

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memhop.engine import RECORD_HEADER_SIZE, Engine, create_engine, open_engine
+from memhop.engine import RECORD_HEADER_SIZE, Engine, open_engine
 from memhop.errors import (
     Code,
     CorruptionError,
@@ -20,25 +20,12 @@ from memhop.errors import (
 from memhop.ids import PRIMARY_AGENT_ID, SHARED_POOL_AGENT_ID, format_id
 from memhop.layers import codec, registry
 from memhop.records import ProfileSlot, RecordType, RegistryName
-from tests.faults import flip_byte
+from tests.faults import flip_byte, reopen
 
 ALPHA = 0x00000000000000A1
 BETA = 0x00000000000000B2
 GAMMA = 0x00000000000000C3
 U64 = st.integers(min_value=0, max_value=2**64 - 1)
-
-
-@pytest.fixture
-def engine(meh_path: str) -> Iterator[Engine]:
-    eng = create_engine(meh_path)
-    yield eng
-    if not eng.closed:
-        eng.close()
-
-
-def _reopen(engine: Engine) -> Engine:
-    engine.close()
-    return open_engine(engine.path)
 
 
 def _sequence(values: list[int]) -> tuple[Callable[[], int], list[int]]:
@@ -57,11 +44,11 @@ def _sequence(values: list[int]) -> tuple[Callable[[], int], list[int]]:
 # ---- load and write ----------------------------------------------------------------------
 
 
-def test_names_survive_reopen(engine: Engine) -> None:
+def test_names_survivereopen(engine: Engine) -> None:
     """Registrations are rebuilt from records: both maps, ascending by agent id."""
     registry.write_registration(engine, BETA, "beta")
     registry.write_registration(engine, ALPHA, "alpha")
-    engine = _reopen(engine)
+    engine = reopen(engine)
     try:
         reg = registry.load_registry(engine)
         assert dict(reg.by_name) == {"alpha": ALPHA, "beta": BETA}
@@ -115,7 +102,7 @@ def test_duplicate_names_resolve_to_the_higher_agent_id(engine: Engine) -> None:
     registry.write_registration(engine, BETA, "same")
     registry.write_registration(engine, ALPHA, "same")
     registry.write_registration(engine, GAMMA, "other")
-    engine = _reopen(engine)
+    engine = reopen(engine)
     try:
         reg = registry.load_registry(engine)
         assert reg.by_name["same"] == BETA
@@ -141,7 +128,7 @@ def test_an_undecodable_registration_is_reported_not_hidden(
     """The bad domain lands in ``unresolved`` with the upstream message; a good one resolves."""
     engine.write(BETA, RecordType.REGISTRY, BETA, payload)
     registry.write_registration(engine, ALPHA, "alpha")
-    engine = _reopen(engine)
+    engine = reopen(engine)
     try:
         reg = registry.load_registry(engine)
         assert reg.unresolved == (BETA,)

@@ -3,37 +3,24 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memhop.engine import RECORD_HEADER_SIZE, Engine, create_engine, open_engine
+from memhop.engine import RECORD_HEADER_SIZE, Engine, open_engine
 from memhop.errors import Code, CRCMismatchError, InvalidQueryError, NotFoundError
 from memhop.ids import l1_edge_id, scene_node_id
 from memhop.layers import scene
 from memhop.records import ProfileSlot, RecordType, SceneEdge, SceneNode, SceneSlot
-from tests.faults import flip_byte
+from tests.faults import flip_byte, reopen
 
 A = 0x00000000000000AA
 B = 0x00000000000000BB
 S1, S2, S3 = 0x1000, 0x2000, 0x3000
 GRAPH = 0x00000000000000F1
 OTHER_GRAPH = 0x00000000000000F2
-
-
-@pytest.fixture
-def engine(meh_path: str) -> Iterator[Engine]:
-    eng = create_engine(meh_path)
-    yield eng
-    if not eng.closed:
-        eng.close()
-
-
-def _reopen(engine: Engine) -> Engine:
-    engine.close()
-    return open_engine(engine.path)
 
 
 def _rot(engine: Engine, agent_id: int, id_hash: int) -> Engine:
@@ -70,13 +57,13 @@ def _edge(a: int, b: int, weight: float = 0.5) -> SceneEdge:
 # ---- L2 scenes ---------------------------------------------------------------------------
 
 
-def test_scene_round_trips_through_reopen(engine: Engine) -> None:
+def test_scene_round_trips_throughreopen(engine: Engine) -> None:
     made = scene.new_scene(S1, GRAPH, 1_000)
     assert made == SceneSlot(
         scene_id=S1, scene_name="session:0000000000001000", last_used_at=1_000, l3_id=GRAPH
     )
     scene.put_scene(engine, A, made)
-    engine = _reopen(engine)
+    engine = reopen(engine)
     try:
         assert scene.get_scene(engine, A, S1) == made
         assert scene.get_scene_optional(engine, A, S1) == made
@@ -145,7 +132,7 @@ def test_list_scenes_is_ascending_and_filters_by_anchor(engine: Engine) -> None:
     scene.put_scene(engine, A, scene.new_scene(S1, 0, 2))
     scene.put_scene(engine, A, scene.new_scene(S2, GRAPH, 3))
     scene.put_scene(engine, A, scene.new_scene(0x1500, OTHER_GRAPH, 4))
-    engine = _reopen(engine)
+    engine = reopen(engine)
     try:
         assert [s.scene_id for s in scene.list_scenes(engine, A)] == [S1, 0x1500, S2, S3]
         assert [s.scene_id for s in scene.list_scenes(engine, A, GRAPH)] == [S2, S3]
@@ -172,7 +159,7 @@ def test_open_turn_counts_and_keeps_the_host_fields(engine: Engine) -> None:
     assert renamed.turn_seq == 4  # pure: the input is untouched
     scene.put_scene(engine, A, opened)
     scene.put_scene(engine, A, scene.open_turn(scene.get_scene(engine, A, S1), 778))
-    engine = _reopen(engine)
+    engine = reopen(engine)
     try:
         got = scene.get_scene(engine, A, S1)
         assert (got.scene_name, got.l3_id, got.turn_seq, got.last_used_at) == (
@@ -258,7 +245,7 @@ def test_current_scene_matches_a_reference_sort(scenes: list[SceneSlot]) -> None
 def test_scene_nodes_round_trip_in_one_batch(engine: Engine) -> None:
     nodes = [_node(S2, topics=(3, 4)), _node(S1, topics=(1,)), _node(S3)]
     scene.put_scene_nodes(engine, A, nodes)
-    engine = _reopen(engine)
+    engine = reopen(engine)
     try:
         listed = scene.list_scene_nodes(engine, A)
         assert [n.id_hash for n in listed] == sorted(n.id_hash for n in nodes)
@@ -333,7 +320,7 @@ def test_scene_edges_round_trip_and_delete(engine: Engine) -> None:
     n1, n2, n3 = scene_node_id(S1), scene_node_id(S2), scene_node_id(S3)
     edges = [_edge(n1, n2, 0.3), _edge(n3, n2, 0.9)]
     scene.put_scene_edges(engine, A, edges)
-    engine = _reopen(engine)
+    engine = reopen(engine)
     try:
         listed = scene.list_scene_edges(engine, A)
         assert [e.id_hash for e in listed] == sorted(e.id_hash for e in edges)

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from memhop.engine import RECORD_HEADER_SIZE, Engine, create_engine, open_engine
+from memhop.engine import RECORD_HEADER_SIZE, Engine, open_engine
 from memhop.errors import (
     Code,
     CRCMismatchError,
@@ -39,14 +37,6 @@ AGENT = 0
 OTHER_AGENT = 0x1234_5678_9ABC_DEF0
 SCENE = 0x5C_E4E0_0000_0001
 SCENE_B = 0x5C_E4E0_0000_0002
-
-
-@pytest.fixture
-def engine(meh_path: str) -> Iterator[Engine]:
-    eng = create_engine(meh_path)
-    yield eng
-    if not eng.closed:
-        eng.close()
 
 
 def _turn(engine: Engine, seq: int, ts: int, scene: int = SCENE, agent: int = AGENT) -> TopicSlot:
