@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from memhop.index.slots import TopicSeqStore
 from memhop.records import SEQ_AGENT, ArchiveKind, ArchiveSlot
 
 __all__ = ["L4Index", "SlotRef"]
@@ -51,61 +52,21 @@ class SlotRef:
         )
 
 
-class L4Index:
+class L4Index(TopicSeqStore[SlotRef]):
     """Content slots of one domain, grouped by topic."""
-
-    def __init__(self) -> None:
-        self._by_id: dict[int, SlotRef] = {}
-        self._topics: dict[int, dict[int, int]] = {}  # topic -> seq -> id
 
     @classmethod
     def from_records(cls, slots: Iterable[ArchiveSlot]) -> L4Index:
         """Build the mirror from records read back from the engine."""
-        index = cls()
-        for slot in slots:
-            index.put(slot)
-        return index
+        return cls._built(SlotRef.of(slot) for slot in slots)
 
-    # ---- updates ---------------------------------------------------------------------
+    # ---- updates (remove, remove_many, remove_topic: TopicSeqStore) -------------------
 
     def put(self, slot: ArchiveSlot) -> None:
         """Record a slot just written; it replaces whatever held its id or its (topic, seq)."""
-        self.remove(slot.id_hash)
-        seqs = self._topics.setdefault(slot.topic_id, {})
-        previous = seqs.get(slot.seq)
-        if previous is not None:
-            # Only a payload naming a foreign id gets here: keep one entry per address.
-            self._by_id.pop(previous, None)
-        seqs[slot.seq] = slot.id_hash
-        self._by_id[slot.id_hash] = SlotRef.of(slot)
+        self._put(SlotRef.of(slot))
 
-    def remove(self, id_hash: int) -> bool:
-        """Forget one slot; False when the mirror did not hold it."""
-        ref = self._by_id.pop(id_hash, None)
-        if ref is None:
-            return False
-        seqs = self._topics[ref.topic_id]
-        if seqs.get(ref.seq) == id_hash:
-            del seqs[ref.seq]
-        if not seqs:
-            del self._topics[ref.topic_id]
-        return True
-
-    def remove_many(self, ids: Iterable[int]) -> int:
-        """Forget several slots (after a tombstone batch); return how many the mirror held."""
-        return sum(1 for id_hash in ids if self.remove(id_hash))
-
-    def remove_topic(self, topic_id: int) -> list[int]:
-        """Forget every slot of a topic; return their ids ascending."""
-        ids = sorted(self._topics.pop(topic_id, {}).values())
-        for id_hash in ids:
-            del self._by_id[id_hash]
-        return ids
-
-    # ---- reads -------------------------------------------------------------------------
-
-    def __len__(self) -> int:
-        return len(self._by_id)
+    # ---- reads (len, topics, highest_seq: TopicSeqStore) -----------------------------
 
     def __contains__(self, id_hash: object) -> bool:
         return id_hash in self._by_id
@@ -113,22 +74,13 @@ class L4Index:
     def get(self, id_hash: int) -> SlotRef | None:
         return self._by_id.get(id_hash)
 
-    def topics(self) -> list[int]:
-        """Topics holding at least one slot, ascending."""
-        return sorted(self._topics)
-
-    def highest_seq(self, topic_id: int) -> int:
-        """The highest seq the topic holds; 0 when it holds none."""
-        return max(self._topics.get(topic_id, ()), default=0)
-
     def next_seq(self, topic_id: int) -> int:
         """The seq an auto-allocated slot of the topic takes: ``max(highest, 2) + 1``."""
         return max(self.highest_seq(topic_id), SEQ_AGENT) + 1
 
     def slots_of(self, topic_id: int) -> list[SlotRef]:
         """The topic's slots in seq order."""
-        seqs = self._topics.get(topic_id, {})
-        return [self._by_id[seqs[seq]] for seq in sorted(seqs)]
+        return self._entries_of(topic_id)
 
     def utterances_of(self, topic_id: int) -> list[SlotRef]:
         """The topic's utterances in seq order (what a turn distils from)."""
@@ -157,11 +109,7 @@ class L4Index:
     # ---- comparison --------------------------------------------------------------------
 
     def __eq__(self, other: object) -> bool:
-        if not isinstance(other, L4Index):
-            return NotImplemented
-        return self._by_id == other._by_id and self._topics == other._topics
-
-    __hash__ = None  # type: ignore[assignment]  # mutable: not hashable
+        return self._same_entries(other) if isinstance(other, L4Index) else NotImplemented
 
     def __repr__(self) -> str:
         return f"L4Index(topics={len(self._topics)}, slots={len(self._by_id)})"

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from memhop.index.slots import TopicSeqStore
 from memhop.records import PlanNode, PlanStatusCode
 
 __all__ = ["PlanBranch", "PlanForest", "PlanTrees"]
@@ -40,65 +41,21 @@ class PlanForest:
     total_count: int
 
 
-class PlanTrees:
+class PlanTrees(TopicSeqStore[PlanNode]):
     """Plan steps of one domain, grouped by turn topic."""
-
-    def __init__(self) -> None:
-        self._by_id: dict[int, PlanNode] = {}
-        self._topics: dict[int, dict[int, int]] = {}  # topic -> seq -> id
 
     @classmethod
     def from_nodes(cls, nodes: Iterable[PlanNode]) -> PlanTrees:
         """Build the mirror from steps read back from the engine."""
-        trees = cls()
-        for node in nodes:
-            trees.put(node)
-        return trees
+        return cls._built(nodes)
 
-    # ---- updates ---------------------------------------------------------------------
+    # ---- updates (remove, remove_many, remove_topic: TopicSeqStore) -------------------
 
     def put(self, node: PlanNode) -> None:
         """Record a step just written; it replaces whatever held its id or its (topic, seq)."""
-        self.remove(node.id_hash)
-        seqs = self._topics.setdefault(node.topic_id, {})
-        previous = seqs.get(node.seq)
-        if previous is not None:
-            # Only a payload naming a foreign id gets here: keep one step per address.
-            self._by_id.pop(previous, None)
-        seqs[node.seq] = node.id_hash
-        self._by_id[node.id_hash] = node
+        self._put(node)
 
-    def remove(self, id_hash: int) -> bool:
-        """Forget one step; False when the mirror did not hold it."""
-        node = self._by_id.pop(id_hash, None)
-        if node is None:
-            return False
-        seqs = self._topics[node.topic_id]
-        if seqs.get(node.seq) == id_hash:
-            del seqs[node.seq]
-        if not seqs:
-            del self._topics[node.topic_id]
-        return True
-
-    def remove_many(self, ids: Iterable[int]) -> int:
-        """Forget several steps (after a tombstone batch); return how many the mirror held."""
-        return sum(1 for id_hash in ids if self.remove(id_hash))
-
-    def remove_topic(self, topic_id: int) -> list[int]:
-        """Forget a turn's whole tree; return the step ids ascending."""
-        ids = sorted(self._topics.pop(topic_id, {}).values())
-        for id_hash in ids:
-            del self._by_id[id_hash]
-        return ids
-
-    # ---- reads -------------------------------------------------------------------------
-
-    def __len__(self) -> int:
-        return len(self._by_id)
-
-    def topics(self) -> list[int]:
-        """Topics holding at least one step, ascending."""
-        return sorted(self._topics)
+    # ---- reads (len, topics, highest_seq: TopicSeqStore) -----------------------------
 
     def node(self, topic_id: int, seq: int) -> PlanNode | None:
         """The step ``seq`` of the turn, or None."""
@@ -107,16 +64,11 @@ class PlanTrees:
 
     def nodes_of(self, topic_id: int) -> list[PlanNode]:
         """The turn's steps in seq order."""
-        seqs = self._topics.get(topic_id, {})
-        return [self._by_id[seqs[seq]] for seq in sorted(seqs)]
+        return self._entries_of(topic_id)
 
     def has_live_step(self, topic_id: int, seq: int) -> bool:
         """True when the turn's tree holds step ``seq`` (a swept step is absent)."""
         return seq in self._topics.get(topic_id, {})
-
-    def highest_seq(self, topic_id: int) -> int:
-        """The highest live ordinal of the turn; 0 when it has no step."""
-        return max(self._topics.get(topic_id, ()), default=0)
 
     def next_seq(self, topic_id: int) -> int:
         """1 + the highest live ordinal (1 for a turn without steps).
@@ -179,11 +131,7 @@ class PlanTrees:
     # ---- comparison --------------------------------------------------------------------
 
     def __eq__(self, other: object) -> bool:
-        if not isinstance(other, PlanTrees):
-            return NotImplemented
-        return self._by_id == other._by_id and self._topics == other._topics
-
-    __hash__ = None  # type: ignore[assignment]  # mutable: not hashable
+        return self._same_entries(other) if isinstance(other, PlanTrees) else NotImplemented
 
     def __repr__(self) -> str:
         return f"PlanTrees(topics={len(self._topics)}, steps={len(self._by_id)})"

@@ -1,0 +1,106 @@
+"""A keyed store of seq-ordered entries per topic: the base of the L4 and plan mirrors.
+
+Responsibility: the bookkeeping both mirrors share (an entry per id, an id per
+(topic, seq)) so that each mirror adds only its own reads.
+
+Contract:
+- Keyed by the entry's id (the address its record is stored at); one
+  (topic, seq) holds at most one entry, and a later ``_put`` replaces whatever
+  held its id or its (topic, seq).
+- Per-topic answers cost time proportional to that topic's entries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Generic, Protocol, Self, TypeVar
+
+__all__ = ["Keyed", "TopicSeqStore"]
+
+
+class Keyed(Protocol):
+    """An entry stored at ``id_hash`` and placed at (``topic_id``, ``seq``)."""
+
+    @property
+    def id_hash(self) -> int: ...
+
+    @property
+    def topic_id(self) -> int: ...
+
+    @property
+    def seq(self) -> int: ...
+
+
+E = TypeVar("E", bound=Keyed)
+
+
+class TopicSeqStore(Generic[E]):
+    """Entries grouped by topic; subclasses expose their own typed ``put``."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[int, E] = {}
+        self._topics: dict[int, dict[int, int]] = {}  # topic -> seq -> id
+
+    @classmethod
+    def _built(cls, entries: Iterable[E]) -> Self:
+        """A store holding ``entries``, each stored in turn as by ``_put``."""
+        store = cls()
+        for entry in entries:
+            store._put(entry)
+        return store
+
+    def _put(self, entry: E) -> None:
+        """Store an entry; it replaces whatever held its id or its (topic, seq)."""
+        self.remove(entry.id_hash)
+        seqs = self._topics.setdefault(entry.topic_id, {})
+        previous = seqs.get(entry.seq)
+        if previous is not None:
+            # Only a payload naming a foreign id gets here: keep one entry per address.
+            self._by_id.pop(previous, None)
+        seqs[entry.seq] = entry.id_hash
+        self._by_id[entry.id_hash] = entry
+
+    def remove(self, id_hash: int) -> bool:
+        """Forget one entry; False when the store did not hold it."""
+        entry = self._by_id.pop(id_hash, None)
+        if entry is None:
+            return False
+        seqs = self._topics[entry.topic_id]
+        if seqs.get(entry.seq) == id_hash:
+            del seqs[entry.seq]
+        if not seqs:
+            del self._topics[entry.topic_id]
+        return True
+
+    def remove_many(self, ids: Iterable[int]) -> int:
+        """Forget several entries (after a tombstone batch); return how many the store held."""
+        return sum(1 for id_hash in ids if self.remove(id_hash))
+
+    def remove_topic(self, topic_id: int) -> list[int]:
+        """Forget every entry of a topic; return their ids ascending."""
+        ids = sorted(self._topics.pop(topic_id, {}).values())
+        for id_hash in ids:
+            del self._by_id[id_hash]
+        return ids
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+    def topics(self) -> list[int]:
+        """Topics holding at least one entry, ascending."""
+        return sorted(self._topics)
+
+    def highest_seq(self, topic_id: int) -> int:
+        """The highest seq the topic holds; 0 when it holds none."""
+        return max(self._topics.get(topic_id, ()), default=0)
+
+    def _entries_of(self, topic_id: int) -> list[E]:
+        """The topic's entries in seq order."""
+        seqs = self._topics.get(topic_id, {})
+        return [self._by_id[seqs[seq]] for seq in sorted(seqs)]
+
+    def _same_entries(self, other: TopicSeqStore[E]) -> bool:
+        """True when both stores hold the same entries at the same places."""
+        return self._by_id == other._by_id and self._topics == other._topics
+
+    __hash__ = None  # type: ignore[assignment]  # mutable: not hashable
