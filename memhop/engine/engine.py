@@ -14,13 +14,15 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from memhop.engine.frame import FLAG_DELETED, Frame, decode_frame, encode_frame
+from memhop.engine.frame import FLAG_DELETED, ByteView, Frame, decode_frame, encode_frame
 from memhop.engine.header import HeaderPair
 from memhop.engine.snapshot import Index, build_snapshot
 from memhop.engine.storefile import StoreFile
 from memhop.errors import ClosedError, CorruptionError, NotFoundError, StorageIOError
 
 TypeIndex = dict[int, dict[int, set[int]]]
+Placement = tuple[int, int, int, int]
+"""Where a frame of an appended blob belongs: (agent id, id hash, record type, offset in blob)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +127,26 @@ class Engine:
         with self._lock:
             return [] if self._closed else sorted(self._index.get(agent_id, {}))
 
+    def live_in_log_order(self) -> list[tuple[int, int, int]]:
+        """Return (offset, agent, id) of every live record, in the order the log holds them."""
+        with self._lock:
+            if self._closed:
+                return []
+            return sorted(
+                (offset, agent, id_hash)
+                for agent, ids in self._index.items()
+                for id_hash, offset in ids.items()
+            )
+
+    def log_view(self) -> tuple[ByteView, int]:
+        """Return the mapping of the file and its size, for the engine's own readers.
+
+        Valid until the next write; hold ``exclusive()`` while using it.
+        """
+        with self._lock:
+            self._check_open()
+            return self._file.view(), self._file.size
+
     @contextmanager
     def exclusive(self) -> Iterator[None]:
         """Hold the engine lock across several calls (writes from other threads wait)."""
@@ -152,25 +174,34 @@ class Engine:
         ``sync=False`` skips the fsync, for a file nobody relies on until a
         later checkpoint makes it durable (a compaction copy).
         """
-        if not entries:
-            with self._lock:
-                self._check_open()
-            return []
+        frames: list[bytes] = []
+        placements: list[Placement] = []
+        at = 0
+        for e in entries:
+            frame = encode_frame(e.agent_id, e.rec_type, 0, e.id_hash, e.payload)
+            placements.append((e.agent_id, e.id_hash, e.rec_type, at))
+            frames.append(frame)
+            at += len(frame)
+        return self.append_frames(b"".join(frames), placements, sync=sync)
+
+    def append_frames(
+        self, blob: bytes, placements: Sequence[Placement], *, sync: bool = True
+    ) -> list[int]:
+        """Append already-encoded live frames; return their absolute offsets.
+
+        ``placements`` names each frame in ``blob``: (agent, id, type, offset
+        within the blob). Compaction uses this to copy verified frames verbatim.
+        """
         with self._lock:
+            if not placements:
+                self._check_open()
+                return []
             self._check_writable()
             self._trim_tail_snapshot()
-            offsets: list[int] = []
-            frames: list[bytes] = []
-            at = self._file.size
-            for e in entries:
-                frame = encode_frame(e.agent_id, e.rec_type, 0, e.id_hash, e.payload)
-                offsets.append(at)
-                frames.append(frame)
-                at += len(frame)
-            self._append(b"".join(frames), "sync" if sync else None)
-            for e, offset in zip(entries, offsets, strict=True):
-                self._index_put(e.agent_id, e.id_hash, e.rec_type, offset)
-            return offsets
+            base = self._file.size
+            self._append(blob, "sync" if sync else None)
+            self._index_put(base, placements)
+            return [base + p[3] for p in placements]
 
     def delete(self, agent_id: int, id_hash: int) -> bool:
         """Tombstone one record; False when it was not live."""
@@ -237,15 +268,22 @@ class Engine:
             self._failure = exc
             raise
 
-    def _index_put(self, agent_id: int, id_hash: int, rec_type: int, offset: int) -> None:
-        ids = self._index.setdefault(agent_id, {})
-        types = self._types.setdefault(agent_id, {})
-        old = ids.get(id_hash)
-        if old is not None:
-            for members in types.values():
-                members.discard(id_hash)
-        ids[id_hash] = offset
-        types.setdefault(rec_type, set()).add(id_hash)
+    def _index_put(self, base: int, placements: Sequence[Placement]) -> None:
+        """Index appended frames in order (later duplicates win); the hot path of every write."""
+        index, types = self._index, self._types
+        for agent_id, id_hash, rec_type, rel in placements:
+            ids = index.get(agent_id)
+            if ids is None:
+                ids = index[agent_id] = {}
+            by_type = types.setdefault(agent_id, {})
+            if id_hash in ids:  # an overwrite may change the record's type
+                for stale in by_type.values():
+                    stale.discard(id_hash)
+            ids[id_hash] = base + rel
+            members = by_type.get(rec_type)
+            if members is None:
+                members = by_type[rec_type] = set()
+            members.add(id_hash)
 
     def _index_drop(self, agent_id: int, id_hash: int) -> None:
         ids = self._index.get(agent_id)
