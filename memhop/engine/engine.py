@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from memhop.engine.frame import FLAG_DELETED, ByteView, Frame, decode_frame, encode_frame
 from memhop.engine.header import HeaderPair
+from memhop.engine.recovery import group_by_type
 from memhop.engine.snapshot import Index, build_snapshot
 from memhop.engine.storefile import StoreFile
 from memhop.errors import ClosedError, CorruptionError, NotFoundError, StorageIOError
@@ -39,12 +40,14 @@ class Engine:
     """An open ``.meh`` file. Build one with ``create_engine`` or ``open_engine``."""
 
     def __init__(
-        self, file: StoreFile, headers: HeaderPair, index: Index, types: TypeIndex, next_offset: int
+        self, file: StoreFile, headers: HeaderPair, index: Index, next_offset: int
     ) -> None:
         self._file = file
         self._headers = headers
         self._index = index
-        self._types = types
+        # Built per domain on first use (``_types_of``): an open reads no
+        # frame, and a session pays only for the domains it touches.
+        self._types: TypeIndex = {}
         self._next = next_offset
         self._lock = threading.RLock()
         self._closed = False
@@ -110,7 +113,7 @@ class Engine:
         with self._lock:
             if self._closed:
                 return []
-            return sorted(self._types.get(agent_id, {}).get(rec_type, ()))
+            return sorted(self._types_of(agent_id).get(rec_type, ()))
 
     def agents(self) -> list[int]:
         """Return the agent ids that hold at least one live record, ascending."""
@@ -268,32 +271,43 @@ class Engine:
             self._failure = exc
             raise
 
+    def _types_of(self, agent_id: int) -> dict[int, set[int]]:
+        """Return the domain's type index, building it from the frames' type bytes once."""
+        by_type = self._types.get(agent_id)
+        if by_type is None:
+            ids = self._index.get(agent_id, {})
+            by_type = group_by_type(self._file.view(), self._file.size, ids)
+            self._types[agent_id] = by_type
+        return by_type
+
     def _index_put(self, base: int, placements: Sequence[Placement]) -> None:
         """Index appended frames in order (later duplicates win); the hot path of every write."""
         index, types = self._index, self._types
         for agent_id, id_hash, rec_type, rel in placements:
             ids = index.get(agent_id)
-            if ids is None:
+            if ids is None:  # a new domain: its (empty) type index is complete
                 ids = index[agent_id] = {}
-            by_type = types.setdefault(agent_id, {})
-            if id_hash in ids:  # an overwrite may change the record's type
-                for stale in by_type.values():
-                    stale.discard(id_hash)
+                types[agent_id] = {}
+            by_type = types.get(agent_id)
+            if by_type is not None:  # else it is built from the frames on first use
+                if id_hash in ids:  # an overwrite may change the record's type
+                    for stale in by_type.values():
+                        stale.discard(id_hash)
+                members = by_type.get(rec_type)
+                if members is None:
+                    members = by_type[rec_type] = set()
+                members.add(id_hash)
             ids[id_hash] = base + rel
-            members = by_type.get(rec_type)
-            if members is None:
-                members = by_type[rec_type] = set()
-            members.add(id_hash)
 
     def _index_drop(self, agent_id: int, id_hash: int) -> None:
         ids = self._index.get(agent_id)
         if ids is None or ids.pop(id_hash, None) is None:
             return
-        types = self._types.get(agent_id, {})
-        for rec_type in list(types):
-            types[rec_type].discard(id_hash)
-            if not types[rec_type]:
-                del types[rec_type]
+        by_type = self._types.get(agent_id, {})
+        for rec_type in list(by_type):
+            by_type[rec_type].discard(id_hash)
+            if not by_type[rec_type]:
+                del by_type[rec_type]
         if not ids:
             del self._index[agent_id]
             self._types.pop(agent_id, None)

@@ -2,14 +2,15 @@
 
 Open follows upstream: restore the index from the active header's snapshot
 when it is sound (else log, and scan the whole record area), replay the frames
-after it, cut a torn tail, and rebuild the type index from the frames.
+after it, and cut a torn tail. The type index is built per domain on first
+use, so an open from a snapshot reads no frame at all.
 """
 
 from __future__ import annotations
 
 import logging
 
-from memhop.engine.engine import Engine, TypeIndex
+from memhop.engine.engine import Engine
 from memhop.engine.header import (
     DATA_START,
     HEADER_A_OFFSET,
@@ -42,7 +43,7 @@ def create_engine(path: str) -> Engine:
     except MemHopError:
         file.close()
         raise
-    return Engine(file, headers, {}, {}, DATA_START)
+    return Engine(file, headers, {}, DATA_START)
 
 
 def _restore_snapshot(file: StoreFile, header: FileHeader) -> Index | None:
@@ -64,18 +65,6 @@ def _record_area_end(file: StoreFile, header: FileHeader) -> int:
     if DATA_START <= end <= header.snapshot_offset and end <= file.size:
         return end
     return walk_record_area(file.view(), file.size, header.snapshot_offset)
-
-
-def _type_index(file: StoreFile, index: Index) -> TypeIndex:
-    view, size = file.view(), file.size
-    types: TypeIndex = {}
-    for agent, ids in index.items():
-        by_type: dict[int, set[int]] = {}
-        for id_hash, offset in ids.items():
-            if offset < size:  # an entry past the log stays indexed and reads as corruption
-                by_type.setdefault(view[offset], set()).add(id_hash)
-        types[agent] = by_type
-    return types
 
 
 def open_engine(path: str) -> Engine:
@@ -102,7 +91,7 @@ def open_engine(path: str) -> Engine:
             next_offset = _record_area_end(file, header)
         else:
             next_offset = scan.end
-        engine = Engine(file, headers, index, _type_index(file, index), next_offset)
+        engine = Engine(file, headers, index, next_offset)
         if snapshot_broken:
             engine.forget_snapshot()
     except MemHopError:

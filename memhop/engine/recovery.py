@@ -8,6 +8,7 @@ use them on a file another process is writing.
 from __future__ import annotations
 
 import logging
+from collections import defaultdict
 from dataclasses import dataclass
 
 from memhop.engine.frame import FLAG_DELETED, ByteView, frame_bounds
@@ -123,3 +124,17 @@ def walk_record_area(buf: ByteView, size: int, fallback: int) -> int:
             return fallback
         offset = last_end = bounds[4]
     return last_end if offset == size else fallback
+
+
+def group_by_type(buf: ByteView, size: int, ids: dict[int, int]) -> dict[int, set[int]]:
+    """Group one domain's ids by the type byte of the frame each offset names.
+
+    Entries past the log are left out here (they stay indexed and read as
+    corruption). This is the cost of a domain's first typed enumeration after
+    an open; the plain loop measured faster than sort-and-slice variants.
+    """
+    by_type: defaultdict[int, set[int]] = defaultdict(set)
+    for id_hash, offset in ids.items():
+        if offset < size:
+            by_type[buf[offset]].add(id_hash)
+    return dict(by_type)

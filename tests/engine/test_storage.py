@@ -558,3 +558,21 @@ def test_snapshot_open_and_full_scan_open_answer_identically(meh_path: str) -> N
         assert via_scan.ids_of_type(shared, 0x04) == [4]
     finally:
         via_scan.close()
+
+
+def test_type_index_built_after_reopen_sees_writes_made_before_it(meh_path: str) -> None:
+    """Writes, retypes and deletes between an open and the first typed read all count."""
+    eng = create_engine(meh_path)
+    eng.write_batch([RecordEntry(0, 1, i, b"v") for i in range(1, 5)])
+    eng.close()
+    eng = open_engine(meh_path)
+    try:
+        eng.write(0, 2, 1, b"retyped")  # id 1 moves from type 1 to type 2
+        eng.delete(0, 2)
+        eng.write(0, 1, 9, b"new")
+        eng.write(7, 1, 1, b"other domain")
+        assert eng.ids_of_type(0, 1) == [3, 4, 9]
+        assert eng.ids_of_type(0, 2) == [1]
+        assert eng.ids_of_type(7, 1) == [1]
+    finally:
+        eng.close()
