@@ -12,6 +12,12 @@ Contract:
 - The API key never reaches a log line or an exception message.
 - ``usage()`` is cumulative for the model object (calls, tokens, failures).
 
+Layout: ``types`` (the protocol and value types), ``chat`` (the ``ChatClient``
+seam, escalation, ``ask_json``), ``keywords`` / ``consolidate`` / ``distill``
+(pure prompt builders and parsers plus their call points), ``openai_client``
+(``OpenAIChat``, imported lazily: ``openai`` is slow to import), ``remote``
+(``ChatModel``, ``OpenAIModel``) and ``local`` (``LocalModel``).
+
 Traps: replies are parsed strictly; an off-contract reply is an error, never
 a guess. If you change a prompt, the fake server in tests/llm must still tell
 the three call points apart by their system prompt.
@@ -19,113 +25,46 @@ the three call points apart by their system prompt.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
+
+from memhop.llm.chat import ChatClient, TruncationError
+from memhop.llm.local import LocalModel
+from memhop.llm.remote import ChatModel, OpenAIModel
+from memhop.llm.types import (
+    Distillation,
+    Group,
+    Model,
+    NodeDigest,
+    NodeMood,
+    TopicDigest,
+    Usage,
+)
+
+if TYPE_CHECKING:
+    from memhop.llm.openai_client import OpenAIChat
 
 
-@dataclass(frozen=True, slots=True)
-class TopicDigest:
-    """One surface row as the consolidation listing shows it."""
+def __getattr__(name: str) -> Any:
+    if name == "OpenAIChat":  # deferred so that importing memhop does not import openai
+        from memhop.llm.openai_client import OpenAIChat
 
-    id: int
-    depth: int
-    keywords: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Group:
-    """A proposed fold: member topic ids (as the model echoed them) and the merged summary."""
-
-    member_ids: tuple[int, ...]
-    summary: str
-
-
-@dataclass(frozen=True, slots=True)
-class NodeDigest:
-    """One L1 sample as the distillation listing shows it."""
-
-    id: int
-    importance: float
-    keywords: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class NodeMood:
-    """A per-node emotion reading from distillation (values clamped to [0, 1])."""
-
-    id: int
-    valence: float
-    arousal: float
-
-
-@dataclass(frozen=True, slots=True)
-class Distillation:
-    """A distilled profile: emotion in [0, 1], MBTI axes in [-1, 1], a short personality."""
-
-    valence: float
-    arousal: float
-    dominance: float
-    i_e: float
-    n_s: float
-    t_f: float
-    j_p: float
-    personality: str
-    per_node: tuple[NodeMood, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Usage:
-    """Cumulative model usage: calls made, tokens reported, calls that failed."""
-
-    calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    failures: int = 0
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            self.calls + other.calls,
-            self.prompt_tokens + other.prompt_tokens,
-            self.completion_tokens + other.completion_tokens,
-            self.failures + other.failures,
-        )
-
-
-@runtime_checkable
-class Model(Protocol):
-    """Anything that answers the three model operations."""
-
-    def extract_keywords(
-        self, text: str, *, cancel: threading.Event | None = None
-    ) -> tuple[str, ...]:
-        """Return the normalised keywords of ``text`` (may be empty)."""
-        ...
-
-    def consolidate(
-        self, topics: Sequence[TopicDigest], floor: int, *, cancel: threading.Event | None = None
-    ) -> tuple[Group, ...]:
-        """Propose folds of adjacent surface rows; an empty answer declines."""
-        ...
-
-    def distill(
-        self, samples: Sequence[NodeDigest], *, cancel: threading.Event | None = None
-    ) -> Distillation:
-        """Distil emotion, MBTI axes and personality from association samples."""
-        ...
-
-    def usage(self) -> Usage:
-        """Return cumulative usage of this model object."""
-        ...
+        return OpenAIChat
+    msg = f"module {__name__!r} has no attribute {name!r}"
+    raise AttributeError(msg)
 
 
 __all__ = [
+    "ChatClient",
+    "ChatModel",
     "Distillation",
     "Group",
+    "LocalModel",
     "Model",
     "NodeDigest",
     "NodeMood",
+    "OpenAIChat",
+    "OpenAIModel",
     "TopicDigest",
+    "TruncationError",
     "Usage",
 ]

@@ -1,0 +1,73 @@
+"""The ``Model`` protocol over a chat endpoint: ``ChatModel`` and ``OpenAIModel``.
+
+``ChatModel`` is the seam tests use with a scripted ``ChatClient``; ``OpenAIModel``
+is the same model over ``OpenAIChat``. The ``openai`` package is imported only when
+an ``OpenAIModel`` is built, so hosts that run offline never pay for it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+from memhop.config import LlmConfig
+from memhop.llm import consolidate as _consolidate
+from memhop.llm import distill as _distill
+from memhop.llm import keywords as _keywords
+from memhop.llm.chat import ChatClient
+from memhop.llm.types import Distillation, Group, NodeDigest, TopicDigest, Usage
+
+__all__ = ["ChatModel", "OpenAIModel"]
+
+
+@runtime_checkable
+class _Metered(Protocol):
+    def usage(self) -> Usage: ...
+
+
+class ChatModel:
+    """The three model operations, each a prompt, a call and a strict parse over ``chat``."""
+
+    def __init__(self, chat: ChatClient) -> None:
+        self._chat = chat
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._chat!r})"
+
+    @property
+    def chat_client(self) -> ChatClient:
+        return self._chat
+
+    def extract_keywords(
+        self, text: str, *, cancel: threading.Event | None = None
+    ) -> tuple[str, ...]:
+        return _keywords.extract_keywords(self._chat, text, cancel=cancel)
+
+    def consolidate(
+        self, topics: Sequence[TopicDigest], floor: int, *, cancel: threading.Event | None = None
+    ) -> tuple[Group, ...]:
+        return _consolidate.consolidate(self._chat, topics, floor, cancel=cancel)
+
+    def distill(
+        self, samples: Sequence[NodeDigest], *, cancel: threading.Event | None = None
+    ) -> Distillation:
+        return _distill.distill(self._chat, samples, cancel=cancel)
+
+    def usage(self) -> Usage:
+        """The chat client's cumulative usage, or zeros if it keeps none."""
+        return self._chat.usage() if isinstance(self._chat, _Metered) else Usage()
+
+
+class OpenAIModel(ChatModel):
+    """The model over an OpenAI-compatible endpoint; ``config`` is validated first."""
+
+    def __init__(self, config: LlmConfig) -> None:
+        from memhop.llm.openai_client import OpenAIChat  # deferred: openai is slow to import
+
+        self._openai = OpenAIChat(config)
+        super().__init__(self._openai)
+
+    def close(self) -> None:
+        """Release the HTTP connection pool."""
+        self._openai.close()

@@ -1,0 +1,224 @@
+"""An OpenAI-compatible chat endpoint on 127.0.0.1 for interface tests (real HTTP, real SDK).
+
+``FakeOpenAI`` serves ``POST /v1/chat/completions`` from a ThreadingHTTPServer on
+port 0. It tells the three call points apart by the task tag that opens each
+system prompt, counts requests per call point, records what it was sent, and
+answers with canned replies in upstream's JSON shapes. ``script(...)`` queues
+one-off ``Step`` answers (a status, an off-contract text, finish_reason
+"length", a delay); ``off_contract`` answers every call with one text.
+``stop()`` shuts the server down and joins every thread it started.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from memhop.llm.consolidate import CONSOLIDATE_TASK
+from memhop.llm.distill import DISTILL_TASK
+from memhop.llm.keywords import KEYWORDS_TASK
+
+POINTS = {KEYWORDS_TASK: "keywords", CONSOLIDATE_TASK: "consolidate", DISTILL_TASK: "distill"}
+KEYWORDS_REPLY = ["咖啡", "早晨散步", "周末计划"]
+SUMMARY = "The user said they walk every morning and then have coffee."
+DISTILL_REPLY = {
+    "emotion": {"valence": 0.8, "arousal": 0.6, "dominance": 0.5},
+    "mbti": {"i_e": 0.2, "n_s": 0.3, "t_f": -0.1, "j_p": 0.4},
+    "type": "ESFP",  # never read: the type is derived from the axes
+    "personality": "热情、好奇，喜欢户外活动。",
+    "per_node": [],
+}
+
+
+@dataclass
+class Step:
+    """One scripted answer, used by the next request instead of the canned reply."""
+
+    status: int = 200
+    content: str | None = None
+    finish_reason: str | None = "stop"
+    delay: float = 0.0
+    body: str | None = None
+    echo_auth: bool = False
+    on_request: Callable[[], None] | None = None
+
+
+@dataclass
+class Seen:
+    point: str
+    body: dict[str, Any]
+    authorization: str
+
+    @property
+    def system(self) -> str:
+        return str(self.body["messages"][0]["content"])
+
+    @property
+    def user(self) -> str:
+        return str(self.body["messages"][1]["content"])
+
+
+@dataclass
+class _State:
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    steps: list[Step] = field(default_factory=list)
+    seen: list[Seen] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    off_contract: str | None = None
+    minimal: bool = False
+    stop: threading.Event = field(default_factory=threading.Event)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = False  # so server_close() joins every handler thread
+    block_on_close = True
+    state: _State
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a client that timed out and hung up is not a server failure
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        state = self.server.state
+        raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        if self.path != "/v1/chat/completions":
+            self._send(404, json.dumps({"error": {"message": f"no route {self.path}"}}))
+            return
+        body = json.loads(raw)
+        system = str(body["messages"][0]["content"])
+        point = next((name for tag, name in POINTS.items() if f"Task: {tag}." in system), "")
+        with state.lock:
+            state.seen.append(Seen(point, body, self.headers.get("Authorization", "")))
+            step = state.steps.pop(0) if state.steps else Step()
+            off_contract = state.off_contract
+            if not point:
+                state.errors.append(f"unknown call point: {system[:80]!r}")
+        if step.on_request is not None:
+            step.on_request()
+        if step.delay and state.stop.wait(step.delay):
+            return
+        if not point:
+            self._send(500, '{"error": {"message": "unknown call point"}}')
+        elif step.status != 200:
+            text = step.body or json.dumps({"error": {"message": f"status {step.status}"}})
+            if step.echo_auth:
+                text = json.dumps({"error": {"message": f"bad {self.headers['Authorization']}"}})
+            self._send(step.status, text)
+        else:
+            content = step.content or off_contract or _canned(point, body)
+            self._send(200, json.dumps(_completion(content, step.finish_reason, state.minimal)))
+
+    def _send(self, status: int, text: str) -> None:
+        data = text.encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def _canned(point: str, body: dict[str, Any]) -> str:
+    if point == "keywords":
+        return json.dumps({"keywords": KEYWORDS_REPLY}, ensure_ascii=False)
+    if point == "consolidate":
+        ids = re.findall(r"id=(\d+)", str(body["messages"][1]["content"]))
+        if len(ids) < 2:
+            return '{"l2_groups": []}'
+        group = {"node_hashes": [int(i) for i in ids[:2]], "merged_summary": SUMMARY}
+        return json.dumps({"l2_groups": [group]})
+    return json.dumps(DISTILL_REPLY, ensure_ascii=False)
+
+
+def _completion(content: str, finish_reason: str | None, minimal: bool) -> dict[str, Any]:
+    if minimal:  # upstream's mock shape: choices only
+        return {"choices": [{"message": {"content": content}}]}
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "fake-model",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": finish_reason,
+            }
+        ],
+        "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
+    }
+
+
+class FakeOpenAI:
+    """The fake endpoint; ``start()`` before use, ``stop()`` always (the fixture does both)."""
+
+    def __init__(self) -> None:
+        self._state = _State()
+        self._httpd = _Server(("127.0.0.1", 0), _Handler)
+        self._httpd.state = self._state
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, args=(0.02,), name="fake-openai", daemon=True
+        )
+
+    @property
+    def api_url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}/v1/chat/completions"
+
+    def start(self) -> FakeOpenAI:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._state.stop.set()  # wakes slow handlers
+        self._httpd.shutdown()
+        self._httpd.server_close()  # joins handler threads
+        self._thread.join(timeout=5)
+
+    def script(self, *steps: Step) -> None:
+        with self._state.lock:
+            self._state.steps.extend(steps)
+
+    @property
+    def off_contract(self) -> str | None:
+        return self._state.off_contract
+
+    @off_contract.setter
+    def off_contract(self, text: str | None) -> None:
+        with self._state.lock:
+            self._state.off_contract = text
+
+    @property
+    def minimal(self) -> bool:
+        return self._state.minimal
+
+    @minimal.setter
+    def minimal(self, value: bool) -> None:
+        self._state.minimal = value
+
+    @property
+    def seen(self) -> list[Seen]:
+        with self._state.lock:
+            return list(self._state.seen)
+
+    @property
+    def errors(self) -> list[str]:
+        with self._state.lock:
+            return list(self._state.errors)
+
+    def count(self, point: str | None = None) -> int:
+        return sum(1 for s in self.seen if point is None or s.point == point)
+
+    def budgets(self, point: str | None = None) -> list[int]:
+        """The ``max_tokens`` of each request, in order."""
+        return [int(s.body["max_tokens"]) for s in self.seen if point is None or s.point == point]

@@ -1,0 +1,145 @@
+"""Consolidation: the listing, the prompt's floor, and the reply parser (no network)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from memhop.errors import LLMError, OperationCancelledError
+from memhop.llm.chat import TruncationError
+from memhop.llm.consolidate import (
+    CONSOLIDATE_FORMAT_SUFFIX,
+    CONSOLIDATE_TASK,
+    build_consolidate_system,
+    build_consolidate_user,
+    consolidate,
+    go_list,
+    parse_consolidation,
+)
+from memhop.llm.types import Group, TopicDigest
+from tests.llm.fake_chat import FakeChat
+
+TOPICS = [
+    TopicDigest(id=11, depth=1, keywords=("morning run", "park")),
+    TopicDigest(id=18446744073709551615, depth=2, keywords=("咖啡",)),
+    TopicDigest(id=7, depth=1, keywords=()),
+]
+
+
+def test_the_listing_is_golden() -> None:
+    assert build_consolidate_user(TOPICS) == (
+        "# Surface topics of one scene (3 topics, oldest first)\n"
+        "\n"
+        "- id=11 depth=1 kw=[morning run park]\n"
+        "- id=18446744073709551615 depth=2 kw=[咖啡]\n"
+        "- id=7 depth=1 kw=[]\n"
+        "\n"
+        "Return the merged groups now."
+    )
+    assert go_list(["a", "b c"]) == "[a b c]"
+
+
+@pytest.mark.parametrize(("floor", "shown"), [(20, "20"), (7, "7"), (0, "0"), (-3, "0")])
+def test_the_prompt_states_the_configured_floor_and_no_other_number(floor: int, shown: str) -> None:
+    system = build_consolidate_system(floor)
+    assert system.startswith(f"Task: {CONSOLIDATE_TASK}.")
+    numbers = re.findall(r"(?<![\w.])\d+(?![\w])", system)
+    assert numbers == [shown, shown]
+    assert '"l2_groups"' in system
+    assert '"node_hashes"' in system
+    assert '"merged_summary"' in system
+    assert "ADJACENT" in system
+    assert "false memory" in system
+
+
+def test_parse_accepts_fenced_replies_and_every_id_shape() -> None:
+    reply = (
+        "```json\n"
+        '{"l2_groups": [{"node_hashes": [11, "12", "0x0d", "00000000000000ff"],'
+        ' "merged_summary": "They talked about running."}], "scene_id": 5}\n'
+        "```"
+    )
+    assert parse_consolidation(reply) == (
+        Group(member_ids=(11, 12, 13, 255), summary="They talked about running."),
+    )
+
+
+def test_parse_reads_keys_case_insensitively() -> None:
+    reply = '{"L2_Groups": [{"Node_Hashes": [1, 2], "MERGED_SUMMARY": "s"}]}'
+    assert parse_consolidation(reply) == (Group((1, 2), "s"),)
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("{}", ()),
+        ('{"l2_groups": []}', ()),
+        ('{"l2_groups": null}', ()),
+        ("null", ()),
+        # Usability is the applier's call: the parser keeps these as proposed.
+        ('{"l2_groups": [{"node_hashes": [5]}]}', (Group((5,), ""),)),
+        (
+            '{"l2_groups": [{"node_hashes": [5, 5], "merged_summary": "  "}]}',
+            (Group((5, 5), "  "),),
+        ),
+        ('{"l2_groups": [null]}', (Group((), ""),)),
+    ],
+)
+def test_parse_leaves_group_validation_to_the_applier(
+    reply: str, expected: tuple[Group, ...]
+) -> None:
+    assert parse_consolidation(reply) == expected
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '{"l2_groups": [{"node_hashes": [1, "x-1"], "merged_summary": "s"}]}',
+        '{"l2_groups": [{"node_hashes": [1, null], "merged_summary": "s"}]}',
+        '{"l2_groups": [{"node_hashes": [1, ""], "merged_summary": "s"}]}',
+        '{"l2_groups": [{"node_hashes": [1, -2], "merged_summary": "s"}]}',
+        '{"l2_groups": [{"node_hashes": [1, 2], "merged_summary": "s"}',
+        '{"l2_groups": [{"node_hashes": [1, 2], "merged_summary": 5}]}',
+        '{"l2_groups": {"node_hashes": [1, 2]}}',
+        "I would merge topics 1 and 2.",
+        '[{"node_hashes": [1, 2]}]',
+    ],
+)
+def test_parse_refuses_what_it_cannot_use(reply: str) -> None:
+    with pytest.raises(LLMError):
+        parse_consolidation(reply)
+
+
+def test_a_bad_id_refuses_the_whole_reply_not_just_its_group() -> None:
+    good = '{"node_hashes": [1, 2], "merged_summary": "fine"}'
+    bad = '{"node_hashes": [3, "zz"], "merged_summary": "bad"}'
+    with pytest.raises(LLMError, match="zz"):
+        parse_consolidation(f'{{"l2_groups": [{good}, {bad}]}}')
+
+
+def test_an_empty_listing_asks_nothing() -> None:
+    chat = FakeChat()
+    assert consolidate(chat, [], 20) == ()
+    assert chat.calls == []
+
+
+def test_consolidate_asks_at_its_ceiling_then_retries_the_format_once() -> None:
+    good = '{"l2_groups": [{"node_hashes": [11, 7], "merged_summary": "s"}]}'
+    chat = FakeChat(answers=["Here are the groups: 11 and 7", good])
+    assert consolidate(chat, TOPICS, 2) == (Group((11, 7), "s"),)
+    assert chat.budgets == [8192, 8192]
+    assert chat.calls[1].user.endswith(CONSOLIDATE_FORMAT_SUFFIX)
+    assert chat.calls[0].system == build_consolidate_system(2)
+
+
+def test_consolidate_escalates_a_truncation_to_the_endpoint_ceiling() -> None:
+    chat = FakeChat(answers=[TruncationError(8192), "{}"], max_output_tokens=16384)
+    assert consolidate(chat, TOPICS, 2) == ()
+    assert chat.budgets == [8192, 16384]
+
+
+def test_a_cancelled_format_retry_reads_as_cancelled() -> None:
+    chat = FakeChat(answers=["prose", OperationCancelledError("llm call cancelled")])
+    with pytest.raises(OperationCancelledError, match="off contract"):
+        consolidate(chat, TOPICS, 2)
