@@ -1,0 +1,533 @@
+"""Record -> result conversions, the profile brief, and the inputs read from plain dicts.
+
+Contract:
+- Pure functions: no I/O, no locks; ids become 16-hex strings here and only here.
+- Order is kept as given: the root decides every listing's order, except the
+  plan tree, which this module builds from a turn's flat step list.
+- ``profile_brief`` is upstream's digest (api.md §7.3) byte for byte.
+- Input readers raise InvalidQueryError naming the offending key or value.
+
+Traps:
+- ``plan_tree`` recurses once per level; a chain of steps deeper than
+  Python's recursion limit (about 1000) would raise RecursionError.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol
+
+import memhop.records as rec
+from memhop.api.results import (
+    AgentInfo,
+    ArchiveSlot,
+    DBStats,
+    EmotionScore,
+    HypergraphEdge,
+    HypergraphNode,
+    HypergraphSlot,
+    L3Graph,
+    L3ImportResult,
+    L3Subgraph,
+    MBTIScore,
+    ModelUsage,
+    PlanNodeView,
+    PlanTree,
+    ProfileSlot,
+    SceneContext,
+    SceneContextTopic,
+    SceneMessage,
+    SceneNodeView,
+    SceneSlot,
+    SearchResult,
+    TopicSlot,
+)
+from memhop.api.types import L3ImportItem, L3ImportMode, L3Relation, PlanStatus
+from memhop.errors import CorruptionError, InvalidQueryError
+from memhop.ids import format_id
+from memhop.records import ArchiveKind, PlanStatusCode
+
+__all__ = [
+    "BRIEF_FIELD_MAX_RUNES",
+    "BRIEF_PREFERENCES_SHOWN",
+    "BRIEF_VALUE_MAX_RUNES",
+    "BRIEF_WORST_CASE_RUNES",
+    "SceneRowLike",
+    "UsageCounts",
+    "agent_info",
+    "archive_slot",
+    "db_stats",
+    "hypergraph_edge",
+    "hypergraph_node",
+    "hypergraph_slot",
+    "import_item",
+    "import_mode",
+    "l3_graph",
+    "l3_import_result",
+    "l3_subgraph",
+    "plan_status_code",
+    "plan_tree",
+    "profile_brief",
+    "profile_slot",
+    "scene_context",
+    "scene_context_topic",
+    "scene_message",
+    "scene_node_view",
+    "scene_slot",
+    "search_result",
+    "topic_slot",
+]
+
+BRIEF_FIELD_MAX_RUNES = 160
+BRIEF_VALUE_MAX_RUNES = 120
+BRIEF_PREFERENCES_SHOWN = 5
+BRIEF_WORST_CASE_RUNES = 2100
+"""The brief's ceiling: three capped fields, the type, five capped pairs, the emotions."""
+
+
+def _hexes(values: Iterable[int]) -> tuple[str, ...]:
+    return tuple(format_id(v) for v in values)
+
+
+# ---- L0 ---------------------------------------------------------------------------------
+
+
+def profile_slot(profile: rec.ProfileSlot) -> ProfileSlot:
+    """The stored profile as a result (an absent one is ``rec.ProfileSlot()``)."""
+    e, m = profile.emotion_state, profile.mbti
+    return ProfileSlot(
+        name=profile.name,
+        role=profile.role,
+        personality=profile.personality,
+        emotion_state=EmotionScore(valence=e.valence, arousal=e.arousal, dominance=e.dominance),
+        mbti=MBTIScore(i_e=m.i_e, n_s=m.n_s, t_f=m.t_f, j_p=m.j_p),
+        preferences=profile.preferences,
+        agent_type=int(profile.agent_type),
+        updated_at_ms=profile.updated_at_ms,
+    )
+
+
+def _cap(text: str, runes: int) -> str:
+    """``text`` cut to its first ``runes`` code points plus "…" when longer."""
+    return text if len(text) <= runes else text[:runes] + "…"
+
+
+def profile_brief(profile: rec.ProfileSlot | ProfileSlot) -> str:
+    """Upstream's profile digest: up to six capped lines, "" for an empty profile."""
+    e = profile.emotion_state
+    mbti = profile.mbti.type
+    has_emotion = not (e.valence == 0 and e.arousal == 0 and e.dominance == 0)
+    lines: list[str] = []
+    for label, text in (
+        ("name", profile.name),
+        ("role", profile.role),
+        ("personality", profile.personality),
+    ):
+        if text:
+            lines.append(f"{label}: {_cap(text, BRIEF_FIELD_MAX_RUNES)}\n")
+    if mbti:
+        lines.append(f"mbti: {mbti}\n")
+    if profile.preferences:
+        prefs = profile.preferences
+        # Go sorts keys by UTF-8 bytes; code-point order is the same order.
+        shown = sorted(prefs)[:BRIEF_PREFERENCES_SHOWN]
+        pairs = ", ".join(
+            f"{_cap(k, BRIEF_FIELD_MAX_RUNES)}={_cap(prefs[k], BRIEF_VALUE_MAX_RUNES)}"
+            for k in shown
+        )
+        lines.append(f"preferences: {pairs}\n")
+    if has_emotion:
+        lines.append(
+            f"emotions: valence={e.valence:.2f} arousal={e.arousal:.2f} "
+            f"dominance={e.dominance:.2f}\n"
+        )
+    return "".join(lines)
+
+
+# ---- L2 -----------------------------------------------------------------------------------
+
+
+def scene_slot(scene: rec.SceneSlot) -> SceneSlot:
+    """A scene without its counters; an unanchored scene has ``l3_id`` ""."""
+    return SceneSlot(
+        scene_id=format_id(scene.scene_id),
+        scene_name=scene.scene_name,
+        l3_id=format_id(scene.l3_id) if scene.l3_id else "",
+    )
+
+
+def topic_slot(topic: rec.TopicSlot) -> TopicSlot:
+    """A topic row; a root keeps ``parent_id`` None."""
+    return TopicSlot(
+        id=format_id(topic.id),
+        scene_id=format_id(topic.scene_id),
+        parent_id=None if topic.parent_id is None else format_id(topic.parent_id),
+        depth=topic.depth,
+        name=topic.name,
+        fused_keywords=topic.fused_keywords,
+        user_timestamp=topic.user_timestamp,
+        agent_timestamp=topic.agent_timestamp,
+    )
+
+
+def search_result(
+    profile: rec.ProfileSlot,
+    scene: rec.SceneSlot,
+    topics: Iterable[rec.TopicSlot],
+    new_topic_id: int,
+) -> SearchResult:
+    """A turn's opening read; the brief is rendered from the same profile."""
+    return SearchResult(
+        profile=profile_slot(profile),
+        profile_brief=profile_brief(profile),
+        scene=scene_slot(scene),
+        topics=tuple(topic_slot(t) for t in topics),
+        new_topic_id=format_id(new_topic_id),
+    )
+
+
+def scene_message(content: rec.ArchiveSlot) -> SceneMessage:
+    """One utterance as a listed message."""
+    return SceneMessage(
+        role=content.role,
+        type=content.content_type,
+        content=content.content,
+        seq=content.seq,
+        created_at=content.created_at,
+    )
+
+
+def scene_context_topic(
+    topic: rec.TopicSlot, child_count: int, contents: Iterable[rec.ArchiveSlot]
+) -> SceneContextTopic:
+    """A listing row: the topic's utterances in seq order; its events are never listed."""
+    utterances = sorted(
+        (c for c in contents if c.kind == ArchiveKind.UTTERANCE), key=lambda c: c.seq
+    )
+    return SceneContextTopic(
+        topic_id=format_id(topic.id),
+        depth=topic.depth,
+        name=topic.name,
+        keywords=topic.fused_keywords,
+        messages=tuple(scene_message(c) for c in utterances),
+        child_count=child_count,
+        user_timestamp=topic.user_timestamp,
+        agent_timestamp=topic.agent_timestamp,
+    )
+
+
+class _ListedTopic(Protocol):
+    @property
+    def topic(self) -> rec.TopicSlot: ...
+    @property
+    def child_count(self) -> int: ...
+
+
+class SceneRowLike(Protocol):
+    """A listed topic (``row.topic``, ``row.child_count``) with its lines (``messages``)."""
+
+    @property
+    def row(self) -> _ListedTopic: ...
+    @property
+    def messages(self) -> Sequence[rec.ArchiveSlot]: ...
+
+
+def scene_context(scene_name: str, rows: Iterable[SceneRowLike]) -> SceneContext:
+    """A scene's listing, rows in the order given."""
+    return SceneContext(
+        scene_name=scene_name,
+        topics=tuple(scene_context_topic(r.row.topic, r.row.child_count, r.messages) for r in rows),
+    )
+
+
+# ---- L4, L1 ---------------------------------------------------------------------------------
+
+
+def archive_slot(content: rec.ArchiveSlot) -> ArchiveSlot:
+    """One L4 record as read back."""
+    return ArchiveSlot(
+        id=format_id(content.id_hash),
+        kind=content.kind,
+        seq=content.seq,
+        content_type=content.content_type,
+        role=content.role,
+        topic_id=format_id(content.topic_id),
+        event_type=content.event_type,
+        node_seq=content.node_seq,
+        created_at=content.created_at,
+        content=content.content,
+    )
+
+
+def scene_node_view(node: rec.SceneNode) -> SceneNodeView:
+    """A scene's L1 node."""
+    return SceneNodeView(
+        id=format_id(node.id_hash),
+        scene_id=format_id(node.scene_id),
+        topic_ids=_hexes(node.topic_ids),
+        edge_ids=_hexes(node.edge_ids),
+        importance=node.importance,
+        valence=node.valence,
+        arousal=node.arousal,
+        emotion_set=node.emotion_set,
+        created_at=node.created_at,
+        updated_at=node.updated_at,
+    )
+
+
+# ---- L3 -------------------------------------------------------------------------------------
+
+
+def hypergraph_slot(slot: rec.HypergraphSlot) -> HypergraphSlot:
+    return HypergraphSlot(
+        id=format_id(slot.id_hash),
+        name=slot.name,
+        created_at=slot.created_at,
+        updated_at=slot.updated_at,
+    )
+
+
+def hypergraph_node(node: rec.HypergraphNode) -> HypergraphNode:
+    """An L3 node; a nil and an empty ``source_ref`` both read as ""."""
+    return HypergraphNode(
+        id=format_id(node.id_hash),
+        graph_id=format_id(node.graph_id),
+        title=node.title,
+        node_type=node.node_type,
+        content=node.content,
+        keywords=node.keywords,
+        source_ref=node.source_ref or "",
+        created_at=node.created_at,
+        updated_at=node.updated_at,
+    )
+
+
+def hypergraph_edge(edge: rec.HypergraphEdge) -> HypergraphEdge:
+    return HypergraphEdge(
+        id=format_id(edge.id_hash),
+        graph_id=format_id(edge.graph_id),
+        kind=edge.kind,
+        node_ids=_hexes(edge.node_ids),
+        created_at=edge.created_at,
+    )
+
+
+def l3_graph(
+    slot: rec.HypergraphSlot,
+    nodes: Iterable[rec.HypergraphNode],
+    edges: Iterable[rec.HypergraphEdge],
+) -> L3Graph:
+    return L3Graph(
+        slot=hypergraph_slot(slot),
+        nodes=tuple(hypergraph_node(n) for n in nodes),
+        edges=tuple(hypergraph_edge(e) for e in edges),
+    )
+
+
+def l3_subgraph(
+    nodes: Iterable[rec.HypergraphNode], edges: Iterable[rec.HypergraphEdge]
+) -> L3Subgraph:
+    return L3Subgraph(
+        nodes=tuple(hypergraph_node(n) for n in nodes),
+        edges=tuple(hypergraph_edge(e) for e in edges),
+    )
+
+
+def l3_import_result(
+    *,
+    graph_ids: Iterable[int],
+    created_ids: Iterable[int],
+    updated_ids: Iterable[int],
+    skipped_count: int,
+    edges_created: int,
+    errors: Iterable[str],
+) -> L3ImportResult:
+    return L3ImportResult(
+        graph_ids=_hexes(graph_ids),
+        created_ids=_hexes(created_ids),
+        updated_ids=_hexes(updated_ids),
+        skipped_count=skipped_count,
+        edges_created=edges_created,
+        errors=tuple(errors),
+    )
+
+
+# ---- L5 -------------------------------------------------------------------------------------
+
+_STATUS_WORDS: dict[int, PlanStatus] = {
+    PlanStatusCode.IN_PROGRESS: PlanStatus.IN_PROGRESS,
+    PlanStatusCode.DONE: PlanStatus.DONE,
+    PlanStatusCode.FAILED: PlanStatus.FAILED,
+}
+_STATUS_CODES: dict[str, PlanStatusCode] = {
+    word: PlanStatusCode(code) for code, word in _STATUS_WORDS.items()
+}
+
+
+def plan_tree(nodes: Iterable[rec.PlanNode]) -> PlanTree:
+    """A turn's plan forest from its steps (any order; a later duplicate seq wins).
+
+    Roots are the steps whose parent is 0 or not among ``nodes``; children and
+    roots go in seq order. Steps caught in a parent loop reach no root and are
+    listed as extra roots rather than lost. An empty title shows the ordinal.
+    Raises CorruptionError for a stored status with no word.
+    """
+    by_seq = {n.seq: n for n in nodes}
+    ordered = sorted(by_seq.values(), key=lambda n: n.seq)
+    children: dict[int, list[rec.PlanNode]] = {}
+    roots: list[rec.PlanNode] = []
+    for n in ordered:
+        if n.parent_seq == 0 or n.parent_seq not in by_seq:
+            roots.append(n)
+        else:
+            children.setdefault(n.parent_seq, []).append(n)
+    placed: set[int] = set()
+    views = [_plan_view(n, children, placed) for n in roots]
+    views += [_plan_view(n, children, placed) for n in ordered if n.seq not in placed]
+    done = sum(1 for n in ordered if n.status == PlanStatusCode.DONE)
+    return PlanTree(roots=tuple(views), done_count=done, total_count=len(ordered))
+
+
+def _plan_view(
+    node: rec.PlanNode, children: Mapping[int, list[rec.PlanNode]], placed: set[int]
+) -> PlanNodeView:
+    placed.add(node.seq)
+    status = _STATUS_WORDS.get(node.status)
+    if status is None:
+        msg = f"plan step {node.seq} holds undefined status {node.status}"
+        raise CorruptionError(msg)
+    below = [c for c in children.get(node.seq, ()) if c.seq not in placed]
+    return PlanNodeView(
+        seq=node.seq,
+        parent_seq=node.parent_seq,
+        title=node.title or str(node.seq),
+        status=status,
+        summary=node.summary,
+        created_at=node.created_at,
+        finished_at=node.finished_at,
+        updated_at=node.updated_at,
+        children=tuple(_plan_view(c, children, placed) for c in below),
+    )
+
+
+# ---- agents and stats -----------------------------------------------------------------------
+
+
+class UsageCounts(Protocol):
+    """Anything counting model use (the model seam's ``Usage`` is one)."""
+
+    @property
+    def calls(self) -> int: ...
+    @property
+    def prompt_tokens(self) -> int: ...
+    @property
+    def completion_tokens(self) -> int: ...
+    @property
+    def failures(self) -> int: ...
+
+
+def agent_info(agent_id: int, name: str, *, primary: bool) -> AgentInfo:
+    return AgentInfo(id=format_id(agent_id), name=name, primary=primary)
+
+
+def db_stats(file_bytes: int, record_count: int, usage: Mapping[int, UsageCounts]) -> DBStats:
+    """File stats plus each domain's model usage, keyed by domain id in hex."""
+    return DBStats(
+        file_bytes=file_bytes,
+        record_count=record_count,
+        model_usage={
+            format_id(agent): ModelUsage(
+                calls=u.calls,
+                prompt_tokens=u.prompt_tokens,
+                completion_tokens=u.completion_tokens,
+                failures=u.failures,
+            )
+            for agent, u in sorted(usage.items())
+        },
+    )
+
+
+# ---- inputs ---------------------------------------------------------------------------------
+
+
+def plan_status_code(status: PlanStatus | str) -> PlanStatusCode:
+    """The stored code of a status word; anything but the three words is refused."""
+    code = _STATUS_CODES.get(status) if isinstance(status, str) else None
+    if code is None:
+        msg = f"plan status must be in_progress, done or failed, got {status!r}"
+        raise InvalidQueryError(msg)
+    return code
+
+
+def import_mode(mode: L3ImportMode | str) -> L3ImportMode:
+    """The import mode of ``mode``; the message lists the valid words and the one received."""
+    try:
+        return L3ImportMode(mode)
+    except ValueError:
+        msg = f"import mode must be skip, merge or overwrite, got {mode!r}"
+        raise InvalidQueryError(msg) from None
+
+
+_ITEM_STRINGS = ("title", "domain", "node_type", "content", "source_ref")
+
+
+def _relation(value: L3Relation | Mapping[str, Any], where: str) -> L3Relation:
+    if isinstance(value, L3Relation):
+        return value
+    if not isinstance(value, Mapping):
+        msg = f"{where} must be an object, got {type(value).__name__}"
+        raise InvalidQueryError(msg)
+    for key in value:
+        if key not in ("titles", "kind"):
+            msg = f"{where} has an unknown key {key!r}"
+            raise InvalidQueryError(msg)
+    kind = value.get("kind")
+    if kind is None:
+        kind = 0
+    elif isinstance(kind, bool) or not isinstance(kind, int):
+        msg = f"{where}.kind must be an integer, got {kind!r}"
+        raise InvalidQueryError(msg)
+    titles = value.get("titles")
+    return L3Relation(
+        titles=() if titles is None else titles, kind=rec.known(rec.GraphEdgeKind, kind)
+    )
+
+
+def import_item(value: L3ImportItem | Mapping[str, Any]) -> L3ImportItem:
+    """An import item, or one read from a dict with its JSON keys.
+
+    A missing or null key takes its zero value, as Go's decoder leaves it (a
+    blank title or domain is then refused by the import itself). An unknown
+    key or a value of the wrong type raises InvalidQueryError naming it.
+    """
+    if isinstance(value, L3ImportItem):
+        return value
+    if not isinstance(value, Mapping):
+        msg = f"an import item must be an L3ImportItem or a dict, got {type(value).__name__}"
+        raise InvalidQueryError(msg)
+    known_keys = (*_ITEM_STRINGS, "keywords", "related")
+    for key in value:
+        if key not in known_keys:
+            msg = f"import item has an unknown key {key!r}"
+            raise InvalidQueryError(msg)
+    strings: dict[str, str] = {}
+    for key in _ITEM_STRINGS:
+        text = value.get(key)
+        if text is None:
+            text = ""
+        elif not isinstance(text, str):
+            msg = f"import item key {key!r} must be a string, got {type(text).__name__}"
+            raise InvalidQueryError(msg)
+        strings[key] = text
+    related = value.get("related")
+    if related is None:
+        related = ()
+    elif isinstance(related, str) or not isinstance(related, list | tuple):
+        msg = f"import item key 'related' must be a list, got {type(related).__name__}"
+        raise InvalidQueryError(msg)
+    keywords = value.get("keywords")
+    return L3ImportItem(
+        **strings,
+        keywords=() if keywords is None else keywords,
+        related=tuple(_relation(r, f"related[{i}]") for i, r in enumerate(related)),
+    )

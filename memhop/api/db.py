@@ -1,0 +1,103 @@
+"""DB: one open ``.meh`` file and its domains (the facade; no logic lives here)."""
+
+from __future__ import annotations
+
+from types import TracebackType
+
+from memhop.api import _mapping
+from memhop.api.results import AgentInfo, DBStats
+from memhop.api.session import Session
+from memhop.config import Defaults, LlmConfig, ProfileInput
+from memhop.llm import Model
+from memhop.root import Root, check_model, open_root, parse_agent_id
+from memhop.root.ops import AgentOps
+
+
+def open(
+    path: str,
+    llm: LlmConfig | Model,
+    defaults: Defaults | None = None,
+    profile: ProfileInput | None = None,
+) -> DB:
+    """Open (or, with a primary profile, create) the memory file at ``path``.
+
+    Everything is validated before the path is touched, so a refused open
+    leaves no file. ConfigError for a half-specified endpoint, bad defaults,
+    or a missing file with no profile to seed it; StorageIOError containing
+    "another instance" when the file is already open, in this process or another.
+    """
+    return DB(open_root(path, llm, defaults, profile))
+
+
+class DB:
+    """An open memory file. Use it as a context manager; ``close()`` checkpoints."""
+
+    def __init__(self, root: Root) -> None:
+        self._root = root
+
+    def __enter__(self) -> DB:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if not self._root.closed:
+            self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._root.closed else "open"
+        return f"<memhop.DB {self._root.engine.path!r} {state}>"
+
+    @property
+    def closed(self) -> bool:
+        return self._root.closed
+
+    def primary(self) -> Session:
+        """The file's primary domain (agent id 0000000000000000)."""
+        self._root.check_open()
+        return Session(AgentOps(self._root, 0))
+
+    def sub_agent(self, llm: LlmConfig | Model, profile: ProfileInput) -> Session:
+        """The sub-agent named ``profile.name`` (created on first use), talking to ``llm``.
+
+        The name is the handle: trimmed, 1 to 256 bytes, fixed at creation.
+        """
+        agent_id = self._root.sub_agent(check_model(llm), profile)
+        return Session(AgentOps(self._root, agent_id))
+
+    def agent(self, llm: LlmConfig | Model, agent_id: str) -> Session:
+        """Reach an existing domain by the id ``Session.agent_id`` gave; creates nothing.
+
+        InvalidQueryError for a malformed id, AgentNotFoundError for an id this
+        file never registered.
+        """
+        parsed = parse_agent_id(agent_id)
+        return Session(AgentOps(self._root, self._root.agent(check_model(llm), parsed)))
+
+    def agents(self) -> list[AgentInfo]:
+        """The primary first, then every sub-agent in id order."""
+        rows = self._root.agents()
+        return [_mapping.agent_info(r.agent_id, r.name, primary=r.primary) for r in rows]
+
+    def checkpoint(self) -> None:
+        """Write the index snapshot now (``close`` does it too)."""
+        self._root.checkpoint()
+
+    def compact_to(self, new_path: str) -> None:
+        """Write a copy holding only live records to ``new_path`` (which must not exist).
+
+        Deleted payloads are absent from the copy; the open file is untouched.
+        """
+        self._root.compact_to(new_path)
+
+    def stats(self) -> DBStats:
+        """File bytes, live records, and model usage per domain."""
+        file_bytes, records, usage = self._root.stats()
+        return _mapping.db_stats(file_bytes, records, usage)
+
+    def close(self) -> None:
+        """Checkpoint and release the file; a second close raises ClosedError."""
+        self._root.close()

@@ -1,0 +1,160 @@
+"""Session: one agent domain of an open file (the facade; no logic lives here).
+
+Every method refuses bad input with InvalidQueryError (1003) before anything
+is written or any model is asked, and raises ClosedError (5002) once the DB
+is closed (``agent_id`` still answers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from memhop import ids
+from memhop.api import _args, _mapping
+from memhop.api.results import ArchiveSlot, ProfileSlot, SceneContext, SceneSlot, SearchResult
+from memhop.api.results import TopicSlot as TopicResult
+from memhop.config import ProfileInput
+from memhop.root.content import ArchiveQuery, ContentInput
+from memhop.root.ops import AgentOps
+
+
+class Session:
+    """One domain's memory. Get one from ``DB.primary()``, ``sub_agent()`` or ``agent()``."""
+
+    def __init__(self, ops: AgentOps) -> None:
+        self._ops = ops
+
+    @property
+    def agent_id(self) -> str:
+        """The domain's id as 16 hex digits (the primary is all zeros); works after close."""
+        return ids.format_id(self._ops.agent_id)
+
+    def __repr__(self) -> str:
+        return f"<memhop.Session agent_id={self.agent_id}>"
+
+    # ---- the turn loop -------------------------------------------------------------------
+
+    def search(
+        self, *, scene_id: str = "", l3_id: str = "", new_scene: bool = False
+    ) -> SearchResult:
+        """Open the next turn and return the scene's surface, the profile and its brief.
+
+        Continues the domain's current scene unless ``new_scene`` (a fresh scene,
+        optionally anchored to graph ``l3_id``) or ``scene_id`` names one.
+        Writes one record; call once per turn (``scene_context`` is the pure read).
+        NotFoundError for an unknown scene or anchor graph.
+        """
+        opened = self._ops.search(
+            _args.id_or_unset(scene_id, "scene_id"),
+            _args.id_or_unset(l3_id, "l3_id"),
+            _args.flag(new_scene, "new_scene"),
+        )
+        return _mapping.search_result(
+            opened.profile, opened.scene, opened.topics, opened.new_topic_id
+        )
+
+    def append_archive(
+        self,
+        *,
+        content: str,
+        created_at: int,
+        kind: int = 0,
+        seq: int = 0,
+        content_type: int = 0,
+        role: int = 0,
+        event_type: str = "",
+        node_seq: int = 0,
+    ) -> int:
+        """Record an utterance or event on the open turn; return its slot number.
+
+        ``seq`` 0 takes the next free slot (3 or later); a named seq overwrites.
+        Refused: no open turn ("no turn is open"), time not in milliseconds,
+        events over 4 KiB, utterances over 64 KiB, role dream.
+        """
+        item = ContentInput(
+            content=_args.text(content, "content"),
+            created_at=_args.integer(created_at, "created_at"),
+            kind=_args.integer(kind, "kind"),
+            seq=_args.integer(seq, "seq"),
+            content_type=_args.integer(content_type, "content_type"),
+            role=_args.integer(role, "role"),
+            event_type=_args.text(event_type, "event_type"),
+            node_seq=_args.integer(node_seq, "node_seq"),
+        )
+        return self._ops.append_archive(item)
+
+    def update(
+        self, *, created_at: int, input: str = "", output: str = "", outcome: str = ""
+    ) -> TopicResult:
+        """Close the open turn: store its lines, extract keywords (one model call), list it.
+
+        Needs at least one of input, output, outcome. Closing the same turn
+        again is a replay. LLMError if the model fails; the lines stay stored
+        and the turn stays open for a retry.
+        """
+        row = self._ops.update(
+            _args.text(input, "input"),
+            _args.text(output, "output"),
+            _args.text(outcome, "outcome"),
+            _args.integer(created_at, "created_at"),
+        )
+        return _mapping.topic_slot(row)
+
+    # ---- reads ---------------------------------------------------------------------------
+
+    def scene_context(self, scene_id: str = "") -> SceneContext:
+        """Read a scene's rows (depth <= 2) with their lines; "" is the current scene.
+
+        The pure read: no turn opened, nothing written. A domain that never had
+        a scene answers an empty context; a named missing scene is NotFoundError.
+        """
+        view = self._ops.scene_context(_args.id_or_unset(scene_id, "scene_id"))
+        return _mapping.scene_context(view.name, view.rows)
+
+    def list_scenes(self, l3_id: str = "") -> list[SceneSlot]:
+        """The domain's scenes in id order; with ``l3_id``, only those anchored to it."""
+        anchor = _args.id_or_unset(l3_id, "l3_id")
+        return [_mapping.scene_slot(s) for s in self._ops.list_scenes(anchor or None)]
+
+    def search_l4(
+        self,
+        *,
+        keyword: str = "",
+        start: int = 0,
+        end: int = 0,
+        ids: Sequence[str] = (),
+        topic_id: str | None = None,
+        type: int | None = None,
+        kind: int | None = None,
+        node_seq: int = 0,
+        limit: int = 0,
+    ) -> list[ArchiveSlot]:
+        """Read the domain's stored lines and events; every given condition must hold.
+
+        With ``topic_id`` rows come in slot order, otherwise by time then id;
+        ``limit`` keeps the last rows. ``keyword`` matches content, case-insensitively.
+        """
+        query = ArchiveQuery(
+            keyword=_args.text(keyword, "keyword"),
+            start=_args.integer(start, "start"),
+            end=_args.integer(end, "end"),
+            ids=_args.id_list(ids, "ids"),
+            topic_id=None if topic_id is None else _args.topic_id(topic_id),
+            type=_args.optional_integer(type, "type"),
+            kind=_args.optional_integer(kind, "kind"),
+            node_seq=_args.integer(node_seq, "node_seq"),
+            limit=_args.integer(limit, "limit"),
+        )
+        return [_mapping.archive_slot(s) for s in self._ops.search_l4(query)]
+
+    def get_l0(self) -> ProfileSlot:
+        """The domain's profile (an empty one if never written)."""
+        return _mapping.profile_slot(self._ops.get_l0())
+
+    def update_l0(self, profile: ProfileInput) -> None:
+        """Write the host half of the profile whole (name, role, personality, preferences).
+
+        A sub-agent's name is its handle and cannot change. Emotion and MBTI
+        are kept; an omitted personality clears the distilled one.
+        """
+        self._ops.update_l0(profile)
