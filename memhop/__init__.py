@@ -1,39 +1,19 @@
-"""memhop: an AI agent's memory in one ``.meh`` file (a Python port of MemHop)."""
+"""memhop: an AI agent's memory in one ``.meh`` file (a Python port of MemHop).
 
-from memhop._version import __version__
-from memhop.errors import (
-    AgentNotFoundError,
-    ClosedError,
-    ConfigError,
-    CorruptionError,
-    CRCMismatchError,
-    DeserializationError,
-    InvalidMagicError,
-    InvalidQueryError,
-    LLMError,
-    MemHopError,
-    NotFoundError,
-    OperationCancelledError,
-    SerializationError,
-    StorageIOError,
-    code_of,
-)
+    import memhop
 
-__all__ = [
-    "AgentNotFoundError",
-    "CRCMismatchError",
-    "ClosedError",
-    "ConfigError",
-    "CorruptionError",
-    "DeserializationError",
-    "InvalidMagicError",
-    "InvalidQueryError",
-    "LLMError",
-    "MemHopError",
-    "NotFoundError",
-    "OperationCancelledError",
-    "SerializationError",
-    "StorageIOError",
-    "__version__",
-    "code_of",
-]
+    with memhop.open("agent.meh", memhop.LocalModel(),
+                     profile=memhop.ProfileInput(name="Ada")) as db:
+        me = db.primary()
+        opened = me.search()                      # open a turn, get the scene's tracks
+        me.update(input="hi", output="hello", created_at=1_700_000_000_000)
+        print(me.scene_context().to_dict())       # what to inject at the next turn
+
+The public names are exactly ``memhop.__all__`` (re-exported from ``memhop.api``).
+"""
+
+from memhop._version import __version__ as __version__
+from memhop.api import *  # noqa: F403 - the public surface is memhop.api's __all__
+from memhop.api import __all__ as _api_all
+
+__all__ = sorted([*_api_all, "__version__"], key=str.casefold)

@@ -11,7 +11,15 @@ PACKAGE = Path(__file__).resolve().parent.parent / "memhop"
 
 # What each part of memhop may import from memhop (itself always allowed).
 ALLOWED: dict[str, set[str]] = {
-    "memhop.api": {"memhop.root", "memhop.records", "memhop.errors", "memhop.config", "memhop.ids"},
+    # The facade re-exports the model seam (Model, LocalModel) as public names.
+    "memhop.api": {
+        "memhop.root",
+        "memhop.records",
+        "memhop.errors",
+        "memhop.config",
+        "memhop.ids",
+        "memhop.llm",
+    },
     "memhop.root": {
         "memhop.layers",
         "memhop.index",

@@ -1,0 +1,232 @@
+"""L4 content on the open turn: the write contract, slot allocation, and ``search_l4``.
+
+Every refusal happens before anything is written and before any model call;
+over-budget text is refused, never truncated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import NoReturn
+
+from memhop import ids
+from memhop.engine import Engine
+from memhop.errors import InvalidQueryError
+from memhop.layers import archive, scene
+from memhop.records import ArchiveKind, ArchiveRole, ArchiveSlot, ContentType
+from memhop.root.domain import DomainContext, OpenTurn
+
+MAX_EVENT_PAYLOAD_BYTES = 4 * 1024
+MAX_UTTERANCE_PAYLOAD_BYTES = 64 * 1024
+FIRST_FREE_SEQ = 3  # slots 1 and 2 hold the turn's user input and agent output
+
+_KINDS = frozenset(int(k) for k in ArchiveKind)
+_CONTENT_TYPES = frozenset(int(t) for t in ContentType)
+_SPEAKERS = frozenset({ArchiveRole.USER, ArchiveRole.AGENT, ArchiveRole.SYSTEM})
+
+
+def _refuse(msg: str) -> NoReturn:
+    raise InvalidQueryError(msg)
+
+
+def require_turn(ctx: DomainContext) -> OpenTurn:
+    """Return the open turn, or refuse with upstream's "no turn is open"."""
+    if ctx.open_turn is None:
+        _refuse("no turn is open: call search to open one")
+    return ctx.open_turn
+
+
+def _whole(value: object, what: str) -> int:
+    # bool is an int in Python; a model's `true` is not a number here.
+    if isinstance(value, bool) or not isinstance(value, int):
+        msg = f"{what} must be an integer, not {type(value).__name__}"
+        _refuse(msg)
+    return value
+
+
+def check_ms(value: int, what: str = "created_at") -> None:
+    """Refuse a timestamp in the seconds or microseconds band (0 is the caller's business)."""
+    if 1_000_000_000 <= value < 100_000_000_000 or value > 100_000_000_000_000:
+        msg = (
+            f"{what} {value} is not milliseconds since the epoch: values in [1e9, 1e11) look"
+            " like seconds and values above 1e14 like microseconds"
+        )
+        _refuse(msg)
+
+
+@dataclass(frozen=True, slots=True)
+class ContentInput:
+    """One record the host (or ``update``) asks to append to the open turn."""
+
+    content: str
+    created_at: int
+    kind: int = ArchiveKind.UTTERANCE
+    seq: int = 0
+    content_type: int = ContentType.TEXT
+    role: int = ArchiveRole.USER
+    event_type: str = ""
+    node_seq: int = 0
+
+    def validate(self) -> None:
+        """Apply the write contract, in upstream's order."""
+        kind = _whole(self.kind, "kind")
+        _whole(self.seq, "seq")
+        _whole(self.node_seq, "node_seq")
+        if not isinstance(self.content, str) or not isinstance(self.event_type, str):
+            msg = "content and event_type must be strings"
+            _refuse(msg)
+        if kind not in _KINDS:
+            _refuse(f"undefined content kind {kind}")
+        if self.content == "":
+            _refuse("content is required")
+        created = _whole(self.created_at, "created_at")
+        if created <= 0:
+            _refuse("a positive timestamp is required")
+        check_ms(created)
+        if _whole(self.content_type, "content_type") not in _CONTENT_TYPES:
+            _refuse(f"undefined content type {self.content_type}")
+        if self.seq < 0 or self.seq >= 2**64 or not 0 <= self.node_seq < 2**32:
+            _refuse("seq and node_seq must be non-negative and in range")
+        size = len(self.event_type.encode()) + len(self.content.encode())
+        if kind == ArchiveKind.EVENT:
+            if self.event_type == "":
+                _refuse("an event requires EventType")
+            if size > MAX_EVENT_PAYLOAD_BYTES:
+                msg = f"event of {size} bytes exceeds the {MAX_EVENT_PAYLOAD_BYTES}-byte budget"
+                _refuse(msg)
+            return
+        if self.event_type != "":
+            _refuse("an utterance carries no EventType")
+        if self.node_seq != 0:
+            _refuse("an utterance hangs on no plan node")
+        role = _whole(self.role, "role")
+        if role == ArchiveRole.DREAM:
+            _refuse("an utterance speaks as user, agent or system")
+        if role not in _SPEAKERS:
+            _refuse(f"undefined content role {role}")
+        if size > MAX_UTTERANCE_PAYLOAD_BYTES:
+            msg = f"utterance of {size} bytes exceeds the {MAX_UTTERANCE_PAYLOAD_BYTES}-byte budget"
+            _refuse(msg)
+
+    def to_slot(self, topic_id: int, seq: int) -> ArchiveSlot:
+        event = self.kind == ArchiveKind.EVENT
+        return ArchiveSlot(
+            id_hash=ids.content_id(topic_id, seq),
+            kind=self.kind,
+            seq=seq,
+            # Events are not spoken: their role and type are fixed.
+            content_type=ContentType.TEXT if event else self.content_type,
+            role=ArchiveRole.USER if event else self.role,
+            topic_id=topic_id,
+            event_type=self.event_type,
+            node_seq=self.node_seq,
+            created_at=self.created_at,
+            content=self.content,
+        )
+
+
+def write_contents(
+    engine: Engine, ctx: DomainContext, turn: OpenTurn, items: Sequence[ContentInput]
+) -> list[ArchiveSlot]:
+    """Write validated records on the open turn with one fsync; return what was stored.
+
+    A record with seq 0 takes the next free slot (3 or later). Each target
+    address is read first: a record there that will not read refuses the
+    whole write rather than being overwritten blind.
+    """
+    mirror = ctx.mirrors.contents
+    next_free = mirror.next_seq(turn.topic_id)
+    slots: list[ArchiveSlot] = []
+    for item in items:
+        seq = item.seq
+        if seq == 0:
+            seq, next_free = next_free, next_free + 1
+        archive.read_slot_optional(engine, ctx.agent_id, turn.topic_id, seq)
+        slots.append(item.to_slot(turn.topic_id, seq))
+    stored = archive.write_contents(engine, ctx.agent_id, slots)
+    for slot in stored:
+        mirror.put(slot)
+    return stored
+
+
+def append_archive(engine: Engine, ctx: DomainContext, item: ContentInput) -> int:
+    """Append one record to the open turn and return its slot number."""
+    turn = require_turn(ctx)
+    if item.kind == ArchiveKind.EVENT and item.node_seq != 0:
+        step = _whole(item.node_seq, "node_seq")
+        if not ctx.mirrors.plans.has_live_step(turn.topic_id, step):
+            msg = f"the event names step {step}, which is not on this turn's plan tree"
+            _refuse(msg)
+    item.validate()
+    return write_contents(engine, ctx, turn, [item])[0].seq
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveQuery:
+    """The conditions of ``search_l4``; all optional, combined with AND."""
+
+    keyword: str = ""
+    start: int = 0
+    end: int = 0
+    ids: tuple[int, ...] = ()
+    topic_id: int | None = None
+    type: int | None = None
+    kind: int | None = None
+    node_seq: int = 0
+    limit: int = 0
+
+
+def check_query(engine: Engine, ctx: DomainContext, q: ArchiveQuery) -> None:
+    """Refuse a query that cannot mean anything, before reading."""
+    if q.node_seq and q.topic_id is None:
+        _refuse("a step filter needs its turn's topic id")
+    if q.kind is not None and q.kind not in _KINDS:
+        _refuse(f"undefined content kind {q.kind}")
+    if q.type is not None and q.type not in _CONTENT_TYPES:
+        _refuse(f"undefined content type {q.type}")
+    for bound, what in ((q.start, "start"), (q.end, "end")):
+        if bound:
+            check_ms(bound, what)
+    if q.topic_id is not None and scene.get_scene_optional(engine, ctx.agent_id, q.topic_id):
+        msg = (
+            f"topic id {ids.format_id(q.topic_id)} names a scene; pass the turn id search"
+            " returned (new_topic_id)"
+        )
+        _refuse(msg)
+
+
+def search_l4(engine: Engine, ctx: DomainContext, q: ArchiveQuery) -> list[ArchiveSlot]:
+    """Return the domain's content matching every condition, in upstream's order."""
+    check_query(engine, ctx, q)
+    mirror = ctx.mirrors.contents
+    if q.ids:
+        refs = [r for r in (mirror.get(i) for i in dict.fromkeys(q.ids)) if r is not None]
+    elif q.topic_id is not None:
+        refs = mirror.slots_of(q.topic_id)
+    else:
+        refs = mirror.all_slots()
+    if q.topic_id is not None:
+        refs = [r for r in refs if r.topic_id == q.topic_id]
+    if q.kind is not None:
+        refs = [r for r in refs if r.kind == q.kind]
+    if q.type is not None:
+        refs = [r for r in refs if r.content_type == q.type]
+    if q.start:
+        refs = [r for r in refs if r.created_at >= q.start]
+    if q.end:
+        refs = [r for r in refs if r.created_at <= q.end]
+    if q.node_seq and q.topic_id is not None:
+        steps = ctx.mirrors.plans.subtree_seqs(q.topic_id, q.node_seq)
+        refs = [r for r in refs if r.node_seq in steps]
+    if q.topic_id is not None:
+        refs.sort(key=lambda r: r.seq)
+    else:
+        refs.sort(key=lambda r: (r.created_at, r.id_hash))
+    slots = archive.read_contents_strict(engine, ctx.agent_id, [r.id_hash for r in refs])
+    by_id = {s.id_hash: s for s in slots}
+    found = [by_id[r.id_hash] for r in refs if r.id_hash in by_id]
+    if q.keyword:
+        needle = q.keyword.casefold()
+        found = [s for s in found if needle in s.content.casefold()]
+    return found[-q.limit :] if q.limit > 0 else found

@@ -1,0 +1,113 @@
+"""One agent domain in memory: its lock, its model, its mirrors and its open turn."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from memhop.index.l2meta import L2Meta
+from memhop.index.l4 import L4Index
+from memhop.index.plans import PlanTrees
+from memhop.llm import Distillation, Group, Model, NodeDigest, TopicDigest, Usage
+
+T = TypeVar("T")
+
+
+class MeteredModel:
+    """A domain's model with the domain's own usage count.
+
+    Calls and failures are counted here; tokens are the difference in the
+    model's own ``usage()`` across each call. The meter survives a change of
+    model (``SubAgent``/``Agent`` re-point a live domain), so usage is per
+    domain, not per model object.
+    """
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+        self._lock = threading.Lock()
+        self._usage = Usage()
+
+    def usage(self) -> Usage:
+        with self._lock:
+            return self._usage
+
+    def _metered(self, call: Callable[[], T]) -> T:
+        before = self.model.usage()
+        try:
+            result = call()
+        except BaseException:
+            self._add(before, failed=True)
+            raise
+        self._add(before, failed=False)
+        return result
+
+    def _add(self, before: Usage, *, failed: bool) -> None:
+        after = self.model.usage()
+        delta = Usage(
+            calls=1,
+            prompt_tokens=max(after.prompt_tokens - before.prompt_tokens, 0),
+            completion_tokens=max(after.completion_tokens - before.completion_tokens, 0),
+            failures=int(failed),
+        )
+        with self._lock:
+            self._usage = self._usage + delta
+
+    def extract_keywords(
+        self, text: str, *, cancel: threading.Event | None = None
+    ) -> tuple[str, ...]:
+        return self._metered(lambda: self.model.extract_keywords(text, cancel=cancel))
+
+    def consolidate(
+        self, topics: Sequence[TopicDigest], floor: int, *, cancel: threading.Event | None = None
+    ) -> tuple[Group, ...]:
+        return self._metered(lambda: self.model.consolidate(topics, floor, cancel=cancel))
+
+    def distill(
+        self, samples: Sequence[NodeDigest], *, cancel: threading.Event | None = None
+    ) -> Distillation:
+        return self._metered(lambda: self.model.distill(samples, cancel=cancel))
+
+
+@dataclass
+class OpenTurn:
+    """The turn ``search`` opened and ``update`` closes (and may replay)."""
+
+    scene_id: int
+    seq: int
+    topic_id: int
+
+
+@dataclass
+class Mirrors:
+    """The domain's in-memory mirrors, rebuilt from records when the context is made."""
+
+    topics: L2Meta
+    contents: L4Index
+    plans: PlanTrees
+
+
+@dataclass(eq=False)
+class DomainContext:
+    """Per-domain state; every field is guarded by ``lock`` except the cancel event.
+
+    ``reclaimed`` is set when the idle sweep drops the context: an operation
+    that grabbed it before then fetches a fresh one.
+    """
+
+    agent_id: int
+    model: MeteredModel
+    mirrors: Mirrors
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    cancel: threading.Event = field(default_factory=threading.Event)
+    current_scene: int | None = None
+    open_turn: OpenTurn | None = None
+    last_stamp: int = 0
+    last_used_ms: int = 0
+    reclaimed: bool = False
+
+    def next_stamp(self, now_ms: int) -> int:
+        """Return a per-domain strictly increasing millisecond stamp."""
+        self.last_stamp = max(now_ms, self.last_stamp + 1)
+        return self.last_stamp

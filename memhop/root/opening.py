@@ -1,0 +1,90 @@
+"""Opening a ``.meh`` file: validate everything, then decide create, open or refuse.
+
+Nothing touches the path until the configuration is valid, so a refused open
+leaves no file behind. The primary profile follows upstream's table: a file's
+own profile wins; a file without one is seeded from the argument or refused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+from memhop import ids
+from memhop.config import Defaults, ProfileInput
+from memhop.engine import Engine, create_engine, open_engine
+from memhop.errors import ConfigError, InvalidQueryError, MemHopError, StorageIOError
+from memhop.layers import profile
+from memhop.records import AgentType, ProfileSlot
+from memhop.root.root import Clock, Root, check_model, wall_clock_ms
+
+
+def _engine_for(path: str, seed: ProfileInput | None) -> tuple[Engine, bool]:
+    """Open the file at ``path`` or create it when a profile can seed it; True if created."""
+    try:
+        is_dir = os.path.isdir(path)
+        exists = os.path.lexists(path)
+    except OSError as exc:
+        msg = f"stat {path}"
+        raise StorageIOError(msg) from exc
+    if is_dir:
+        msg = f"database path is a directory: {path}"
+        raise InvalidQueryError(msg)
+    if exists:
+        return open_engine(path), False
+    if seed is None:
+        msg = f"no database at {path} and no primary profile to seed one with"
+        raise ConfigError(msg)
+    return create_engine(path), True
+
+
+def _seed_primary(engine: Engine, seed: ProfileInput | None, now_ms: int) -> None:
+    if profile.has_profile(engine, ids.PRIMARY_AGENT_ID):
+        return  # the file is the source of truth; the argument is ignored
+    if seed is None:
+        msg = "the database has no primary profile; pass one to seed it"
+        raise ConfigError(msg)
+    slot = ProfileSlot(
+        name=seed.require_name(),
+        role=seed.role,
+        personality=seed.personality,
+        preferences=dict(seed.preferences),
+        agent_type=AgentType.PRIMARY,
+        updated_at_ms=now_ms,
+    )
+    profile.put_profile(engine, ids.PRIMARY_AGENT_ID, slot)
+
+
+def open_root(
+    path: str,
+    llm: object,
+    defaults: Defaults | None = None,
+    seed: ProfileInput | None = None,
+    clock: Clock = wall_clock_ms,
+) -> Root:
+    """Validate, open or create, seed the primary profile, load the registry."""
+    if not isinstance(path, str) or not path:
+        msg = "path is required"
+        raise ConfigError(msg)
+    model = check_model(llm)
+    table = Defaults() if defaults is None else defaults
+    if not isinstance(table, Defaults):
+        msg = f"defaults must be a memhop.Defaults, not {type(table).__name__}"
+        raise ConfigError(msg)
+    table.validate()
+    if seed is not None:
+        if not isinstance(seed, ProfileInput):
+            msg = f"profile must be a memhop.ProfileInput, not {type(seed).__name__}"
+            raise InvalidQueryError(msg)
+        seed.require_name()
+    engine, created = _engine_for(path, seed)
+    try:
+        _seed_primary(engine, seed, clock())
+        return Root(engine, table, model, clock)
+    except MemHopError:
+        with contextlib.suppress(MemHopError):
+            engine.close_without_checkpoint()
+        if created:  # a file this call made and could not finish is not left behind
+            with contextlib.suppress(OSError):
+                os.remove(path)
+        raise

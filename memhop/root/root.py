@@ -1,0 +1,246 @@
+"""Root: one open file, its domains, and the locks that keep them apart.
+
+Lock order: ``_agents_mu`` (registry and context table) is never taken while
+a domain lock is held; a domain lock is taken before the engine's own lock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from memhop import ids
+from memhop.config import Defaults, LlmConfig, ProfileInput
+from memhop.engine import Engine, compact_to
+from memhop.errors import AgentNotFoundError, ClosedError, ConfigError, InvalidQueryError
+from memhop.index.l2meta import L2Meta
+from memhop.index.l4 import L4Index
+from memhop.index.plans import PlanTrees
+from memhop.layers import archive, plan, profile, registry, topic
+from memhop.llm import Model, Usage
+from memhop.llm.remote import OpenAIModel
+from memhop.records import AgentType, ProfileSlot
+from memhop.root.domain import DomainContext, MeteredModel, Mirrors
+
+Clock = Callable[[], int]
+MAX_SUB_AGENT_NAME_BYTES = registry.MAX_TENANT_NAME_BYTES
+
+
+def wall_clock_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class AgentEntry:
+    """One row of ``agents()``: the domain id, its name, whether it is the primary."""
+
+    agent_id: int
+    name: str
+    primary: bool
+
+
+class Root:
+    """The composition root: lock a domain, compose the layers, return records."""
+
+    def __init__(self, engine: Engine, defaults: Defaults, model: Model, clock: Clock) -> None:
+        self.engine = engine
+        self.defaults = defaults.normalized()
+        self.clock = clock
+        self._agents_mu = threading.Lock()
+        self._contexts: dict[int, DomainContext] = {}
+        self._meters: dict[int, MeteredModel] = {ids.PRIMARY_AGENT_ID: MeteredModel(model)}
+        self._registry = registry.load_registry(engine)
+        self._closed = False
+
+    # ---- lifecycle -----------------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def check_open(self) -> None:
+        if self._closed:
+            msg = "database is closed"
+            raise ClosedError(msg)
+
+    def close(self) -> None:
+        """Cancel every domain's work, wait for each domain's lock, then close the file."""
+        with self._agents_mu:
+            self.check_open()
+            self._closed = True
+            contexts = list(self._contexts.values())
+        for ctx in contexts:
+            ctx.cancel.set()
+        for ctx in contexts:  # a barrier: no call is mid-write when the file closes
+            with ctx.lock:
+                pass
+        self.engine.close()
+
+    def checkpoint(self) -> None:
+        self.check_open()
+        self.engine.checkpoint()
+
+    def compact_to(self, new_path: str) -> None:
+        """Write a compacted copy; a point-in-time copy, no domain lock taken."""
+        self.check_open()
+        compact_to(self.engine, new_path)
+
+    def stats(self) -> tuple[int, int, dict[int, Usage]]:
+        """Return file bytes, live records and model usage per domain (no domain lock)."""
+        self.check_open()
+        file_bytes, records = self.engine.stats()
+        with self._agents_mu:
+            usage = {agent: meter.usage() for agent, meter in sorted(self._meters.items())}
+        return file_bytes, records, usage
+
+    # ---- domains -------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def domain(self, agent_id: int) -> Iterator[DomainContext]:
+        """Hold one domain's lock for the body; a context reclaimed meanwhile is re-fetched."""
+        while True:
+            ctx = self._context(agent_id)
+            ctx.lock.acquire()
+            if not ctx.reclaimed:
+                break
+            ctx.lock.release()
+        try:
+            self.check_open()
+            ctx.last_used_ms = self.clock()
+            yield ctx
+        finally:
+            ctx.lock.release()
+
+    def _context(self, agent_id: int) -> DomainContext:
+        with self._agents_mu:
+            self.check_open()
+            self._sweep_idle(agent_id)
+            ctx = self._contexts.get(agent_id)
+            if ctx is None:
+                meter = self._meters.get(agent_id)
+                if meter is None:
+                    msg = f"agent {ids.format_id(agent_id)} is not a domain of this file"
+                    raise AgentNotFoundError(msg)
+                ctx = DomainContext(agent_id, meter, self._load_mirrors(agent_id))
+                ctx.last_used_ms = self.clock()
+                self._contexts[agent_id] = ctx
+            return ctx
+
+    def _load_mirrors(self, agent_id: int) -> Mirrors:
+        return Mirrors(
+            topics=L2Meta.from_topics(topic.all_topics_strict(self.engine, agent_id)),
+            contents=L4Index.from_records(archive.all_contents_strict(self.engine, agent_id)),
+            plans=PlanTrees.from_nodes(plan.all_plan_nodes_strict(self.engine, agent_id)),
+        )
+
+    def _sweep_idle(self, keep: int) -> None:
+        """Free contexts idle past the TTL whose lock is free (called under ``_agents_mu``).
+
+        The primary is never reclaimed. A reclaimed domain's open turn is gone:
+        it cannot be rebuilt from records, so its next turn write is refused.
+        """
+        ttl = self.defaults.agent_idle_ttl_ms
+        if ttl <= 0:
+            return
+        now = self.clock()
+        for agent_id, ctx in list(self._contexts.items()):
+            if agent_id in (keep, ids.PRIMARY_AGENT_ID) or now - ctx.last_used_ms <= ttl:
+                continue
+            if ctx.lock.acquire(blocking=False):
+                ctx.reclaimed = True
+                del self._contexts[agent_id]
+                ctx.lock.release()
+
+    def point_domain_at(self, agent_id: int, model: Model) -> None:
+        """Make a live domain use ``model`` from now on (its usage meter carries over)."""
+        with self._agents_mu:
+            self._meters[agent_id].model = model
+
+    def sub_agent(self, model: Model, seed: ProfileInput) -> int:
+        """Return the domain registered under ``seed.name``, creating it on first use.
+
+        The profile is written only when the domain has none (which also heals
+        a crash between the registration and the profile).
+        """
+        if not isinstance(seed, ProfileInput):
+            msg = f"profile must be a memhop.ProfileInput, not {type(seed).__name__}"
+            raise InvalidQueryError(msg)
+        tenant = registry.normalise_tenant_name(seed.name)
+        with self._agents_mu:
+            self.check_open()
+            agent_id = self._registry.by_name.get(tenant)
+            if agent_id is None:
+                self._registry.require_resolved()
+                taken = set(self.engine.agents()) | set(self._registry.by_agent)
+                agent_id = registry.draw_agent_id(taken)
+                registry.write_registration(self.engine, agent_id, tenant)
+                self._registry = registry.load_registry(self.engine)
+            if not profile.has_profile(self.engine, agent_id):
+                slot = ProfileSlot(
+                    name=tenant,
+                    role=seed.role,
+                    personality=seed.personality,
+                    preferences=dict(seed.preferences),
+                    agent_type=AgentType.SUB,
+                    updated_at_ms=self.clock(),
+                )
+                profile.put_profile(self.engine, agent_id, slot)
+            meter = self._meters.get(agent_id)
+            if meter is None:
+                self._meters[agent_id] = MeteredModel(model)
+            else:
+                meter.model = model
+            return agent_id
+
+    def tenant_name(self, agent_id: int) -> str | None:
+        with self._agents_mu:
+            return self._registry.by_agent.get(agent_id)
+
+    def agent(self, model: Model, agent_id: int) -> int:
+        """Reach an existing domain by id and point it at ``model``."""
+        with self._agents_mu:
+            self.check_open()
+            if agent_id != ids.PRIMARY_AGENT_ID and agent_id not in self._registry.by_agent:
+                msg = f"agent {ids.format_id(agent_id)} is not registered in this file"
+                raise AgentNotFoundError(msg)
+            meter = self._meters.get(agent_id)
+            if meter is None:
+                self._meters[agent_id] = MeteredModel(model)
+            else:
+                meter.model = model
+            return agent_id
+
+    def agents(self) -> list[AgentEntry]:
+        """The primary first, then registered domains ascending, read from the records."""
+        with self._agents_mu:
+            self.check_open()
+            current = registry.load_registry(self.engine)
+            current.require_resolved()
+            stored = profile.get_profile(self.engine, ids.PRIMARY_AGENT_ID)
+            rows = [AgentEntry(ids.PRIMARY_AGENT_ID, stored.name if stored else "", True)]
+            rows += [AgentEntry(a, n, False) for a, n in sorted(current.by_agent.items())]
+            return rows
+
+
+def check_model(llm: object) -> Model:
+    """Return the model an ``llm`` argument names: an endpoint config or a Model."""
+    if isinstance(llm, LlmConfig):
+        llm.validate()
+        return OpenAIModel(llm)
+    if isinstance(llm, Model):
+        return llm
+    msg = f"llm must be an LlmConfig or a memhop Model, not {type(llm).__name__}"
+    raise ConfigError(msg)
+
+
+def parse_agent_id(text: object) -> int:
+    """Parse an agent id; the zero id names the primary and is allowed here."""
+    if not isinstance(text, str):
+        msg = f"invalid agent id {text!r}: want exactly 16 hex chars"
+        raise InvalidQueryError(msg)
+    if text == "0" * 16:
+        return ids.PRIMARY_AGENT_ID
+    return ids.parse_id(text, "agent id")

@@ -1,0 +1,169 @@
+"""The turn loop's two big methods: ``search`` opens a turn, ``update`` closes it.
+
+``search`` writes one record (the scene's turn counter) and asks no model.
+``update`` validates every record it will write before writing any, writes
+them with one fsync, then asks the model once for the turn's keywords.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memhop import ids
+from memhop.engine import Engine
+from memhop.errors import CorruptionError, InvalidQueryError, LLMError, MemHopError, NotFoundError
+from memhop.layers import archive, graph, profile, scene, topic
+from memhop.records import ArchiveKind, ArchiveRole, ProfileSlot, SceneSlot, TopicSlot
+from memhop.root.content import ContentInput, require_turn, write_contents
+from memhop.root.domain import DomainContext, OpenTurn
+
+SEQ_USER = 1
+SEQ_AGENT = 2
+OUTCOME_EVENT = "turn_outcome"
+_SPEAKER: dict[int, str] = {
+    ArchiveRole.USER: "User",
+    ArchiveRole.AGENT: "Assistant",
+    ArchiveRole.SYSTEM: "System",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Opened:
+    """What ``search`` hands the host: profile, scene, its surface, the new turn's id."""
+
+    profile: ProfileSlot
+    scene: SceneSlot
+    topics: tuple[TopicSlot, ...]
+    new_topic_id: int
+
+
+def current_scene(engine: Engine, ctx: DomainContext) -> SceneSlot | None:
+    """The domain's current scene: held in memory, else the one used most recently."""
+    if ctx.current_scene is not None:
+        held = scene.get_scene_optional(engine, ctx.agent_id, ctx.current_scene)
+        if held is not None:
+            return held
+    chosen = scene.current_scene(scene.list_scenes(engine, ctx.agent_id))
+    ctx.current_scene = None if chosen is None else chosen.scene_id
+    return chosen
+
+
+def _require_graph(engine: Engine, l3_id: int) -> None:
+    if graph.get_graph_optional(engine, l3_id) is None:
+        msg = f"graph {ids.format_id(l3_id)} not found"
+        raise NotFoundError(msg)
+
+
+def _resolve_scene(
+    engine: Engine, ctx: DomainContext, scene_id: int, l3_id: int, new_scene: bool, stamp: int
+) -> SceneSlot:
+    if scene_id:
+        if new_scene:
+            msg = (
+                "scene_id names a conversation to continue and new_scene asks for a fresh one:"
+                " pass one or the other"
+            )
+            raise InvalidQueryError(msg)
+        if l3_id:
+            msg = (
+                f"scene {ids.format_id(scene_id)} exists: an L3 anchor is set when a scene is"
+                " created (use update_scene to re-anchor)"
+            )
+            raise InvalidQueryError(msg)
+        return scene.get_scene(engine, ctx.agent_id, scene_id)
+    held = None if new_scene else current_scene(engine, ctx)
+    if held is not None:
+        if l3_id:
+            msg = (
+                "an L3 anchor is set when a scene is created: pass new_scene with l3_id, or"
+                " use update_scene"
+            )
+            raise InvalidQueryError(msg)
+        return held
+    if l3_id:
+        _require_graph(engine, l3_id)
+    fresh = scene.new_scene(scene.fresh_scene_id(engine, ctx.agent_id), l3_id, stamp)
+    return fresh
+
+
+def search(
+    engine: Engine, ctx: DomainContext, now_ms: int, scene_id: int, l3_id: int, new_scene: bool
+) -> Opened:
+    """Open the next turn of a scene and return the scene's surface (one record written)."""
+    stamp = ctx.next_stamp(now_ms)
+    chosen = _resolve_scene(engine, ctx, scene_id, l3_id, new_scene, stamp)
+    opened = scene.open_turn(chosen, stamp)
+    new_topic = ids.turn_topic_id(opened.scene_id, opened.turn_seq)
+    if new_topic == 0:
+        msg = "the turn key hashes to zero; the turn was not opened"
+        raise CorruptionError(msg)
+    scene.put_scene(engine, ctx.agent_id, opened)
+    stored = profile.get_profile(engine, ctx.agent_id) or ProfileSlot()
+    ctx.current_scene = opened.scene_id
+    ctx.open_turn = OpenTurn(opened.scene_id, opened.turn_seq, new_topic)
+    surface = tuple(ctx.mirrors.topics.surface(opened.scene_id))
+    return Opened(stored, opened, surface, new_topic)
+
+
+def _closing_records(user: str, agent: str, outcome: str, created_at: int) -> list[ContentInput]:
+    items = []
+    if user:
+        items.append(ContentInput(user, created_at, seq=SEQ_USER, role=ArchiveRole.USER))
+    if agent:
+        items.append(ContentInput(agent, created_at, seq=SEQ_AGENT, role=ArchiveRole.AGENT))
+    if outcome:
+        items.append(
+            ContentInput(outcome, created_at, kind=ArchiveKind.EVENT, event_type=OUTCOME_EVENT)
+        )
+    return items
+
+
+def _transcript(engine: Engine, ctx: DomainContext, topic_id: int) -> tuple[str, int, int]:
+    """Render the turn's utterances in seq order; return text and their time bounds."""
+    refs = ctx.mirrors.contents.utterances_of(topic_id)
+    slots = archive.read_contents_strict(engine, ctx.agent_id, [r.id_hash for r in refs])
+    slots.sort(key=lambda s: s.seq)
+    if not slots:
+        msg = "this turn holds no content to distill"
+        raise InvalidQueryError(msg)
+    lines = [f"{_SPEAKER.get(s.role, 'System')}: {s.content}" for s in slots]
+    stamps = [s.created_at for s in slots]
+    return "\n".join(lines), min(stamps), max(stamps)
+
+
+def update(
+    engine: Engine, ctx: DomainContext, user: str, agent: str, outcome: str, created_at: int
+) -> TopicSlot:
+    """Close (or replay) the open turn: write its lines, distil keywords, write its topic row."""
+    turn = require_turn(ctx)
+    for value, what in ((user, "input"), (agent, "output"), (outcome, "outcome")):
+        if not isinstance(value, str):
+            msg = f"{what} must be a string, not {type(value).__name__}"
+            raise InvalidQueryError(msg)
+    items = _closing_records(user, agent, outcome, created_at)
+    if not items:
+        msg = "a turn closes with an input, an output or an outcome"
+        raise InvalidQueryError(msg)
+    for item in items:
+        item.validate()
+    write_contents(engine, ctx, turn, items)
+    stored_scene = scene.get_scene_optional(engine, ctx.agent_id, turn.scene_id)
+    if stored_scene is None or turn.seq > stored_scene.turn_seq:
+        msg = "topic_id is not a turn this scene opened; use the id search returned"
+        raise InvalidQueryError(msg)
+    text, first, last = _transcript(engine, ctx, turn.topic_id)
+    try:
+        keywords = ctx.model.extract_keywords(text, cancel=ctx.cancel)
+    except MemHopError as exc:
+        if isinstance(exc, LLMError):
+            msg = f"distill turn: {exc.message}"
+            raise LLMError(msg) from exc
+        raise
+    if not keywords:
+        msg = "turn distillation produced no keywords"
+        raise LLMError(msg)
+    row = topic.write_turn_topic(
+        engine, ctx.agent_id, turn.scene_id, turn.topic_id, keywords, first, last
+    )
+    ctx.mirrors.topics.put(row)
+    return row
