@@ -14,6 +14,8 @@ from memhop.api import _args, _mapping
 from memhop.api.results import ArchiveSlot, ProfileSlot, SceneContext, SceneSlot, SearchResult
 from memhop.api.results import TopicSlot as TopicResult
 from memhop.config import ProfileInput
+from memhop.root import content as archive_ops
+from memhop.root import reads, turn
 from memhop.root.content import ArchiveQuery, ContentInput
 from memhop.root.ops import AgentOps
 
@@ -44,7 +46,9 @@ class Session:
         Writes one record; call once per turn (``scene_context`` is the pure read).
         NotFoundError for an unknown scene or anchor graph.
         """
-        opened = self._ops.search(
+        opened = self._ops.run(
+            turn.search,
+            self._ops.now(),
             _args.id_or_unset(scene_id, "scene_id"),
             _args.id_or_unset(l3_id, "l3_id"),
             _args.flag(new_scene, "new_scene"),
@@ -81,7 +85,7 @@ class Session:
             event_type=_args.text(event_type, "event_type"),
             node_seq=_args.integer(node_seq, "node_seq"),
         )
-        return self._ops.append_archive(item)
+        return self._ops.run(archive_ops.append_archive, item)
 
     def update(
         self, *, created_at: int, input: str = "", output: str = "", outcome: str = ""
@@ -92,7 +96,8 @@ class Session:
         again is a replay. LLMError if the model fails; the lines stay stored
         and the turn stays open for a retry.
         """
-        row = self._ops.update(
+        row = self._ops.run(
+            turn.update,
             _args.text(input, "input"),
             _args.text(output, "output"),
             _args.text(outcome, "outcome"),
@@ -108,13 +113,13 @@ class Session:
         The pure read: no turn opened, nothing written. A domain that never had
         a scene answers an empty context; a named missing scene is NotFoundError.
         """
-        view = self._ops.scene_context(_args.id_or_unset(scene_id, "scene_id"))
+        view = self._ops.run(reads.scene_context, _args.id_or_unset(scene_id, "scene_id"))
         return _mapping.scene_context(view.name, view.rows)
 
     def list_scenes(self, l3_id: str = "") -> list[SceneSlot]:
         """The domain's scenes in id order; with ``l3_id``, only those anchored to it."""
         anchor = _args.id_or_unset(l3_id, "l3_id")
-        return [_mapping.scene_slot(s) for s in self._ops.list_scenes(anchor or None)]
+        return [_mapping.scene_slot(s) for s in self._ops.run(reads.list_scenes, anchor or None)]
 
     def search_l4(
         self,
@@ -145,11 +150,11 @@ class Session:
             node_seq=_args.integer(node_seq, "node_seq"),
             limit=_args.integer(limit, "limit"),
         )
-        return [_mapping.archive_slot(s) for s in self._ops.search_l4(query)]
+        return [_mapping.archive_slot(s) for s in self._ops.run(archive_ops.search_l4, query)]
 
     def get_l0(self) -> ProfileSlot:
         """The domain's profile (an empty one if never written)."""
-        return _mapping.profile_slot(self._ops.get_l0())
+        return _mapping.profile_slot(self._ops.run(reads.get_l0))
 
     def update_l0(self, profile: ProfileInput) -> None:
         """Write the host half of the profile whole (name, role, personality, preferences).
@@ -157,4 +162,5 @@ class Session:
         A sub-agent's name is its handle and cannot change. Emotion and MBTI
         are kept; an omitted personality clears the distilled one.
         """
-        self._ops.update_l0(profile)
+        tenant = self._ops.tenant()  # the registry lock is taken before the domain lock
+        self._ops.run(reads.update_l0, profile, tenant, self._ops.now())

@@ -1,53 +1,39 @@
-"""The operations of one domain: each takes the domain lock and composes the layers."""
+"""The operations of one domain: each runs a root function inside the domain's lock."""
 
 from __future__ import annotations
 
-from memhop.config import ProfileInput
-from memhop.records import ArchiveSlot, ProfileSlot, SceneSlot, TopicSlot
-from memhop.root import content, reads, turn
-from memhop.root.content import ArchiveQuery, ContentInput
-from memhop.root.reads import SceneView
+from collections.abc import Callable
+from typing import Concatenate, ParamSpec, TypeVar
+
+from memhop.engine import Engine
+from memhop.root.domain import DomainContext
 from memhop.root.root import Root
-from memhop.root.turn import Opened
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 class AgentOps:
-    """Every ``Session`` call of one domain, run inside that domain's lock."""
+    """One domain of one root, as the facade sees it."""
 
     def __init__(self, root: Root, agent_id: int) -> None:
         self.root = root
         self.agent_id = agent_id
 
-    def search(self, scene_id: int, l3_id: int, new_scene: bool) -> Opened:
-        with self.root.domain(self.agent_id) as ctx:
-            now = self.root.clock()
-            return turn.search(self.root.engine, ctx, now, scene_id, l3_id, new_scene)
+    def now(self) -> int:
+        """The root's clock, in milliseconds."""
+        return self.root.clock()
 
-    def append_archive(self, item: ContentInput) -> int:
-        with self.root.domain(self.agent_id) as ctx:
-            return content.append_archive(self.root.engine, ctx, item)
+    def tenant(self) -> str | None:
+        """The domain's registered name (None for the primary); takes the registry lock."""
+        return self.root.tenant_name(self.agent_id)
 
-    def update(self, user: str, agent: str, outcome: str, created_at: int) -> TopicSlot:
+    def run(
+        self,
+        op: Callable[Concatenate[Engine, DomainContext, P], R],
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> R:
+        """Call ``op(engine, ctx, *args, **kwargs)`` holding this domain's lock."""
         with self.root.domain(self.agent_id) as ctx:
-            return turn.update(self.root.engine, ctx, user, agent, outcome, created_at)
-
-    def search_l4(self, query: ArchiveQuery) -> list[ArchiveSlot]:
-        with self.root.domain(self.agent_id) as ctx:
-            return content.search_l4(self.root.engine, ctx, query)
-
-    def get_l0(self) -> ProfileSlot:
-        with self.root.domain(self.agent_id) as ctx:
-            return reads.get_l0(self.root.engine, ctx)
-
-    def update_l0(self, given: ProfileInput) -> None:
-        tenant = self.root.tenant_name(self.agent_id)  # registry lock before the domain lock
-        with self.root.domain(self.agent_id) as ctx:
-            reads.update_l0(self.root.engine, ctx, given, tenant, self.root.clock())
-
-    def list_scenes(self, l3_id: int | None) -> list[SceneSlot]:
-        with self.root.domain(self.agent_id) as ctx:
-            return reads.list_scenes(self.root.engine, ctx, l3_id)
-
-    def scene_context(self, scene_id: int) -> SceneView:
-        with self.root.domain(self.agent_id) as ctx:
-            return reads.scene_context(self.root.engine, ctx, scene_id)
+            return op(self.root.engine, ctx, *args, **kwargs)

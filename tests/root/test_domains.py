@@ -9,9 +9,11 @@ import pytest
 from memhop.config import Defaults, ProfileInput
 from memhop.errors import InvalidQueryError
 from memhop.llm import LocalModel
-from memhop.root import Root, open_root
+from memhop.records import TopicSlot
+from memhop.root import Root, content, open_root, reads, turn
 from memhop.root.content import ContentInput
-from memhop.root.ops import AgentOps
+from memhop.root.ops import AgentOps as _Ops
+from memhop.root.reads import SceneView
 
 T0 = 1_700_000_000_000
 
@@ -22,6 +24,22 @@ class Clock:
 
     def __call__(self) -> int:
         return self.now
+
+
+class AgentOps(_Ops):
+    """The turn-loop calls of one domain, spelled out for these tests."""
+
+    def search(self, scene_id: int, l3_id: int, new_scene: bool) -> turn.Opened:
+        return self.run(turn.search, self.now(), scene_id, l3_id, new_scene)
+
+    def update(self, user: str, agent: str, outcome: str, at: int) -> TopicSlot:
+        return self.run(turn.update, user, agent, outcome, at)
+
+    def append_archive(self, item: ContentInput) -> int:
+        return self.run(content.append_archive, item)
+
+    def scene_context(self, scene_id: int) -> SceneView:
+        return self.run(reads.scene_context, scene_id)
 
 
 def _root(path: str, clock: Clock, ttl: int = 1_000) -> Root:
