@@ -11,6 +11,10 @@ from collections.abc import Sequence
 
 from memhop import ids
 from memhop.api import _args, _mapping
+from memhop.api._admin_face import AdminFace
+from memhop.api._dream_face import DreamFace
+from memhop.api._graph_face import GraphFace
+from memhop.api._plan_face import PlanFace
 from memhop.api.results import ArchiveSlot, ProfileSlot, SceneContext, SceneSlot, SearchResult
 from memhop.api.results import TopicSlot as TopicResult
 from memhop.config import ProfileInput
@@ -20,8 +24,12 @@ from memhop.root.content import ArchiveQuery, ContentInput
 from memhop.root.ops import AgentOps
 
 
-class Session:
-    """One domain's memory. Get one from ``DB.primary()``, ``sub_agent()`` or ``agent()``."""
+class Session(PlanFace, GraphFace, DreamFace, AdminFace):
+    """One domain's memory. Get one from ``DB.primary()``, ``sub_agent()`` or ``agent()``.
+
+    The turn loop and the reads live here; plans, the graph, Dream and the
+    admin methods come from one mixin each.
+    """
 
     def __init__(self, ops: AgentOps) -> None:
         self._ops = ops
