@@ -23,6 +23,7 @@ __all__ = [
     "Defaults",
     "LlmConfig",
     "ProfileInput",
+    "valid_text",
 ]
 
 # Go keeps durations in int64 nanoseconds; a larger value would wrap into
@@ -31,6 +32,23 @@ MAX_TIMEOUT_SECS = (2**63 - 1) // 10**9
 MAX_CONTENT_RETENTION_MS = (2**63 - 1) // 10**6
 DEFAULT_TIMEOUT_SECS = 120
 DEFAULT_MAX_OUTPUT_TOKENS = 8192
+
+
+def valid_text(value: object, what: str) -> str:
+    """Return ``value`` if it is a string that can be stored as UTF-8, else refuse it.
+
+    A lone surrogate (which JSON allows and Python keeps) has no UTF-8 form;
+    it is refused rather than silently replaced.
+    """
+    if not isinstance(value, str):
+        msg = f"{what} must be a string, not {type(value).__name__}"
+        raise InvalidQueryError(msg)
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        msg = f"{what} is not valid Unicode text (a lone surrogate at {exc.start})"
+        raise InvalidQueryError(msg) from None
+    return value
 
 
 @dataclass(frozen=True)
@@ -129,6 +147,14 @@ class ProfileInput:
     preferences: Mapping[str, str] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
+        for what in ("name", "role", "personality"):
+            valid_text(getattr(self, what), f"profile {what}")
+        if not isinstance(self.preferences, Mapping):
+            msg = "profile preferences must be a mapping of strings to strings"
+            raise InvalidQueryError(msg)
+        for key, value in self.preferences.items():
+            valid_text(key, "a preference key")
+            valid_text(value, f"preference {key!r}")
         # A read-only copy: the caller's dict may change after the call.
         object.__setattr__(self, "preferences", MappingProxyType(dict(self.preferences)))
 

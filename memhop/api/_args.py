@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from memhop import ids
-from memhop.errors import InvalidQueryError
+from memhop.config import valid_text
+from memhop.errors import InvalidQueryError, NotFoundError
 
 _ZERO = "0" * 16
 
@@ -20,10 +21,7 @@ def _refuse(msg: str) -> InvalidQueryError:
 
 
 def text(value: object, what: str) -> str:
-    if not isinstance(value, str):
-        msg = f"{what} must be a string, not {type(value).__name__}"
-        raise _refuse(msg)
-    return value
+    return valid_text(value, what)
 
 
 def integer(value: object, what: str) -> int:
@@ -51,6 +49,19 @@ def id_or_unset(value: object, what: str) -> int:
     return 0 if raw == "" else ids.parse_id(raw, what)
 
 
+def scene_ref(value: object, what: str = "scene_id") -> int:
+    """A scene id, or 0 for "" (the current scene).
+
+    The zero id is well formed but never a scene: it is not found, as upstream
+    answers, rather than read as "unset".
+    """
+    raw = text(value, what)
+    if raw == _ZERO:
+        msg = f"scene {_ZERO} not found"
+        raise NotFoundError(msg)
+    return id_or_unset(raw, what)
+
+
 def topic_id(value: object, what: str = "topic id") -> int:
     """A topic id: 16 hex, and never the reserved zero id."""
     raw = text(value, what)
@@ -65,3 +76,53 @@ def id_list(value: object, what: str) -> tuple[int, ...]:
         msg = f"{what} must be a list of ids"
         raise _refuse(msg)
     return tuple(topic_id(v, f"{what} entry") for v in value)
+
+
+def an_id(value: object, what: str) -> int:
+    """A required 16-hex id: "" and the reserved zero id are refused."""
+    return ids.parse_id(text(value, what), what)
+
+
+def uint32(value: object, what: str) -> int:
+    """An integer in 0..2**32-1 (plan ordinals are uint32)."""
+    number = integer(value, what)
+    if not 0 <= number < 2**32:
+        msg = f"{what} {number} is out of range: want 0..{2**32 - 1}"
+        raise _refuse(msg)
+    return number
+
+
+def integer_list(value: object, what: str) -> tuple[int, ...]:
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        msg = f"{what} must be a list of integers"
+        raise _refuse(msg)
+    return tuple(integer(v, f"{what} entry") for v in value)
+
+
+def node_id_list(value: object, what: str) -> tuple[int, ...]:
+    """A list of 16-hex ids (the reserved zero id refused)."""
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        msg = f"{what} must be a list of ids"
+        raise _refuse(msg)
+    return tuple(an_id(v, f"{what} entry") for v in value)
+
+
+def scene_id(value: object, what: str = "scene_id") -> int:
+    """A scene id: 16 hex (never "", which elsewhere means "the current scene")."""
+    return ids.parse_id(text(value, what), what)
+
+
+def scene_id_list(value: object, what: str) -> tuple[int, ...]:
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        msg = f"{what} must be a list of ids"
+        raise _refuse(msg)
+    return tuple(scene_id(v, f"{what} entry") for v in value)
+
+
+def optional_text(value: object, what: str) -> str | None:
+    return None if value is None else text(value, what)
+
+
+def optional_id(value: object, what: str) -> int | None:
+    """None keeps (a patch leaves the field alone); "" is 0 (clear); else a 16-hex id."""
+    return None if value is None else id_or_unset(value, what)

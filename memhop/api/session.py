@@ -57,7 +57,7 @@ class Session(PlanFace, GraphFace, DreamFace, AdminFace):
         opened = self._ops.run(
             turn.search,
             self._ops.now(),
-            _args.id_or_unset(scene_id, "scene_id"),
+            _args.scene_ref(scene_id),
             _args.id_or_unset(l3_id, "l3_id"),
             _args.flag(new_scene, "new_scene"),
         )
@@ -121,7 +121,7 @@ class Session(PlanFace, GraphFace, DreamFace, AdminFace):
         The pure read: no turn opened, nothing written. A domain that never had
         a scene answers an empty context; a named missing scene is NotFoundError.
         """
-        view = self._ops.run(reads.scene_context, _args.id_or_unset(scene_id, "scene_id"))
+        view = self._ops.run(reads.scene_context, _args.scene_ref(scene_id))
         return _mapping.scene_context(view.name, view.rows)
 
     def list_scenes(self, l3_id: str = "") -> list[SceneSlot]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import NoReturn
 
 from memhop import ids
+from memhop.config import valid_text
 from memhop.engine import Engine
 from memhop.errors import InvalidQueryError
 from memhop.layers import archive, scene
@@ -73,9 +74,8 @@ class ContentInput:
         kind = _whole(self.kind, "kind")
         _whole(self.seq, "seq")
         _whole(self.node_seq, "node_seq")
-        if not isinstance(self.content, str) or not isinstance(self.event_type, str):
-            msg = "content and event_type must be strings"
-            _refuse(msg)
+        valid_text(self.content, "content")
+        valid_text(self.event_type, "event_type")
         if kind not in _KINDS:
             _refuse(f"undefined content kind {kind}")
         if self.content == "":
