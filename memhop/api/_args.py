@@ -108,8 +108,13 @@ def node_id_list(value: object, what: str) -> tuple[int, ...]:
 
 
 def scene_id(value: object, what: str = "scene_id") -> int:
-    """A scene id: 16 hex (never "", which elsewhere means "the current scene")."""
-    return ids.parse_id(text(value, what), what)
+    """A named scene id: 16 hex, "" refused (it never means "the current scene" here).
+
+    The zero id is well formed but names no scene: it parses to 0, which the
+    root answers NotFoundError after the argument checks, as upstream does.
+    """
+    raw = text(value, what)
+    return 0 if raw == _ZERO else ids.parse_id(raw, what)
 
 
 def scene_id_list(value: object, what: str) -> tuple[int, ...]:
@@ -123,6 +128,14 @@ def optional_text(value: object, what: str) -> str | None:
     return None if value is None else text(value, what)
 
 
-def optional_id(value: object, what: str) -> int | None:
-    """None keeps (a patch leaves the field alone); "" is 0 (clear); else a 16-hex id."""
-    return None if value is None else id_or_unset(value, what)
+def optional_graph_id(value: object, what: str) -> int | None:
+    """A patch's anchor: None keeps, "" is 0 (clear), else a 16-hex graph id.
+
+    The zero id is well formed but names no graph: NotFoundError, as upstream.
+    """
+    if value is None:
+        return None
+    if text(value, what) == _ZERO:
+        msg = f"graph {_ZERO} not found"
+        raise NotFoundError(msg)
+    return id_or_unset(value, what)
