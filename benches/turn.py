@@ -1,0 +1,636 @@
+"""Turn-loop benchmark: one agent turn against the machine's fsync, and the scene read's cost.
+
+Run ``python benches/turn.py`` (about a minute) or ``--quick`` for a smoke run. It measures,
+in this one process, with the in-process ``memhop.LocalModel()`` (so no network is timed):
+
+1. the fsync latency of the file system the ``.meh`` files live on: one 300-byte append to a
+   plain file + ``os.fsync``, interleaved probe by probe with the turns below so that load from
+   elsewhere hits both alike;
+2. one turn: ``search()`` + two ``append_archive`` events + ``update(input, output)``, on
+   LoCoMo lines (``examples/data``), a new scene every 25 turns, automatic Dream off
+   (``scene_dream_topic_threshold=-1``) so no background pass runs during the timing. Every
+   ``os.fsync`` made during the turns is counted (``os.fsync`` is wrapped), per call;
+3. ``scene_context(scene_id)`` of a 300-turn scene in a file that holds only that scene, in a
+   file that also holds ~20,000 records of a sub-agent domain, and in one that also holds
+   ~20,000 records in other scenes of the scene's own domain: the first read after opening the
+   closed file, and the warm median after it.
+
+Medians are printed and a "Turn loop" section is written into docs/performance.md (``--out``)
+between markers, replacing an earlier run's section and keeping everything else in the file.
+This file is not a pytest module: nothing here is named ``test_*``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import gc
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import memhop
+
+if TYPE_CHECKING:
+    from _typeshed import FileDescriptorLike
+
+REPO = Path(__file__).resolve().parent.parent
+DATA = REPO / "examples" / "data" / "locomo-conv-26.json"
+BEGIN_MARK = "<!-- benches/turn.py: begin -->"
+END_MARK = "<!-- benches/turn.py: end -->"
+NO_AUTO_DREAM = memhop.Defaults(scene_dream_topic_threshold=-1)
+PROBE_BYTES = 300
+TURNS_PER_SCENE = 25
+BASE_MS = 1_700_000_000_000  # Nov 2023, in the milliseconds band
+OTHER_EVENTS_PER_TURN = 3
+
+
+@dataclass(frozen=True)
+class Sizes:
+    turns: int
+    warmup: int
+    scene_turns: int
+    other_records: int
+    reads: int
+
+
+FULL = Sizes(turns=300, warmup=20, scene_turns=300, other_records=20_000, reads=30)
+QUICK = Sizes(turns=40, warmup=5, scene_turns=300, other_records=2_000, reads=10)
+
+
+# ---- helpers -----------------------------------------------------------------------------
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def med(xs: Sequence[float]) -> float:
+    return statistics.median(xs)
+
+
+def timed(fn: Callable[[], object]) -> float:
+    """Seconds one call of ``fn`` takes."""
+    t0 = time.perf_counter_ns()
+    fn()
+    return (time.perf_counter_ns() - t0) / 1e9
+
+
+def load_lines() -> list[tuple[str, str]]:
+    """LoCoMo (said, answered) pairs to speak in the turns: realistic text, lengths and words."""
+    item = json.loads(DATA.read_text(encoding="utf-8"))["items"][0]
+    texts = [t["text"] for s in item["sessions"] for t in s["turns"]]
+    return [(texts[i], texts[i + 1]) for i in range(0, len(texts) - 1, 2)]
+
+
+class FsyncCounter:
+    """Counts ``os.fsync`` / ``os.fdatasync`` calls (any thread) while installed."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def installed(self) -> Iterator[FsyncCounter]:
+        real_fsync = os.fsync
+        real_fdatasync = getattr(os, "fdatasync", None)
+
+        def fsync(fd: FileDescriptorLike) -> None:
+            with self._lock:
+                self.calls += 1
+            real_fsync(fd)
+
+        def fdatasync(fd: FileDescriptorLike) -> None:
+            with self._lock:
+                self.calls += 1
+            assert real_fdatasync is not None
+            real_fdatasync(fd)
+
+        os.fsync = fsync
+        if real_fdatasync is not None:
+            os.fdatasync = fdatasync
+        try:
+            yield self
+        finally:
+            os.fsync = real_fsync
+            if real_fdatasync is not None:
+                os.fdatasync = real_fdatasync
+
+
+class FsyncProbe:
+    """A plain file on the same file system: append 300 bytes and fsync, timed."""
+
+    def __init__(self, directory: str) -> None:
+        self.path = os.path.join(directory, "fsync-probe.bin")
+        self.fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self.payload = b"x" * (PROBE_BYTES - 1) + b"\n"
+        self.seconds: list[float] = []
+
+    def once(self) -> None:
+        t0 = time.perf_counter_ns()
+        os.write(self.fd, self.payload)
+        os.fsync(self.fd)
+        self.seconds.append((time.perf_counter_ns() - t0) / 1e9)
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+# ---- 1 + 2: the turn against the fsync ------------------------------------------------------
+
+
+@dataclass
+class TurnResult:
+    turn: list[float] = field(default_factory=list)
+    search: list[float] = field(default_factory=list)
+    append: list[float] = field(default_factory=list)
+    update: list[float] = field(default_factory=list)
+    fsyncs_turn: list[int] = field(default_factory=list)
+    fsyncs_search: list[int] = field(default_factory=list)
+    fsyncs_append: list[int] = field(default_factory=list)
+    fsyncs_update: list[int] = field(default_factory=list)
+    fsync_probe: list[float] = field(default_factory=list)
+
+
+def bench_turns(tmp: str, sizes: Sizes, lines: list[tuple[str, str]]) -> TurnResult:
+    res = TurnResult()
+    probe = FsyncProbe(tmp)
+    counter = FsyncCounter()
+    path = os.path.join(tmp, "turns.meh")
+    profile = memhop.ProfileInput(name="bench agent")
+    with memhop.open(path, memhop.LocalModel(), NO_AUTO_DREAM, profile) as db:
+        session = db.primary()
+        for i in range(sizes.warmup + sizes.turns):
+            said, answered = lines[i % len(lines)]
+            at = BASE_MS + i * 1000
+            new_scene = i % TURNS_PER_SCENE == 0
+            probe.once()  # interleaved: one probe per turn
+            with counter.installed():
+                c0 = counter.calls
+                t0 = time.perf_counter_ns()
+                session.search(new_scene=new_scene)
+                t1 = time.perf_counter_ns()
+                c1 = counter.calls
+                session.append_archive(
+                    kind=memhop.ArchiveKind.EVENT,
+                    event_type="tool_call",
+                    content=f'recall(query="{said[:60]}")',
+                    created_at=at,
+                )
+                t2 = time.perf_counter_ns()
+                c2 = counter.calls
+                session.append_archive(
+                    kind=memhop.ArchiveKind.EVENT,
+                    event_type="tool_result",
+                    content=f"3 rows; first: {answered[:100]}",
+                    created_at=at,
+                )
+                t3 = time.perf_counter_ns()
+                c3 = counter.calls
+                session.update(input=said, output=answered, created_at=at)
+                t4 = time.perf_counter_ns()
+                c4 = counter.calls
+            if i < sizes.warmup:
+                continue
+            res.turn.append((t4 - t0) / 1e9)
+            res.search.append((t1 - t0) / 1e9)
+            res.append += [(t2 - t1) / 1e9, (t3 - t2) / 1e9]
+            res.update.append((t4 - t3) / 1e9)
+            res.fsyncs_turn.append(c4 - c0)
+            res.fsyncs_search.append(c1 - c0)
+            res.fsyncs_append += [c2 - c1, c3 - c2]
+            res.fsyncs_update.append(c4 - c3)
+    probe.close()
+    res.fsync_probe = probe.seconds[sizes.warmup :]
+    return res
+
+
+# ---- 3: scene_context of a 300-turn scene, alone and among other records -----------------
+
+
+@dataclass(frozen=True)
+class SceneReadResult:
+    label: str
+    records: int
+    file_bytes: int
+    first: float  # the first read after a fresh open of the closed file
+    warm: list[float]
+
+
+@dataclass(frozen=True)
+class SceneFile:
+    label: str
+    same_domain: int  # other records in other scenes of the scene's own domain (before it)
+    other_domain: int  # other records in a sub-agent domain (after it)
+
+
+def scene_files(sizes: Sizes) -> tuple[SceneFile, ...]:
+    n = sizes.other_records
+    return (
+        SceneFile("the scene alone", 0, 0),
+        SceneFile(f"+ {n:,} records in another domain", 0, n),
+        SceneFile(f"+ {n:,} records in other scenes of its domain", n, 0),
+    )
+
+
+def speak_turns(
+    session: memhop.Session, lines: list[tuple[str, str]], turns: int, start: int, events: int
+) -> None:
+    """``turns`` turns; with events, a new scene every TURNS_PER_SCENE turns, else one scene."""
+    for k in range(turns):
+        i = start + k
+        said, answered = lines[i % len(lines)]
+        at = BASE_MS + i * 1000
+        session.search(new_scene=events > 0 and k % TURNS_PER_SCENE == 0)
+        for e in range(events):
+            session.append_archive(
+                kind=memhop.ArchiveKind.EVENT,
+                event_type="tool_result",
+                content=f"step {e}: {answered[:120]}",
+                created_at=at,
+            )
+        session.update(input=said, output=answered, created_at=at)
+
+
+def build_scene_file(
+    path: str, lines: list[tuple[str, str]], scene_turns: int, spec: SceneFile
+) -> str:
+    """Write the scene of ``scene_turns`` turns and the other records; return its scene id."""
+    profile = memhop.ProfileInput(name="bench agent")
+    # Each "other" turn writes 3 events + 2 utterances + 1 topic record (+ its scene record).
+    per_turn = OTHER_EVENTS_PER_TURN + 3
+    with memhop.open(path, memhop.LocalModel(), NO_AUTO_DREAM, profile) as db:
+        primary = db.primary()
+        if spec.same_domain:
+            log(f"  {spec.same_domain // per_turn} turns in other scenes of the same domain")
+            speak_turns(primary, lines, spec.same_domain // per_turn, 10_000, OTHER_EVENTS_PER_TURN)
+        scene_id = primary.search(new_scene=True).scene.scene_id
+        said, answered = lines[0]
+        primary.update(input=said, output=answered, created_at=BASE_MS)
+        speak_turns(primary, lines, scene_turns - 1, 1, 0)
+        if spec.other_domain:
+            log(f"  {spec.other_domain // per_turn} turns in a sub-agent domain")
+            worker = db.sub_agent(memhop.LocalModel(), memhop.ProfileInput(name="worker"))
+            speak_turns(worker, lines, spec.other_domain // per_turn, 50_000, OTHER_EVENTS_PER_TURN)
+    return scene_id
+
+
+def time_read(session: memhop.Session, scene_id: str) -> float:
+    return timed(lambda: session.scene_context(scene_id))
+
+
+def bench_scene_reads(
+    tmp: str, sizes: Sizes, lines: list[tuple[str, str]]
+) -> list[SceneReadResult]:
+    """Build the three files, then read the scene in all three, round-robin, in one process."""
+    specs = scene_files(sizes)
+    paths = [os.path.join(tmp, f"scene-{n}.meh") for n in range(len(specs))]
+    scene_ids = []
+    for path, spec in zip(paths, specs, strict=True):
+        log(f"building {sizes.scene_turns}-turn scene, {spec.label}")
+        scene_ids.append(build_scene_file(path, lines, sizes.scene_turns, spec))
+    gc.collect()
+    dbs = [memhop.open(path, memhop.LocalModel(), NO_AUTO_DREAM) for path in paths]
+    try:
+        sessions = [db.primary() for db in dbs]
+        first: list[float] = []
+        for session, scene_id, spec in zip(sessions, scene_ids, specs, strict=True):
+            first.append(time_read(session, scene_id))
+            rows = len(session.scene_context(scene_id).topics)
+            if rows != sizes.scene_turns:
+                raise RuntimeError(f"{spec.label}: {rows} rows listed, want {sizes.scene_turns}")
+        warm: list[list[float]] = [[] for _ in specs]
+        for _ in range(sizes.reads):
+            for k, (session, scene_id) in enumerate(zip(sessions, scene_ids, strict=True)):
+                warm[k].append(time_read(session, scene_id))
+        out = []
+        for k, (db, spec) in enumerate(zip(dbs, specs, strict=True)):
+            stats = db.stats()
+            out.append(
+                SceneReadResult(spec.label, stats.record_count, stats.file_bytes, first[k], warm[k])
+            )
+            log(
+                f"  {spec.label}: {stats.record_count:,} records, first read "
+                f"{first[k] * 1e3:.2f} ms, warm median {med(warm[k]) * 1e3:.2f} ms"
+            )
+    finally:
+        for db in dbs:
+            db.close()
+    return out
+
+
+# ---- the machine -------------------------------------------------------------------------
+
+
+def git(*args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(REPO), *args], capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def machine(tmp: str) -> list[tuple[str, str]]:
+    cpu = platform.processor() or "unknown"
+    ram = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                ram = f"{int(line.split()[1]) / 1024 / 1024:.1f} GiB"
+                break
+    except OSError:
+        pass
+    try:
+        parts = (
+            subprocess.run(["df", "-T", tmp], capture_output=True, text=True, check=True)
+            .stdout.splitlines()[-1]
+            .split()
+        )
+        fs = f"{parts[1]} on {parts[0]} (mounted at {parts[-1]})"
+    except (OSError, subprocess.CalledProcessError, IndexError):
+        fs = "unknown"
+    try:
+        commit = git("rev-parse", "--short", "HEAD")
+        dirty = git("status", "--porcelain", "memhop")
+        commit += " + uncommitted changes in memhop/" if dirty else " (memhop/ clean)"
+    except (OSError, subprocess.CalledProcessError):
+        commit = "unknown"
+    return [
+        ("memhop commit", commit),
+        ("Date", datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")),
+        ("CPU", cpu),
+        ("Cores", str(os.cpu_count())),
+        ("RAM", ram),
+        ("OS", f"{platform.system()} {platform.release()}"),
+        ("Python", platform.python_version()),
+        ("Temp dir filesystem", fs),
+        ("Load average (1/5/15 min) at start", " / ".join(f"{x:.2f}" for x in os.getloadavg())),
+    ]
+
+
+def busy_processes() -> str:
+    """Name the other pytest runs seen on the machine, if any."""
+    try:
+        out = subprocess.run(
+            ["ps", "-eo", "pid,args"], capture_output=True, text=True, check=True
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+    mine = os.getpid()
+    hits = [
+        line for line in out.splitlines()[1:] if "pytest" in line and int(line.split()[0]) != mine
+    ]
+    return f"{len(hits)} pytest process(es)" if hits else ""
+
+
+# ---- report ------------------------------------------------------------------------------
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def us(seconds: float) -> str:
+    return f"{seconds * 1e6:,.0f} us"
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.2f} ms"
+
+
+def counts(xs: Sequence[int]) -> str:
+    """Median, and the range when it varies."""
+    lo, hi = min(xs), max(xs)
+    m = statistics.median(xs)
+    text = f"{m:g}"
+    return text if lo == hi else f"{text} (range {lo}-{hi})"
+
+
+def verdict(ok: bool) -> str:
+    return "PASS" if ok else "FAIL"
+
+
+def report(
+    turns: TurnResult,
+    scenes: list[SceneReadResult],
+    sizes: Sizes,
+    quick: bool,
+    info: list[tuple[str, str]],
+    notes: str,
+) -> str:
+    fsync = med(turns.fsync_probe)
+    turn = med(turns.turn)
+    ratio = turn / (2 * fsync)
+    writing_calls = turns.fsyncs_search + turns.fsyncs_append + turns.fsyncs_update
+    one_each = all(n == 1 for n in writing_calls)
+    alone, *crowded = scenes
+    warm_ratios = [med(c.warm) / med(alone.warm) for c in crowded]
+    first_ratios = [c.first / alone.first for c in crowded]
+    independent = (
+        f"warm read {ms(med(alone.warm))} alone; "
+        + "; ".join(
+            f"{c.label}: {ms(med(c.warm))} (ratio {w:.2f})"
+            for c, w in zip(crowded, warm_ratios, strict=True)
+        )
+        + ". First read after open, ratio to alone: "
+        + ", ".join(f"{f:.2f}" for f in first_ratios)
+    )
+    out: list[str] = [BEGIN_MARK, "## Turn loop\n"]
+    out.append(
+        "Generated by `python benches/turn.py`"
+        + (" --quick (smoke run: fewer turns and other records)" if quick else "")
+        + ". One turn is `search()` + two `append_archive` events + `update(input, output)` "
+        "with the in-process `memhop.LocalModel()` (no network), on LoCoMo lines "
+        f"(examples/data), a new scene every {TURNS_PER_SCENE} turns, automatic Dream off. "
+        f"{sizes.turns} measured turns after {sizes.warmup} warm-up turns. The fsync reference "
+        f"is one {PROBE_BYTES}-byte append + `os.fsync` to a plain file in the same directory, "
+        "one probe before each turn. fsyncs are counted by wrapping `os.fsync` during the "
+        "calls.\n"
+    )
+    out.append(table(["Item", "Value"], info) + "\n")
+    if notes:
+        out.append(notes + "\n")
+    out.append("### Aims\n")
+    out.append(
+        table(
+            ["Aim", "Measured", "Result"],
+            [
+                [
+                    "One fsync per writing call",
+                    f"search {counts(turns.fsyncs_search)}, append_archive "
+                    f"{counts(turns.fsyncs_append)}, update {counts(turns.fsyncs_update)} "
+                    f"(median fsyncs per call); {counts(turns.fsyncs_turn)} per turn",
+                    verdict(one_each),
+                ],
+                [
+                    "A turn within 3x of two fsyncs",
+                    f"turn {us(turn)} vs 2 x {us(fsync)} = {us(2 * fsync)} (ratio {ratio:.2f})",
+                    verdict(ratio <= 3),
+                ],
+                [
+                    f"scene_context of a {sizes.scene_turns}-turn scene independent of the "
+                    "other records in the file (within 1.5x)",
+                    independent,
+                    verdict(max(warm_ratios) <= 1.5),
+                ],
+            ],
+        )
+        + "\n"
+    )
+    out.append("### One turn\n")
+    out.append(
+        table(
+            ["Call", "Median", "p90", "fsyncs per call (median)"],
+            [
+                [
+                    "fsync reference (300-byte append + fsync)",
+                    us(fsync),
+                    us(p90(turns.fsync_probe)),
+                    "1",
+                ],
+                [
+                    "search()",
+                    us(med(turns.search)),
+                    us(p90(turns.search)),
+                    counts(turns.fsyncs_search),
+                ],
+                [
+                    "append_archive() (event)",
+                    us(med(turns.append)),
+                    us(p90(turns.append)),
+                    counts(turns.fsyncs_append),
+                ],
+                [
+                    "update() (LocalModel keywords)",
+                    us(med(turns.update)),
+                    us(p90(turns.update)),
+                    counts(turns.fsyncs_update),
+                ],
+                ["whole turn", us(turn), us(p90(turns.turn)), counts(turns.fsyncs_turn)],
+            ],
+        )
+        + "\n"
+    )
+    out.append(
+        f"Median turn / two fsyncs = {ratio:.2f}; the turn's time outside its fsyncs is about "
+        f"{us(max(0.0, turn - med(turns.fsyncs_turn) * fsync))} (median turn minus its median "
+        "fsync count x the fsync reference).\n"
+    )
+    if med(turns.fsyncs_update) > 1:
+        out.append(
+            f"`update()` makes {counts(turns.fsyncs_update)} fsyncs: its dialogue records are "
+            "written and synced before the model call (so they survive a failing model, as "
+            "upstream), and the topic row after it.\n"
+        )
+    out.append(f"### scene_context of a {sizes.scene_turns}-turn scene\n")
+    out.append(
+        f"The same {sizes.scene_turns}-turn scene (one user and one agent line per turn) read "
+        "with `scene_context(scene_id)` in three files: alone; with other records in a "
+        "sub-agent domain written after it; with other records in other scenes of its own "
+        f"domain written before it (other turns carry {OTHER_EVENTS_PER_TURN} events each). "
+        "*First read*: the first call after a fresh `memhop.open` of the closed file (it "
+        "includes whatever the domain loads on first use). *Warm*: median of "
+        f"{sizes.reads} further calls; the three files are open at once and read in turn, "
+        "call by call, so load from elsewhere hits them alike.\n"
+    )
+    out.append(
+        table(
+            ["File", "Records", "File MB", "first read", "warm median", "warm / alone"],
+            [
+                [
+                    s.label,
+                    f"{s.records:,}",
+                    f"{s.file_bytes / 1024 / 1024:.1f}",
+                    ms(s.first),
+                    ms(med(s.warm)),
+                    f"{med(s.warm) / med(alone.warm):.2f}",
+                ]
+                for s in scenes
+            ],
+        )
+        + "\n"
+    )
+    out.append(END_MARK)
+    return "\n".join(out) + "\n"
+
+
+def p90(xs: Sequence[float]) -> float:
+    ordered = sorted(xs)
+    return ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]
+
+
+def write_section(path: Path, section: str) -> None:
+    """Replace this bench's section between its markers, or append it; keep the rest."""
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    if BEGIN_MARK in text and END_MARK in text:
+        head, rest = text.split(BEGIN_MARK, 1)
+        tail = rest.split(END_MARK, 1)[1].lstrip("\n")
+        text = head + section + ("\n" + tail if tail else "")
+    else:
+        text = text.rstrip("\n") + ("\n\n" if text else "") + section
+    path.write_text(text, encoding="utf-8")
+
+
+# ---- main --------------------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--quick", action="store_true", help="fewer turns and other records")
+    parser.add_argument(
+        "--out", default=str(REPO / "docs" / "performance.md"), help="markdown report path"
+    )
+    parser.add_argument("--no-write", action="store_true", help="only print the report")
+    parser.add_argument("--dir", default=None, help="parent of the temp dir (default: /tmp)")
+    args = parser.parse_args(argv)
+    sizes = QUICK if args.quick else FULL
+    lines = load_lines()
+
+    tmp = tempfile.mkdtemp(prefix="memhop-turn-bench-", dir=args.dir)
+    info = machine(tmp)
+    busy = [f"start: {busy_processes() or 'none'}"]
+    started = time.perf_counter()
+    try:
+        log(f"turns: {sizes.warmup} warm-up + {sizes.turns} measured")
+        turns = bench_turns(tmp, sizes, lines)
+        busy.append(f"turns: {busy_processes() or 'none'}")
+        scenes = bench_scene_reads(tmp, sizes, lines)
+        busy.append(f"scene reads: {busy_processes() or 'none'}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    info.append(("Load average at end", " / ".join(f"{x:.2f}" for x in os.getloadavg())))
+    info.append(("Benchmark wall time", f"{time.perf_counter() - started:.0f} s"))
+    notes = ""
+    if any(not b.endswith("none") for b in busy):
+        notes = (
+            "Note: the machine was shared during this run (other pytest runs seen: "
+            + "; ".join(busy)
+            + "), so absolute numbers carry some noise; the fsync probe is interleaved with the "
+            "turns, so the turn/fsync ratio is steadier than either number alone."
+        )
+    section = report(turns, scenes, sizes, args.quick, info, notes)
+    print(section)
+    if not args.no_write:
+        write_section(Path(args.out), section)
+        log(f"wrote the Turn loop section of {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
