@@ -20,6 +20,7 @@ ALLOWED: dict[str, set[str]] = {
         "memhop.ids",
         "memhop.llm",
     },
+    "memhop.tools": {"memhop.api", "memhop.errors"},
     "memhop.root": {
         "memhop.layers",
         "memhop.index",
@@ -32,6 +33,7 @@ ALLOWED: dict[str, set[str]] = {
         "memhop.config",
     },
     "memhop.dream": {
+        "memhop.engine",  # the Engine type, for annotations only (TYPE_CHECKING)
         "memhop.layers",
         "memhop.index",
         "memhop.llm",

@@ -52,6 +52,7 @@ __all__ = [
     "BRIEF_PREFERENCES_SHOWN",
     "BRIEF_VALUE_MAX_RUNES",
     "BRIEF_WORST_CASE_RUNES",
+    "ProvenanceLike",
     "SceneRowLike",
     "UsageCounts",
     "agent_info",
@@ -156,8 +157,29 @@ def scene_slot(scene: rec.SceneSlot) -> SceneSlot:
     )
 
 
-def topic_slot(topic: rec.TopicSlot) -> TopicSlot:
-    """A topic row; a root keeps ``parent_id`` None."""
+class ProvenanceLike(Protocol):
+    """Where a row came from (``memhop.root.provenance.Provenance``)."""
+
+    @property
+    def origin(self) -> str: ...
+    @property
+    def derived_from(self) -> Sequence[int]: ...
+    @property
+    def grounding(self) -> float | None: ...
+
+
+def _provenance(made_by: ProvenanceLike | None) -> dict[str, Any]:
+    if made_by is None:
+        return {}
+    return {
+        "origin": made_by.origin,
+        "derived_from": _hexes(made_by.derived_from),
+        "grounding": made_by.grounding,
+    }
+
+
+def topic_slot(topic: rec.TopicSlot, made_by: ProvenanceLike | None = None) -> TopicSlot:
+    """A topic row; a root keeps ``parent_id`` None; no ``made_by`` reads as a turn row."""
     return TopicSlot(
         id=format_id(topic.id),
         scene_id=format_id(topic.scene_id),
@@ -167,6 +189,7 @@ def topic_slot(topic: rec.TopicSlot) -> TopicSlot:
         fused_keywords=topic.fused_keywords,
         user_timestamp=topic.user_timestamp,
         agent_timestamp=topic.agent_timestamp,
+        **_provenance(made_by),
     )
 
 
@@ -175,13 +198,18 @@ def search_result(
     scene: rec.SceneSlot,
     topics: Iterable[rec.TopicSlot],
     new_topic_id: int,
+    made_by: Mapping[int, ProvenanceLike] | None = None,
 ) -> SearchResult:
-    """A turn's opening read; the brief is rendered from the same profile."""
+    """A turn's opening read; the brief is rendered from the same profile.
+
+    ``made_by`` holds the provenance of dream rows; a topic absent from it is a turn row.
+    """
+    made_by = made_by or {}
     return SearchResult(
         profile=profile_slot(profile),
         profile_brief=profile_brief(profile),
         scene=scene_slot(scene),
-        topics=tuple(topic_slot(t) for t in topics),
+        topics=tuple(topic_slot(t, made_by.get(t.id)) for t in topics),
         new_topic_id=format_id(new_topic_id),
     )
 
@@ -198,7 +226,10 @@ def scene_message(content: rec.ArchiveSlot) -> SceneMessage:
 
 
 def scene_context_topic(
-    topic: rec.TopicSlot, child_count: int, contents: Iterable[rec.ArchiveSlot]
+    topic: rec.TopicSlot,
+    child_count: int,
+    contents: Iterable[rec.ArchiveSlot],
+    made_by: ProvenanceLike | None = None,
 ) -> SceneContextTopic:
     """A listing row: the topic's utterances in seq order; its events are never listed."""
     utterances = sorted(
@@ -213,6 +244,7 @@ def scene_context_topic(
         child_count=child_count,
         user_timestamp=topic.user_timestamp,
         agent_timestamp=topic.agent_timestamp,
+        **_provenance(made_by),
     )
 
 
@@ -224,7 +256,10 @@ class _ListedTopic(Protocol):
 
 
 class SceneRowLike(Protocol):
-    """A listed topic (``row.topic``, ``row.child_count``) with its lines (``messages``)."""
+    """A listed topic (``row.topic``, ``row.child_count``) with its lines (``messages``).
+
+    An optional ``provenance`` attribute (``ProvenanceLike``) marks a dream row.
+    """
 
     @property
     def row(self) -> _ListedTopic: ...
@@ -236,7 +271,12 @@ def scene_context(scene_name: str, rows: Iterable[SceneRowLike]) -> SceneContext
     """A scene's listing, rows in the order given."""
     return SceneContext(
         scene_name=scene_name,
-        topics=tuple(scene_context_topic(r.row.topic, r.row.child_count, r.messages) for r in rows),
+        topics=tuple(
+            scene_context_topic(
+                r.row.topic, r.row.child_count, r.messages, getattr(r, "provenance", None)
+            )
+            for r in rows
+        ),
     )
 
 

@@ -13,10 +13,13 @@ Contract:
 Traps:
 - ``MBTIScore.type`` is derived from the axes and never on the wire.
 - ``origin``, ``derived_from`` and ``grounding`` on ``TopicSlot`` and
-  ``SceneContextTopic`` are reserved for the provenance issue (README
-  "Deliberate changes" 3). Until it fills them they keep their defaults
-  and stay out of ``to_dict()``, which is upstream's shape exactly; they join
-  it with that issue.
+  ``SceneContextTopic`` are memhop's provenance (docs/internals/dream.md):
+  ``origin`` "dream" marks a row Dream wrote — a model reconstruction of the
+  turns in ``derived_from``, not something that was said — and ``grounding``
+  is the share of its keywords found in those turns' keywords. They are
+  Python attributes only and stay out of ``to_dict()``, which keeps
+  upstream's JSON shape exactly; a host that renders rows for a prompt reads
+  them from the attributes.
 """
 
 from __future__ import annotations

@@ -62,7 +62,7 @@ class Session(PlanFace, GraphFace, DreamFace, AdminFace):
             _args.flag(new_scene, "new_scene"),
         )
         return _mapping.search_result(
-            opened.profile, opened.scene, opened.topics, opened.new_topic_id
+            opened.profile, opened.scene, opened.topics, opened.new_topic_id, opened.provenance
         )
 
     def append_archive(

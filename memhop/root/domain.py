@@ -106,6 +106,10 @@ class DomainContext:
     last_stamp: int = 0
     last_used_ms: int = 0
     reclaimed: bool = False
+    # Dream (memhop.root.dreams): per scene, the listing a consolidation was declined
+    # on, and the hook ``update`` calls with (scene, surface count) after a topic lands.
+    dream_declined: dict[int, object] = field(default_factory=dict)
+    on_turn_settled: Callable[[int, int], None] | None = None
 
     def next_stamp(self, now_ms: int) -> int:
         """Return a per-domain strictly increasing millisecond stamp."""

@@ -15,6 +15,7 @@ from memhop.index.l2meta import ListingRow
 from memhop.layers import archive, profile, scene
 from memhop.records import AgentType, ArchiveSlot, ProfileSlot, SceneSlot
 from memhop.root.domain import DomainContext
+from memhop.root.provenance import TURN, Provenance, of_scene
 from memhop.root.turn import current_scene
 
 
@@ -24,6 +25,7 @@ class SceneRow:
 
     row: ListingRow
     messages: tuple[ArchiveSlot, ...]
+    provenance: Provenance = TURN
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,9 +76,11 @@ def scene_context(engine: Engine, ctx: DomainContext, scene_id: int) -> SceneVie
     if chosen is None:
         return SceneView("", ())
     mirror = ctx.mirrors.contents
+    made_by = of_scene(ctx.mirrors.topics, mirror, chosen.scene_id)
     rows = []
     for row in ctx.mirrors.topics.listing(chosen.scene_id):
         refs = mirror.utterances_of(row.topic.id)
         lines = archive.read_contents_strict(engine, ctx.agent_id, [r.id_hash for r in refs])
-        rows.append(SceneRow(row, tuple(sorted(lines, key=lambda s: s.seq))))
+        lines.sort(key=lambda s: s.seq)
+        rows.append(SceneRow(row, tuple(lines), made_by.get(row.topic.id, TURN)))
     return SceneView(chosen.scene_name, tuple(rows))

@@ -1,12 +1,14 @@
 """Root: one open file, its domains, and the locks that keep them apart.
 
 Lock order: ``_agents_mu`` (registry and context table) is never taken while
-a domain lock is held; a domain lock is taken before the engine's own lock.
+a domain lock is held; a domain lock is taken before ``pool_lock`` (the shared
+L3 pool), and both before the engine's own lock.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -23,6 +25,7 @@ from memhop.layers import archive, plan, profile, registry, topic
 from memhop.llm import Model, Usage
 from memhop.llm.remote import OpenAIModel
 from memhop.records import AgentType, ProfileSlot
+from memhop.root import dreams
 from memhop.root.domain import DomainContext, MeteredModel, Mirrors
 
 Clock = Callable[[], int]
@@ -54,6 +57,10 @@ class Root:
         self._meters: dict[int, MeteredModel] = {ids.PRIMARY_AGENT_ID: MeteredModel(model)}
         self._registry = registry.load_registry(engine)
         self._closed = False
+        self.closing = threading.Event()  # set first thing in close(): Dream passes stop
+        self.dreams = dreams.DreamThreads()  # background passes in flight, joined by close()
+        # Serializes the shared L3 pool across domains; taken inside a domain lock.
+        self.pool_lock = threading.Lock()
 
     # ---- lifecycle -----------------------------------------------------------------------
 
@@ -70,10 +77,12 @@ class Root:
         """Cancel every domain's work, wait for each domain's lock, then close the file."""
         with self._agents_mu:
             self.check_open()
+            self.closing.set()
             self._closed = True
             contexts = list(self._contexts.values())
         for ctx in contexts:
             ctx.cancel.set()
+        self.dreams.close_and_join()
         for ctx in contexts:  # a barrier: no call is mid-write when the file closes
             with ctx.lock:
                 pass
@@ -114,6 +123,24 @@ class Root:
         finally:
             ctx.lock.release()
 
+    @contextlib.contextmanager
+    def exclusive_domain(self, agent_id: int) -> Iterator[None]:
+        """Hold any domain of the file against its own calls, reached by this handle or not.
+
+        A domain this handle reached is held by its lock. One never reached has
+        no context, and none can be made while the registry lock is held, so
+        the body runs under that lock (engine I/O and ``pool_lock`` only).
+        For work one call does across every domain (DeleteL3's anchor detach);
+        hold no domain lock when entering.
+        """
+        with self._agents_mu:
+            self.check_open()
+            if agent_id not in self._meters:
+                yield
+                return
+        with self.domain(agent_id):
+            yield
+
     def _context(self, agent_id: int) -> DomainContext:
         with self._agents_mu:
             self.check_open()
@@ -125,6 +152,7 @@ class Root:
                     msg = f"agent {ids.format_id(agent_id)} is not a domain of this file"
                     raise AgentNotFoundError(msg)
                 ctx = DomainContext(agent_id, meter, self._load_mirrors(agent_id))
+                ctx.on_turn_settled = functools.partial(dreams.after_update, self, agent_id)
                 ctx.last_used_ms = self.clock()
                 self._contexts[agent_id] = ctx
             return ctx

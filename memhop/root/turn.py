@@ -7,7 +7,8 @@ them with one fsync, then asks the model once for the turn's keywords.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from memhop import ids
 from memhop.engine import Engine
@@ -16,6 +17,7 @@ from memhop.layers import archive, graph, profile, scene, topic
 from memhop.records import ArchiveKind, ArchiveRole, ProfileSlot, SceneSlot, TopicSlot
 from memhop.root.content import ContentInput, require_turn, write_contents
 from memhop.root.domain import DomainContext, OpenTurn
+from memhop.root.provenance import Provenance, of_scene
 
 SEQ_USER = 1
 SEQ_AGENT = 2
@@ -35,6 +37,7 @@ class Opened:
     scene: SceneSlot
     topics: tuple[TopicSlot, ...]
     new_topic_id: int
+    provenance: Mapping[int, Provenance] = field(default_factory=dict)  # dream rows only
 
 
 def current_scene(engine: Engine, ctx: DomainContext) -> SceneSlot | None:
@@ -102,7 +105,8 @@ def search(
     ctx.current_scene = opened.scene_id
     ctx.open_turn = OpenTurn(opened.scene_id, opened.turn_seq, new_topic)
     surface = tuple(ctx.mirrors.topics.surface(opened.scene_id))
-    return Opened(stored, opened, surface, new_topic)
+    made_by = of_scene(ctx.mirrors.topics, ctx.mirrors.contents, opened.scene_id)
+    return Opened(stored, opened, surface, new_topic, made_by)
 
 
 def _closing_records(user: str, agent: str, outcome: str, created_at: int) -> list[ContentInput]:
@@ -166,4 +170,6 @@ def update(
         engine, ctx.agent_id, turn.scene_id, turn.topic_id, keywords, first, last
     )
     ctx.mirrors.topics.put(row)
+    if ctx.on_turn_settled is not None:  # may schedule a background Dream of this scene
+        ctx.on_turn_settled(turn.scene_id, ctx.mirrors.topics.surface_count(turn.scene_id))
     return row

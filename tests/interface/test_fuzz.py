@@ -43,6 +43,8 @@ values = st.recursive(
     ),
     max_leaves=6,
 )
+
+
 class Recipe(dict[str, Any]):
     """ProfileInput arguments, built at call time: a refused profile is that call's refusal."""
 

@@ -1,0 +1,234 @@
+"""l2_compress: consolidation of each scene's surface, with no model call under the lock.
+
+Per scene (at most ``COMPRESS_FANOUT`` scenes at once, each on its own worker):
+
+1. under the lock, snapshot the depth-1 listing (``L2Meta.surface``); a scene
+   below the floor, or whose listing equals the one a model last declined,
+   is skipped without a call;
+2. unlocked, ask the model for groups; an empty answer is remembered as a
+   decline for that listing;
+3. per group, in the order proposed: the pure checks of ``validate``; under
+   the lock, the members must still equal their snapshot (unparented depth-1
+   rows of the scene) and the parent id must be free; unlocked, extract the
+   summary's keywords; under the lock again, re-check and write: the summary
+   (L4 seq 1, role dream, stamped now), the fused parent, the sunk members.
+
+A group that fails a check, or whose model call fails, is *unusable* and the
+next group proceeds. An engine refusal aborts its scene and is returned. A
+failure after the first write of a group rolls the group back (restore sunk
+members, delete the parent and every record the L4 mirror credits to it).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from memhop.dream.env import DreamEnv, Held
+from memhop.dream.validate import digests, fingerprint, group_problem, positions
+from memhop.errors import LLMError, MemHopError, NotFoundError, StorageIOError
+from memhop.ids import content_id, fused_topic_id
+from memhop.layers import archive, topic
+from memhop.records import ArchiveKind, ArchiveRole, ArchiveSlot, ContentType, TopicSlot
+from memhop.records.archive import SEQ_USER
+
+__all__ = ["COMPRESS_FANOUT", "SceneOutcome", "apply_group", "compress_scenes", "consolidate_scene"]
+
+log = logging.getLogger("memhop.dream")
+
+COMPRESS_FANOUT = 4
+"""At most this many scenes consolidate at once (upstream ``compressFanout``)."""
+
+
+@dataclass(slots=True)
+class SceneOutcome:
+    """What one scene's consolidation did."""
+
+    scene_id: int
+    asked: bool = False
+    groups: int = 0
+    sunk: int = 0
+    unusable: int = 0
+    failure: MemHopError | None = None
+
+
+def _listings(env: DreamEnv, scenes: Sequence[int]) -> list[tuple[int, list[TopicSlot]]]:
+    """Under the lock: each scene's surface that is worth a model call."""
+    work = []
+    with env.hold() as held:
+        for scene_id in scenes:
+            listing = held.mirrors.topics.surface(scene_id)
+            if not listing or len(listing) < env.floor:
+                continue
+            if held.declined.get(scene_id) == fingerprint(env.floor, listing):
+                continue  # the model declined this very listing: do not ask again
+            work.append((scene_id, listing))
+    return work
+
+
+def compress_scenes(env: DreamEnv, scenes: Sequence[int]) -> list[SceneOutcome]:
+    """Consolidate ``scenes``; outcomes in ascending scene order (skipped scenes absent)."""
+    work = _listings(env, sorted(scenes))
+    if len(work) <= 1:
+        return [consolidate_scene(env, s, listing) for s, listing in work]
+    prefix = f"memhop-dream-{env.agent_id:016x}-compress"
+    with ThreadPoolExecutor(min(COMPRESS_FANOUT, len(work)), thread_name_prefix=prefix) as pool:
+        futures = [pool.submit(consolidate_scene, env, s, listing) for s, listing in work]
+        return [f.result() for f in futures]
+
+
+def consolidate_scene(env: DreamEnv, scene_id: int, listing: list[TopicSlot]) -> SceneOutcome:
+    """Ask once for the scene's groups and apply them in order (see the module)."""
+    out = SceneOutcome(scene_id)
+    if env.cancel.is_set():
+        out.unusable = 1
+        return out
+    out.asked = True
+    try:
+        groups = env.model.consolidate(digests(listing), env.floor, cancel=env.cancel)
+    except MemHopError as exc:
+        log.warning("dream: scene %016x: consolidation refused: %s", scene_id, exc)
+        out.unusable = 1
+        return out
+    if not groups:
+        with env.hold() as held:
+            held.declined[scene_id] = fingerprint(env.floor, listing)
+        return out
+    by_id = {t.id: t for t in listing}
+    order = positions(listing)
+    claimed: set[int] = set()
+    for group in groups:
+        problem = "the pass was cancelled" if env.cancel.is_set() else None
+        problem = problem or group_problem(group, order, claimed)
+        if problem is None:
+            try:
+                members = [by_id[m] for m in group.member_ids]
+                out.sunk += apply_group(env, scene_id, members, group.summary)
+            except MemHopError as exc:
+                if isinstance(exc, LLMError) or env.cancel.is_set():
+                    problem = str(exc)
+                else:
+                    out.failure = exc
+                    break
+        if problem is not None:
+            out.unusable += 1
+            log.warning("dream: scene %016x: unusable group: %s", scene_id, problem)
+            continue
+        out.groups += 1
+        claimed.update(group.member_ids)
+    if out.groups:
+        with env.hold() as held:
+            held.declined.pop(scene_id, None)
+    return out
+
+
+def apply_group(env: DreamEnv, scene_id: int, members: Sequence[TopicSlot], summary: str) -> int:
+    """Fold ``members`` under a new parent; return how many members sank.
+
+    LLMError: the group is unusable and nothing stays written. Any other error
+    is an engine refusal (the group is rolled back; the caller aborts the scene).
+    """
+    if not summary.strip():
+        msg = "consolidation summary is empty"
+        raise LLMError(msg)
+    low = min(m.user_timestamp for m in members)
+    high = max(m.agent_timestamp for m in members)
+    parent = fused_topic_id(scene_id, low, high, [m.id for m in members])
+    with env.hold() as held:
+        _still_valid(held, members, parent)
+    keywords = env.model.extract_keywords(summary, cancel=env.cancel)
+    if not keywords:
+        msg = "the consolidation summary produced no keywords"
+        raise LLMError(msg)
+    with env.hold() as held:
+        _still_valid(held, members, parent)
+        return _write_group(held, scene_id, members, parent, summary, keywords, env.clock())
+
+
+def _still_valid(held: Held, members: Sequence[TopicSlot], parent: int) -> None:
+    """Members unchanged since the listing and the parent id free, else LLMError (unusable)."""
+    for member in members:
+        if held.mirrors.topics.get(member.id) != member:
+            msg = f"topic {member.id:016x} changed since the listing was taken"
+            raise LLMError(msg)
+    try:
+        found = topic.read_topic_lenient(held.engine, held.agent_id, parent)
+    except NotFoundError:
+        return
+    except MemHopError as exc:
+        msg = f"fused parent slot {parent:016x} will not read: {exc}"
+        raise StorageIOError(msg) from exc
+    if found is None:
+        msg = f"fused parent slot {parent:016x} holds a record that is not a topic"
+        raise StorageIOError(msg)
+    msg = f"fused parent {parent:016x} already exists (a replayed member set)"
+    raise LLMError(msg)
+
+
+def _write_group(
+    held: Held,
+    scene_id: int,
+    members: Sequence[TopicSlot],
+    parent: int,
+    summary: str,
+    keywords: Sequence[str],
+    now: int,
+) -> int:
+    engine, agent = held.engine, held.agent_id
+    slot = ArchiveSlot(
+        id_hash=content_id(parent, SEQ_USER),
+        kind=ArchiveKind.UTTERANCE,
+        seq=SEQ_USER,
+        content_type=ContentType.TEXT,
+        role=ArchiveRole.DREAM,
+        topic_id=parent,
+        created_at=now,
+        content=summary,
+    )
+    held.mirrors.contents.put(archive.write_content(engine, agent, slot))
+    low = min(m.user_timestamp for m in members)
+    high = max(m.agent_timestamp for m in members)
+    try:
+        row = topic.write_fused_parent(engine, agent, scene_id, parent, keywords, low, high)
+    except MemHopError:
+        _discard(held, parent)
+        raise
+    try:
+        moved = topic.sink_members(engine, agent, parent, [m.id for m in members])
+    except MemHopError as exc:
+        _restore(held, parent, [m.id for m in members])
+        _discard(held, parent)
+        if isinstance(exc, StorageIOError):
+            raise
+        msg = f"sinking the members under {parent:016x} failed: {exc}"
+        raise StorageIOError(msg) from exc
+    held.mirrors.topics.put(row)
+    for member in moved:
+        if member.depth >= topic.MAX_DEPTH:
+            held.mirrors.topics.remove([member.id])
+        else:
+            held.mirrors.topics.put(member)
+    return len(moved)
+
+
+def _restore(held: Held, parent: int, member_ids: Sequence[int]) -> None:
+    try:
+        for row in topic.restore_sunk(held.engine, held.agent_id, parent, member_ids):
+            held.mirrors.topics.put(row)
+    except MemHopError as exc:
+        log.warning("dream: rollback could not restore members of %016x: %s", parent, exc)
+
+
+def _discard(held: Held, parent: int) -> None:
+    """Delete a fused parent and every record the L4 mirror credits to it (warn on failure)."""
+    try:
+        topic.delete_topics(held.engine, held.agent_id, [parent])
+        held.mirrors.topics.remove([parent])
+        doomed = [r.id_hash for r in held.mirrors.contents.slots_of(parent)]
+        if doomed:
+            archive.delete_contents(held.engine, held.agent_id, doomed)
+            held.mirrors.contents.remove_many(doomed)
+    except MemHopError as exc:
+        log.warning("dream: rollback could not discard %016x: %s", parent, exc)

@@ -1,0 +1,115 @@
+"""l0_distill (dream.md §4.8): profile distillation from the top scene nodes.
+
+Samples are taken under the lock, the model is asked with the lock released,
+and the write-back re-reads what it changes under the lock again: the profile
+(only emotion, MBTI axes and a non-empty personality are Dream's) and each
+sampled node still present and never stamped (emotion is write-once).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from memhop.dream.env import DreamEnv, Held
+from memhop.dream.report import OK, SKIPPED
+from memhop.errors import MemHopError, OperationCancelledError
+from memhop.layers import profile, scene, topic
+from memhop.llm import Distillation, NodeDigest
+from memhop.records import EmotionScore, MBTIScore, SceneNode
+
+__all__ = [
+    "DISTILL_SAMPLE_LAMBDA",
+    "MAX_DISTILL_KEYWORDS_PER_SAMPLE",
+    "MAX_DISTILL_SAMPLES",
+    "collect_samples",
+    "rank",
+    "run_distill",
+    "write_back",
+]
+
+MAX_DISTILL_SAMPLES = 200
+MAX_DISTILL_KEYWORDS_PER_SAMPLE = 20
+DISTILL_SAMPLE_LAMBDA = 0.01  # per hour
+_MS_PER_HOUR = 3_600_000
+
+
+def rank(node: SceneNode, now: int) -> float:
+    """Importance discounted by the time since the node last changed."""
+    hours = max(now - node.updated_at, 0) / _MS_PER_HOUR
+    return node.importance * math.exp(-DISTILL_SAMPLE_LAMBDA * hours)
+
+
+def collect_samples(held: Held, now: int) -> list[NodeDigest]:
+    """The top 200 nodes by rank (ties by id), each with up to 20 raw keywords.
+
+    A tolerant read: unreadable nodes and topics are skipped (nothing is decided
+    from this scan but what to show the model). Nodes with no keyword are dropped.
+    """
+    nodes = scene.list_scene_nodes_lenient(held.engine, held.agent_id)
+    nodes.sort(key=lambda n: (-rank(n, now), n.id_hash))
+    samples = []
+    for node in nodes[:MAX_DISTILL_SAMPLES]:
+        words: list[str] = []
+        for topic_id in node.topic_ids:
+            if len(words) >= MAX_DISTILL_KEYWORDS_PER_SAMPLE:
+                break
+            try:
+                row = topic.get_topic_optional(held.engine, held.agent_id, topic_id)
+            except MemHopError:
+                continue
+            if row is not None:
+                room = MAX_DISTILL_KEYWORDS_PER_SAMPLE - len(words)
+                words.extend(row.fused_keywords[:room])
+        if words:
+            samples.append(NodeDigest(node.id_hash, node.importance, tuple(words)))
+    return samples
+
+
+def write_back(held: Held, result: Distillation, sampled: set[int], now: int) -> None:
+    """Merge the distillation into the profile and stamp never-stamped sampled nodes."""
+    stored = profile.get_profile(held.engine, held.agent_id)
+    merged = profile.with_distilled(
+        stored,
+        emotion=EmotionScore(
+            valence=result.valence, arousal=result.arousal, dominance=result.dominance
+        ),
+        mbti=MBTIScore(i_e=result.i_e, n_s=result.n_s, t_f=result.t_f, j_p=result.j_p),
+        personality=result.personality,
+        updated_at_ms=now,
+    )
+    profile.put_profile(held.engine, held.agent_id, merged)
+    moods = {m.id: m for m in result.per_node if m.id in sampled}  # a later row wins
+    stamped = []
+    for node_id in sorted(moods):
+        node = scene.get_scene_node_optional(held.engine, held.agent_id, node_id)
+        if node is None or node.emotion_set:
+            continue  # gone while the model thought, or already stamped (write-once)
+        mood = moods[node_id]
+        moved = (node.valence, node.arousal) != (mood.valence, mood.arousal)
+        stamped.append(
+            dataclasses.replace(
+                node,
+                valence=mood.valence,
+                arousal=mood.arousal,
+                emotion_set=True,
+                updated_at=now if moved else node.updated_at,
+            )
+        )
+    if stamped:
+        scene.put_scene_nodes(held.engine, held.agent_id, stamped)
+
+
+def run_distill(env: DreamEnv) -> str:
+    """Sample, ask (unlocked), write back; return the stage status (``skipped`` with no samples)."""
+    with env.hold() as held:
+        samples = collect_samples(held, env.clock())
+    if not samples:
+        return SKIPPED
+    result = env.model.distill(samples, cancel=env.cancel)
+    if env.cancel.is_set():
+        msg = "dream: cancelled during l0_distill stage"
+        raise OperationCancelledError(msg)
+    with env.hold() as held:
+        write_back(held, result, {s.id for s in samples}, env.clock())
+    return OK

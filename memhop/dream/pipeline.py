@@ -1,0 +1,138 @@
+"""``run_dream``: the nine stages in order, with a cancellation check at every boundary."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+
+from memhop.dream import compress, distill, prune, structure
+from memhop.dream.env import DreamEnv
+from memhop.dream.report import OK, Report, checkpoint, status_of
+from memhop.errors import LLMError, MemHopError, OperationCancelledError
+from memhop.layers import scene
+
+__all__ = ["run_dream"]
+
+log = logging.getLogger("memhop.dream")
+
+
+def _stage(
+    env: DreamEnv, report: Report, name: str, body: Callable[[], str], *, soft: bool = False
+) -> None:
+    """Run one stage after the boundary check; record it; a failure stops the pass unless soft."""
+    checkpoint(env.cancel, report, name)
+    started = time.monotonic()
+    try:
+        status = body()
+    except MemHopError as exc:
+        report.record(name, status_of(exc), started)
+        if not soft:
+            raise
+        log.warning("dream: %s failed, the pass continues: %s", name, exc)
+        return
+    report.record(name, status, started)
+
+
+def _scenes(env: DreamEnv, scene_id: int) -> list[int]:
+    with env.hold() as held:
+        if scene_id:
+            return [scene.get_scene(held.engine, held.agent_id, scene_id).scene_id]
+        return [s.scene_id for s in scene.list_scenes(held.engine, held.agent_id)]
+
+
+def _compress(env: DreamEnv, report: Report, scenes: list[int]) -> str:
+    outcomes = compress.compress_scenes(env, scenes)
+    for outcome in outcomes:
+        if outcome.failure is not None:
+            raise outcome.failure
+    landed = [o for o in outcomes if o.groups]
+    report.consolidated_scenes = len(landed)
+    report.l2_topics_compressed = sum(o.sunk for o in outcomes)
+    unusable = sum(o.unusable for o in outcomes)
+    if env.cancel.is_set():
+        msg = "dream: cancelled during l2_compress stage"
+        raise OperationCancelledError(msg)
+    if not landed and unusable:
+        msg = "consolidation produced nothing usable for any scene"
+        raise LLMError(msg)
+    return OK
+
+
+def run_dream(env: DreamEnv, scene_id: int = 0) -> tuple[Report, MemHopError | None]:
+    """Run one pass over the domain; ``scene_id`` (0 = all) scopes consolidation only.
+
+    Returns the report and the error that stopped the pass (None on success):
+    a failing pass still reports every stage it reached.
+    """
+    report = Report()
+    try:
+        _run(env, report, scene_id)
+    except MemHopError as exc:
+        return report, exc
+    return report, None
+
+
+def _run(env: DreamEnv, report: Report, scene_id: int) -> None:
+    line = prune.cutoff(env.clock(), env.retention_ms)
+
+    def l4() -> str:
+        with env.hold() as held:
+            report.l4_records_pruned = prune.prune_contents(held, line)
+        return OK
+
+    def l5() -> str:
+        with env.hold() as held:
+            report.l5_nodes_pruned = prune.prune_plans(held, line)
+        return OK
+
+    _stage(env, report, "l4_prune", l4, soft=True)
+    _stage(env, report, "l5_prune", l5, soft=True)
+    scenes = _scenes(env, scene_id)
+    if not scenes:
+        return
+    _stage(env, report, "l2_compress", lambda: _compress(env, report, scenes))
+
+    def rebuild() -> str:
+        with env.hold() as held:
+            structure.rebuild_index(held)
+        return OK
+
+    touched: set[int] = set()
+
+    def nodes() -> str:
+        with env.hold() as held:
+            touched.update(structure.sync_nodes(held, env.clock()))
+        report.l1_nodes_added += len(touched)
+        return OK
+
+    def edges() -> str:
+        with env.hold() as held:
+            report.l1_edges_added += structure.build_edges(held, touched, env.clock())
+        return OK
+
+    def stale() -> str:
+        with env.hold() as held:
+            gone_nodes, gone_edges = structure.rebuild_from_l2(held)
+        report.l1_nodes_removed += gone_nodes
+        report.l1_edges_removed += gone_edges
+        return OK
+
+    def decay() -> str:
+        with env.hold() as held:
+            gone_nodes, gone_edges = structure.decay_network(held, env.clock())
+        report.l1_nodes_removed += gone_nodes
+        report.l1_edges_removed += gone_edges
+        return OK
+
+    def l0() -> str:
+        status = distill.run_distill(env)
+        report.l0_updated = status == OK
+        return status
+
+    _stage(env, report, "index_rebuild", rebuild)
+    _stage(env, report, "l1_nodes", nodes)
+    _stage(env, report, "l1_hyperedges", edges)
+    _stage(env, report, "l1_rebuild", stale)
+    _stage(env, report, "l1_decay", decay)
+    _stage(env, report, "l0_distill", l0)

@@ -1,0 +1,140 @@
+"""Dream passes of one domain: in the foreground (``Session.dream``) and in the background.
+
+Background scheduling (api.md §17): after ``update`` lands a topic, if the
+scene's depth-1 count is above ``scene_dream_topic_threshold`` (> 0), a pass
+scoped to that scene starts on a thread named
+``memhop-dream-<agent hex>-<scene hex>``; at most one per (domain, scene) is
+in flight. Its failures are logged at WARNING, except closed/cancelled,
+which are silent; nothing reaches the host.
+
+Cancellation: every pass reads as cancelled once the file starts closing
+(``Root.closing``); a foreground pass also when the host's ``cancel`` event is
+set. ``Root.close`` sets ``closing``, then joins the background threads
+(``DreamThreads.close_and_join``) before its domain-lock barrier.
+
+Lock order: ``DreamThreads``' own mutex is a leaf (nothing is taken under
+it), so scheduling from inside a domain lock is safe.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
+
+from memhop.dream import AnyEvent, DreamEnv, Held, Report, run_dream
+from memhop.errors import ClosedError, MemHopError, OperationCancelledError
+
+if TYPE_CHECKING:
+    from memhop.root.root import Root
+
+__all__ = ["JOIN_TIMEOUT_S", "DreamThreads", "Report", "after_update", "run_pass", "thread_name"]
+
+log = logging.getLogger("memhop.dream")
+
+JOIN_TIMEOUT_S = 10.0
+"""How long ``close`` waits for background passes in all (a model call cannot be interrupted)."""
+
+
+def thread_name(agent_id: int, scene_id: int) -> str:
+    return f"memhop-dream-{agent_id:016x}-{scene_id:016x}"
+
+
+class DreamThreads:
+    """Background passes in flight, one per (domain, scene); joined at close."""
+
+    def __init__(self) -> None:
+        self._mu = threading.Lock()
+        self._running: dict[tuple[int, int], threading.Thread] = {}
+        self._closed = False
+
+    def start(self, agent_id: int, scene_id: int, body: Callable[[], None]) -> bool:
+        """Start ``body`` on a named thread unless one runs for this scene; True if started."""
+        key = (agent_id, scene_id)
+        with self._mu:
+            if self._closed or key in self._running:
+                return False
+            thread = threading.Thread(
+                target=self._run, args=(key, body), name=thread_name(*key), daemon=True
+            )
+            self._running[key] = thread
+            thread.start()
+        return True
+
+    def _run(self, key: tuple[int, int], body: Callable[[], None]) -> None:
+        try:
+            body()
+        finally:
+            with self._mu:
+                self._running.pop(key, None)
+
+    def in_flight(self) -> list[tuple[int, int]]:
+        with self._mu:
+            return sorted(self._running)
+
+    def close_and_join(self, timeout: float = JOIN_TIMEOUT_S) -> None:
+        """Refuse new passes and wait (up to ``timeout`` in all) for those in flight."""
+        with self._mu:
+            self._closed = True
+            threads = list(self._running.values())
+        deadline = time.monotonic() + timeout
+        for thread in threads:
+            thread.join(max(deadline - time.monotonic(), 0.0))
+            if thread.is_alive():
+                log.warning("dream: %s still in a model call at close", thread.name)
+
+
+@contextlib.contextmanager
+def _hold(root: Root, agent_id: int) -> Iterator[Held]:
+    """Take the domain lock for a stage; a file that is closing reads as a cancellation."""
+    with contextlib.ExitStack() as stack:
+        try:
+            ctx = stack.enter_context(root.domain(agent_id))
+        except ClosedError as exc:
+            if root.closing.is_set():
+                msg = "dream: cancelled: the file is closing"
+                raise OperationCancelledError(msg) from exc
+            raise
+        yield Held(root.engine, agent_id, ctx.mirrors, ctx.dream_declined)
+
+
+def run_pass(
+    root: Root, agent_id: int, scene_id: int, cancel: threading.Event | None
+) -> tuple[Report, MemHopError | None]:
+    """Run one pass of ``agent_id`` (``scene_id`` 0 = every scene); return report and error."""
+    with root.domain(agent_id) as ctx:
+        model = ctx.model
+    env = DreamEnv(
+        agent_id=agent_id,
+        hold=lambda: _hold(root, agent_id),
+        model=model,
+        clock=root.clock,
+        floor=root.defaults.dream_compress_min_topics,
+        retention_ms=root.defaults.content_retention_ms,
+        cancel=AnyEvent(cancel, root.closing),
+    )
+    return run_dream(env, scene_id)
+
+
+def _background(root: Root, agent_id: int, scene_id: int) -> None:
+    try:
+        _, error = run_pass(root, agent_id, scene_id, None)
+    except MemHopError as exc:  # the domain went away or the file closed before the pass
+        error = exc
+    except Exception:
+        log.exception("dream: background pass of %016x failed", agent_id)
+        return
+    if error is None or isinstance(error, ClosedError | OperationCancelledError):
+        return
+    log.warning("dream: background pass of %016x scene %016x failed: %s", agent_id, scene_id, error)
+
+
+def after_update(root: Root, agent_id: int, scene_id: int, surface_count: int) -> None:
+    """Called by ``update`` under the domain lock once a topic landed: maybe start a pass."""
+    threshold = root.defaults.scene_dream_topic_threshold
+    if threshold <= 0 or surface_count <= threshold or root.closing.is_set():
+        return
+    root.dreams.start(agent_id, scene_id, lambda: _background(root, agent_id, scene_id))

@@ -1,0 +1,71 @@
+"""Provenance of a listed topic row: said in a turn, or reconstructed by Dream.
+
+Derived from what is stored (files stay format 0x0012), so it survives a
+reopen. The rule: a topic is a **dream** row when other topics are parented
+to it (only Dream parents topics: it sinks a group's members under the fused
+row) or when its own L4 slot 1 holds a role-dream summary (only Dream writes
+that role). Everything else is a **turn** row.
+
+For a dream row, ``derived_from`` lists its children (the members it folded,
+by user timestamp then id) and ``grounding`` is the share of its own track's
+keywords that also appear, case-insensitively, in those members' tracks: 1.0
+means every keyword is grounded in what the members recorded; lower values
+mark words the model introduced. A fused row whose children were all deleted
+and whose summary aged out reads as a turn row (nothing stored says otherwise).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memhop.index.l2meta import L2Meta
+from memhop.index.l4 import L4Index
+from memhop.records import SEQ_USER, ArchiveKind, ArchiveRole, TopicSlot
+
+__all__ = ["TURN", "Provenance", "grounding", "of_scene"]
+
+ORIGIN_TURN = "turn"
+ORIGIN_DREAM = "dream"
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    origin: str = ORIGIN_TURN
+    derived_from: tuple[int, ...] = ()
+    grounding: float | None = None
+
+
+TURN = Provenance()
+
+
+def grounding(track: Sequence[str], members: Sequence[TopicSlot]) -> float:
+    """Share of ``track`` found (case-insensitively) in the members' tracks; 0.0 for no track."""
+    if not track:
+        return 0.0
+    pool = {k.strip().casefold() for m in members for k in m.fused_keywords}
+    return sum(1 for k in track if k.strip().casefold() in pool) / len(track)
+
+
+def _has_dream_summary(contents: L4Index, topic_id: int) -> bool:
+    return any(
+        r.seq == SEQ_USER and r.role == ArchiveRole.DREAM and r.kind == ArchiveKind.UTTERANCE
+        for r in contents.slots_of(topic_id)
+    )
+
+
+def of_scene(topics: L2Meta, contents: L4Index, scene_id: int) -> dict[int, Provenance]:
+    """Provenance of every dream row of a scene (a topic absent from the answer is a turn row)."""
+    rows = topics.topics_of_scene(scene_id)
+    children: dict[int, list[TopicSlot]] = {}
+    for row in rows:
+        if row.parent_id is not None:
+            children.setdefault(row.parent_id, []).append(row)
+    found = {}
+    for row in rows:
+        kids = sorted(children.get(row.id, ()), key=lambda t: (t.user_timestamp, t.id))
+        if kids or _has_dream_summary(contents, row.id):
+            found[row.id] = Provenance(
+                ORIGIN_DREAM, tuple(k.id for k in kids), grounding(row.fused_keywords, kids)
+            )
+    return found

@@ -1,0 +1,132 @@
+"""The whole pass: stage order, failures, cancellation, determinism over copies of a file."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from pathlib import Path
+
+from memhop.dream import STAGES, run_dream
+from memhop.engine import create_engine, open_engine
+from memhop.errors import LLMError, OperationCancelledError
+from memhop.layers import scene
+from memhop.llm import LocalModel
+from memhop.records import SceneSlot
+from tests.dream.conftest import NOW, SCENE, Domain, fold
+
+
+def _scene(dom: Domain, scene_id: int) -> None:
+    scene.put_scene(dom.engine, 0, SceneSlot(scene_id=scene_id, scene_name="s"))
+
+
+def _seed(dom: Domain) -> None:
+    for scene_id in (SCENE, SCENE + 1):
+        _scene(dom, scene_id)
+        for i in range(3):
+            dom.turn(scene_id * 100 + i, ("retry", "policy", f"k{i}"), 1000 + i, scene=scene_id)
+
+
+def test_a_pass_reports_every_stage_in_order(dom: Domain) -> None:
+    _seed(dom)
+    dom.model.groups = lambda t: (fold(t[0].id, t[1].id),)
+    report, error = run_dream(dom.env())
+    assert error is None
+    assert tuple(report.stage_names()) == STAGES
+    assert {s.status for s in report.stages} == {"ok"}
+    assert (report.consolidated_scenes, report.l2_topics_compressed) == (2, 4)
+    assert report.l1_nodes_added == 2
+    assert report.l1_edges_added == 1
+    assert report.l0_updated
+    assert not any(dom.model.locked_during_call)
+
+
+def test_no_scene_gives_only_the_sweeps(dom: Domain) -> None:
+    report, error = run_dream(dom.env())
+    assert error is None
+    assert report.stage_names() == ["l4_prune", "l5_prune"]
+
+
+def test_nothing_usable_fails_at_l2_compress(dom: Domain) -> None:
+    _seed(dom)
+    dom.model.groups = lambda t: (fold(t[0].id),)
+    report, error = run_dream(dom.env())
+    assert isinstance(error, LLMError)
+    assert report.stage_names() == ["l4_prune", "l5_prune", "l2_compress"]
+    assert report.stages[-1].status == "error"
+
+
+def test_a_decline_is_not_an_error(dom: Domain) -> None:
+    _seed(dom)
+    report, error = run_dream(dom.env())
+    assert error is None
+    assert report.consolidated_scenes == 0
+    assert dom.model.calls["consolidate"] == 2
+    run_dream(dom.env())
+    assert dom.model.calls["consolidate"] == 2  # the same listings are not asked again
+
+
+def test_cancel_at_a_stage_boundary(dom: Domain) -> None:
+    _seed(dom)
+    cancel = threading.Event()
+    cancel.set()
+    report, error = run_dream(dom.env(cancel=cancel))
+    assert isinstance(error, OperationCancelledError)
+    assert error.code == 5008
+    assert [(s.name, s.status) for s in report.stages] == [("l4_prune", "cancelled")]
+    assert dom.model.calls == {}
+
+
+def test_cancel_during_distill_is_reported_cancelled(dom: Domain) -> None:
+    _seed(dom)
+    cancel = threading.Event()
+    dom.model.groups = lambda t: (fold(t[0].id, t[1].id),)
+    original = dom.model.distill
+
+    def cancelled(samples: object, *, cancel_event: object = None, **kw: object) -> object:
+        cancel.set()
+        return original(samples)  # type: ignore[arg-type]
+
+    dom.model.distill = cancelled  # type: ignore[assignment,method-assign]
+    report, error = run_dream(dom.env(cancel=cancel))
+    assert isinstance(error, OperationCancelledError)
+    assert report.stages[-1].name == "l0_distill"
+    assert report.stages[-1].status == "cancelled"
+    assert not report.l0_updated
+
+
+def _layer(path: str) -> tuple[object, ...]:
+    engine = open_engine(path)
+    try:
+        return (
+            tuple(scene.list_scene_nodes(engine, 0)),
+            tuple(scene.list_scene_edges(engine, 0)),
+        )
+    finally:
+        engine.close()
+
+
+def test_two_runs_over_copies_build_the_same_association_layer(tmp_path: Path) -> None:
+    source = str(tmp_path / "seed.meh")
+    engine = create_engine(source)
+    dom = Domain(engine)
+    for scene_id in range(1, 7):
+        _scene(dom, scene_id)
+        for i in range(4):
+            words = ("shared", f"s{scene_id % 3}", f"t{i}")
+            dom.turn(scene_id * 100 + i, words, 1000 + i, scene=scene_id)
+    engine.close()
+    layers = []
+    for name in ("a.meh", "b.meh"):
+        copy = str(tmp_path / name)
+        shutil.copyfile(source, copy)
+        run_engine = open_engine(copy)
+        run = Domain(run_engine)
+        run.model = LocalModel()  # type: ignore[assignment]
+        ticks = iter(range(NOW, NOW + 10_000))
+        report, error = run_dream(run.env(floor=2, clock=ticks.__next__))
+        assert error is None, error
+        assert report.l1_edges_added > 0
+        run_engine.close()
+        layers.append(_layer(copy))
+    assert layers[0] == layers[1]
+    assert len(layers[0][0]) == 6

@@ -1,0 +1,135 @@
+"""Retention windows, and profile distillation: samples, write-back, write-once emotion."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from memhop.dream import distill, prune
+from memhop.errors import MemHopError
+from memhop.layers import archive, plan, profile, scene
+from memhop.llm import NodeMood
+from memhop.records import ArchiveSlot, PlanNode, PlanStatusCode, ProfileSlot, RecordType, SceneNode
+from tests.dream.conftest import NOW, Domain
+
+HOUR = 3_600_000
+
+
+def _content(dom: Domain, topic_id: int, seq: int, created_at: int) -> None:
+    slot = archive.write_content(
+        dom.engine, 0, ArchiveSlot(id_hash=0, topic_id=topic_id, seq=seq, created_at=created_at)
+    )
+    dom.mirrors.contents.put(slot)
+
+
+def test_the_window_defaults_to_seven_days() -> None:
+    assert prune.cutoff(NOW, 0) == NOW - 7 * 24 * HOUR
+    assert prune.cutoff(NOW, 1000) == NOW - 1000
+
+
+def test_content_sweep_is_strict_at_the_cutoff(dom: Domain) -> None:
+    line = prune.cutoff(NOW, 1000)
+    _content(dom, 5, 1, line - 1)
+    _content(dom, 5, 2, line)
+    dom.turn(5)
+    with dom.hold() as held:
+        assert prune.prune_contents(held, line) == 1
+        assert prune.prune_contents(held, line) == 0
+    assert [r.seq for r in dom.mirrors.contents.slots_of(5)] == [2]
+    assert dom.row(5) is not None  # the topic row and its track are never swept
+
+
+def _step(dom: Domain, topic_id: int, seq: int, status: int, updated_at: int) -> PlanNode:
+    node = PlanNode(id_hash=0, topic_id=topic_id, seq=seq, status=status, updated_at=updated_at)
+    stored = plan.write_plan_node(dom.engine, 0, node)
+    dom.mirrors.plans.put(stored)
+    return stored
+
+
+def test_plan_sweep_needs_both_conditions_to_spare_a_tree(dom: Domain) -> None:
+    line = prune.cutoff(NOW, 1000)
+    _step(dom, 1, 1, PlanStatusCode.IN_PROGRESS, NOW)  # live and recent: kept
+    _step(dom, 2, 1, PlanStatusCode.IN_PROGRESS, NOW - 60_000)  # live but silent: swept
+    _step(dom, 3, 1, PlanStatusCode.DONE, NOW - 60_000)  # finished: stale step swept
+    _step(dom, 3, 2, PlanStatusCode.DONE, NOW)
+    with dom.hold() as held:
+        assert prune.prune_plans(held, line) == 2
+    left = {(n.topic_id, n.seq) for n in plan.all_plan_nodes_strict(dom.engine, 0)}
+    assert left == {(1, 1), (3, 2)}
+    assert dom.mirrors.plans.total_count(2) == 0
+
+
+def test_plan_sweep_deletes_nothing_when_a_step_will_not_read(dom: Domain) -> None:
+    stale = _step(dom, 9, 1, PlanStatusCode.DONE, NOW - 30 * 24 * HOUR)
+    broken = _step(dom, 9, 2, PlanStatusCode.IN_PROGRESS, NOW)
+    dom.engine.write(0, RecordType.PLAN_NODE, broken.id_hash, b"{broken")
+    with dom.hold() as held, pytest.raises(MemHopError):
+        prune.prune_plans(held, prune.cutoff(NOW, 1000))
+    assert plan.get_plan_node_optional(dom.engine, 0, stale.topic_id, stale.seq) is not None
+
+
+def _node(
+    scene_id: int, topic_ids: tuple[int, ...], importance: float, updated_at: int
+) -> SceneNode:
+    return SceneNode(
+        id_hash=scene_id * 10,
+        scene_id=scene_id,
+        topic_ids=topic_ids,
+        importance=importance,
+        updated_at=updated_at,
+    )
+
+
+def test_samples_rank_before_capping_and_bound_each_row(dom: Domain) -> None:
+    dom.turn(1, tuple(f"k{i}" for i in range(30)), scene=1)
+    nodes = [_node(s, (1,), 0.5, NOW) for s in range(1, 201)]
+    nodes.append(_node(500, (1,), 1.0, NOW - 365 * 24 * HOUR))  # year-old, high importance
+    nodes.append(_node(501, (), 0.9, NOW))  # ranks in, has no keywords: dropped after the cap
+    scene.put_scene_nodes(dom.engine, 0, nodes)
+    with dom.hold() as held:
+        samples = distill.collect_samples(held, NOW)
+    assert len(samples) == 199  # upstream caps at 200 first, then drops empty rows
+    assert 5010 not in {s.id for s in samples}
+    assert 5000 not in {s.id for s in samples}
+    assert all(len(s.keywords) == 20 for s in samples)
+    assert [s.id for s in samples] == sorted(s.id for s in samples)  # equal rank: by id
+
+
+def test_write_back_touches_only_emotion_mbti_and_personality(dom: Domain) -> None:
+    host = ProfileSlot(name="host", role="ops", personality="careful", preferences={"lang": "zh"})
+    profile.put_profile(dom.engine, 0, host)
+    scene.put_scene_nodes(dom.engine, 0, [_node(1, (1,), 1.0, NOW)])
+    result = dataclasses.replace(
+        dom.model.distillation, personality="", per_node=(NodeMood(10, 0.9, 0.8),)
+    )
+    with dom.hold() as held:
+        distill.write_back(held, result, {10}, NOW + 5)
+    stored = profile.get_profile(dom.engine, 0)
+    assert stored is not None
+    assert (stored.name, stored.role, stored.personality) == ("host", "ops", "careful")
+    assert dict(stored.preferences) == {"lang": "zh"}
+    assert stored.mbti.type == "ESTP"
+    assert (stored.emotion_state.valence, stored.emotion_state.dominance) == (0.8, 0.5)
+    node = scene.get_scene_node_optional(dom.engine, 0, 10)
+    assert node is not None
+    assert node.emotion_set
+    assert (node.valence, node.arousal) == (0.9, 0.8)
+    # Emotion is write-once: a second reading leaves the node alone.
+    again = dataclasses.replace(result, per_node=(NodeMood(10, 0.1, 0.1),), personality="calm")
+    with dom.hold() as held:
+        distill.write_back(held, again, {10}, NOW + 10)
+    node = scene.get_scene_node_optional(dom.engine, 0, 10)
+    assert node is not None
+    assert (node.valence, node.arousal) == (0.9, 0.8)
+    assert profile.get_profile(dom.engine, 0).personality == "calm"  # type: ignore[union-attr]
+
+
+def test_distillation_asks_with_the_lock_released(dom: Domain) -> None:
+    dom.turn(1, ("a",), scene=1)
+    scene.put_scene_nodes(dom.engine, 0, [_node(1, (1,), 1.0, NOW)])
+    assert distill.run_distill(dom.env()) == "ok"
+    assert dom.model.locked_during_call == [False]
+    stored = profile.get_profile(dom.engine, 0)
+    assert stored is not None
+    assert stored.name == "Agent"

@@ -1,0 +1,134 @@
+"""The association layer: node sync, Jaccard edges, rebuild, decay math and composition."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from memhop.dream import structure
+from memhop.ids import l1_edge_id, scene_node_id
+from memhop.layers import scene, topic
+from tests.dream.conftest import NOW, Domain
+
+HOUR = 3_600_000
+
+
+def _nodes(dom: Domain) -> dict[int, object]:
+    return {n.scene_id: n for n in scene.list_scene_nodes(dom.engine, 0)}
+
+
+def _sync_and_link(dom: Domain, now: int = NOW) -> tuple[set[int], int]:
+    with dom.hold() as held:
+        touched = structure.sync_nodes(held, now)
+        return touched, structure.build_edges(held, touched, now)
+
+
+def test_emotional_slowdown_measures_distance_from_neutral() -> None:
+    base = structure.LAMBDA_NODE
+    assert structure.node_lambda(0.5, 1.0) == base
+    assert structure.node_lambda(0.0, 0.0) == base
+    low, high = structure.node_lambda(0.0, 1.0), structure.node_lambda(1.0, 1.0)
+    assert low == high == pytest.approx(0.1 * base)
+    for valence, arousal in ((-3.0, 5.0), (9.0, -2.0), (0.2, 0.7)):
+        assert 0 < structure.node_lambda(valence, arousal) <= base
+
+
+def test_jaccard_floor_decides_the_edge(dom: Domain) -> None:
+    dom.turn(1, ("a", "b"), scene=100)
+    dom.turn(2, ("B", "c"), scene=200)  # {a,b} vs {b,c}: 1/3, case-insensitive
+    dom.turn(3, ("a", "x1", "x2", "x3", "x4", "x5", "x6"), scene=300)  # vs 100: 1/8 < 0.15
+    touched, written = _sync_and_link(dom)
+    assert len(touched) == 3
+    assert written == 1
+    n100, n200 = scene_node_id(100), scene_node_id(200)
+    edge = scene.get_scene_edge_optional(dom.engine, 0, l1_edge_id(n100, n200))
+    assert edge is not None
+    assert edge.weight == pytest.approx(1 / 3)
+    assert edge.node_ids == (min(n100, n200), max(n100, n200))
+    assert (
+        scene.get_scene_edge_optional(dom.engine, 0, l1_edge_id(n100, scene_node_id(300))) is None
+    )
+    assert structure.jaccard({"a"}, {"a"} | {f"x{i}" for i in range(6)}) < 0.15
+    # Idempotent: nothing changed, nothing written.
+    assert _sync_and_link(dom) == (set(), 0)
+
+
+def test_an_edge_is_raised_only_when_an_endpoint_moved(dom: Domain) -> None:
+    dom.turn(1, ("a", "b"), scene=100)
+    dom.turn(2, ("b", "c"), scene=200)
+    _sync_and_link(dom)
+    dom.turn(3, ("a", "c"), scene=200)  # scene 200 now {a,b,c}: 2/3
+    touched, written = _sync_and_link(dom)
+    assert touched == {scene_node_id(200)}
+    assert written == 1
+    edge = scene.get_scene_edge_optional(
+        dom.engine, 0, l1_edge_id(scene_node_id(100), scene_node_id(200))
+    )
+    assert edge is not None
+    assert edge.weight == pytest.approx(2 / 3)
+
+
+def test_new_nodes_start_at_one_and_an_unchanged_set_is_left_alone(dom: Domain) -> None:
+    dom.turn(1, scene=100)
+    with dom.hold() as held:
+        assert structure.sync_nodes(held, NOW) == {scene_node_id(100)}
+        assert structure.sync_nodes(held, NOW + HOUR) == set()
+    node = scene.scene_node_of(dom.engine, 0, 100)
+    assert node is not None
+    assert node.importance == 1.0
+    assert node.updated_at == NOW
+    assert node.topic_ids == (1,)
+
+
+def test_decay_composes_across_passes(dom: Domain, engine: object) -> None:
+    dom.turn(1, scene=100)
+    with dom.hold() as held:
+        structure.sync_nodes(held, NOW)
+        structure.decay_network(held, NOW + HOUR)
+        structure.decay_network(held, NOW + 2 * HOUR)
+    twice = scene.scene_node_of(dom.engine, 0, 100)
+    assert twice is not None
+    assert twice.importance == pytest.approx(math.exp(-0.02), abs=1e-12)
+    assert twice.updated_at == NOW + 2 * HOUR
+
+
+def test_decay_detaches_then_deletes(dom: Domain) -> None:
+    dom.turn(1, ("a",), scene=100)
+    dom.turn(2, ("a",), scene=200)
+    _sync_and_link(dom)
+    # 200 h at 0.01/h: e^-2 = 0.135 < 0.15 -> both nodes leave their edge, which goes.
+    with dom.hold() as held:
+        nodes_gone, edges_gone = structure.decay_network(held, NOW + 200 * HOUR)
+    assert (nodes_gone, edges_gone) == (0, 1)
+    assert scene.list_scene_edges(dom.engine, 0) == []
+    assert all(n.edge_ids == () for n in scene.list_scene_nodes(dom.engine, 0))
+    # Another 100 h: e^-3 = 0.0498 < 0.05 -> deleted.
+    with dom.hold() as held:
+        assert structure.decay_network(held, NOW + 300 * HOUR) == (2, 0)
+    assert scene.list_scene_nodes(dom.engine, 0) == []
+
+
+def test_edges_decay_at_their_own_rate(dom: Domain) -> None:
+    dom.turn(1, ("a",), scene=100)
+    dom.turn(2, ("a",), scene=200)
+    _sync_and_link(dom)
+    with dom.hold() as held:
+        structure.decay_network(held, NOW + 10 * HOUR)
+    (edge,) = scene.list_scene_edges(dom.engine, 0)
+    assert edge.weight == pytest.approx(math.exp(-0.2))
+    assert edge.last_decay_at == NOW + 10 * HOUR
+
+
+def test_rebuild_takes_a_stale_node_and_its_edge(dom: Domain) -> None:
+    dom.turn(1, ("a",), scene=100)
+    dom.turn(2, ("a",), scene=200)
+    _sync_and_link(dom)
+    topic.delete_topics(dom.engine, 0, [1])
+    with dom.hold() as held:
+        structure.rebuild_index(held)
+        assert structure.rebuild_from_l2(held) == (1, 1)
+    (survivor,) = scene.list_scene_nodes(dom.engine, 0)
+    assert survivor.scene_id == 200
+    assert survivor.edge_ids == ()
+    assert scene.list_scene_edges(dom.engine, 0) == []
