@@ -17,6 +17,7 @@ from memhop.api._graph_face import GraphFace
 from memhop.api._plan_face import PlanFace
 from memhop.api.results import ArchiveSlot, ProfileSlot, SceneContext, SceneSlot, SearchResult
 from memhop.api.results import TopicSlot as TopicResult
+from memhop.api.types import ArchiveKind, ArchiveRole, ContentType
 from memhop.config import ProfileInput
 from memhop.root import content as archive_ops
 from memhop.root import reads, turn
@@ -70,10 +71,10 @@ class Session(PlanFace, GraphFace, DreamFace, AdminFace):
         *,
         content: str,
         created_at: int,
-        kind: int = 0,
+        kind: ArchiveKind | int = 0,
         seq: int = 0,
-        content_type: int = 0,
-        role: int = 0,
+        content_type: ContentType | int = 0,
+        role: ArchiveRole | int = 0,
         event_type: str = "",
         node_seq: int = 0,
     ) -> int:
@@ -137,8 +138,8 @@ class Session(PlanFace, GraphFace, DreamFace, AdminFace):
         end: int = 0,
         ids: Sequence[str] = (),
         topic_id: str | None = None,
-        type: int | None = None,
-        kind: int | None = None,
+        type: ContentType | int | None = None,
+        kind: ArchiveKind | int | None = None,
         node_seq: int = 0,
         limit: int = 0,
     ) -> list[ArchiveSlot]:
