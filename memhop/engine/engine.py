@@ -52,6 +52,9 @@ class Engine:
         self._lock = threading.RLock()
         self._closed = False
         self._failure: StorageIOError | None = None
+        # Per thread: how deep in group_commit() blocks, and whether a write
+        # inside them still owes its fsync.
+        self._group = threading.local()
 
     # ---- state -------------------------------------------------------------------------
 
@@ -255,7 +258,11 @@ class Engine:
             # Moved before the fsync: frames now in the file must not sit past
             # the record end if the fsync fails and a later checkpoint records it.
             self._next = self._file.size
-            if what is not None:
+            if what is None:
+                return
+            if getattr(self._group, "depth", 0):
+                self._group.owed = True  # the block's exit syncs for it
+            else:
                 self._file.sync(what)
 
     @contextmanager
@@ -279,6 +286,28 @@ class Engine:
             by_type = group_by_type(self._file.view(), self._file.size, ids)
             self._types[agent_id] = by_type
         return by_type
+
+    @contextmanager
+    def group_commit(self) -> Iterator[None]:
+        """Let this thread's writes in the block share one fsync, made when the block exits.
+
+        For a call that writes more than once before it answers (a turn's lines,
+        then its topic row): nothing in the block is acknowledged until the
+        block exits, and the exit syncs even when the block raises, so what was
+        written before a failure is as durable as if each write had synced.
+        Writes from other threads sync as usual.
+        """
+        depth = getattr(self._group, "depth", 0)
+        self._group.depth = depth + 1
+        try:
+            yield
+        finally:
+            self._group.depth = depth
+            if depth == 0 and getattr(self._group, "owed", False):
+                self._group.owed = False
+                with self._lock, self._fatal_io():
+                    self._check_open()
+                    self._file.sync("sync")
 
     def _index_put(self, base: int, placements: Sequence[Placement]) -> None:
         """Index appended frames in order (later duplicates win); the hot path of every write."""

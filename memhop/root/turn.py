@@ -11,8 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from memhop import ids
+from memhop.config import valid_text
 from memhop.engine import Engine
-from memhop.errors import CorruptionError, InvalidQueryError, LLMError, MemHopError, NotFoundError
+from memhop.errors import CorruptionError, InvalidQueryError, LLMError, NotFoundError
 from memhop.layers import archive, graph, profile, scene, topic
 from memhop.records import ArchiveKind, ArchiveRole, ProfileSlot, SceneSlot, TopicSlot
 from memhop.root.content import ContentInput, require_turn, write_contents
@@ -135,22 +136,8 @@ def _transcript(engine: Engine, ctx: DomainContext, topic_id: int) -> tuple[str,
     return "\n".join(lines), min(stamps), max(stamps)
 
 
-def update(
-    engine: Engine, ctx: DomainContext, user: str, agent: str, outcome: str, created_at: int
-) -> TopicSlot:
-    """Close (or replay) the open turn: write its lines, distil keywords, write its topic row."""
-    turn = require_turn(ctx)
-    for value, what in ((user, "input"), (agent, "output"), (outcome, "outcome")):
-        if not isinstance(value, str):
-            msg = f"{what} must be a string, not {type(value).__name__}"
-            raise InvalidQueryError(msg)
-    items = _closing_records(user, agent, outcome, created_at)
-    if not items:
-        msg = "a turn closes with an input, an output or an outcome"
-        raise InvalidQueryError(msg)
-    for item in items:
-        item.validate()
-    write_contents(engine, ctx, turn, items)
+def _settle(engine: Engine, ctx: DomainContext, turn: OpenTurn) -> TopicSlot:
+    """Distil the open turn's lines into keywords and write its topic row."""
     stored_scene = scene.get_scene_optional(engine, ctx.agent_id, turn.scene_id)
     if stored_scene is None or turn.seq > stored_scene.turn_seq:
         msg = "topic_id is not a turn this scene opened; use the id search returned"
@@ -158,17 +145,38 @@ def update(
     text, first, last = _transcript(engine, ctx, turn.topic_id)
     try:
         keywords = ctx.model.extract_keywords(text, cancel=ctx.cancel)
-    except MemHopError as exc:
-        if isinstance(exc, LLMError):
-            msg = f"distill turn: {exc.message}"
-            raise LLMError(msg) from exc
-        raise
+    except LLMError as exc:
+        msg = f"distill turn: {exc.message}"
+        raise LLMError(msg) from exc
     if not keywords:
         msg = "turn distillation produced no keywords"
         raise LLMError(msg)
-    row = topic.write_turn_topic(
+    return topic.write_turn_topic(
         engine, ctx.agent_id, turn.scene_id, turn.topic_id, keywords, first, last
     )
+
+
+def update(
+    engine: Engine, ctx: DomainContext, user: str, agent: str, outcome: str, created_at: int
+) -> TopicSlot:
+    """Close (or replay) the open turn: write its lines, distil keywords, write its topic row.
+
+    Every record is validated before any is written. The lines and the topic
+    row share one fsync, made before the call answers; if the model fails, the
+    lines are still made durable and the turn stays open for a retry.
+    """
+    turn = require_turn(ctx)
+    for value, what in ((user, "input"), (agent, "output"), (outcome, "outcome")):
+        valid_text(value, what)
+    items = _closing_records(user, agent, outcome, created_at)
+    if not items:
+        msg = "a turn closes with an input, an output or an outcome"
+        raise InvalidQueryError(msg)
+    for item in items:
+        item.validate()
+    with engine.group_commit():
+        write_contents(engine, ctx, turn, items)
+        row = _settle(engine, ctx, turn)
     ctx.mirrors.topics.put(row)
     if ctx.on_turn_settled is not None:  # may schedule a background Dream of this scene
         ctx.on_turn_settled(turn.scene_id, ctx.mirrors.topics.surface_count(turn.scene_id))

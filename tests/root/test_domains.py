@@ -158,3 +158,38 @@ def test_usage_is_metered_per_domain(meh_path: str) -> None:
         assert usage[0].calls == 0
     finally:
         root.close()
+
+
+def test_a_turn_close_makes_one_fsync_and_a_failed_one_keeps_its_lines(meh_path: str) -> None:
+    """update syncs once; when the model fails the lines are durable and the turn stays open."""
+    from unittest import mock
+
+    from memhop.engine import storefile
+    from memhop.errors import LLMError
+
+    class Failing(LocalModel):
+        fail = True
+
+        def extract_keywords(
+            self, text: str, *, cancel: threading.Event | None = None
+        ) -> tuple[str, ...]:
+            if self.fail:
+                raise LLMError("endpoint down")
+            return super().extract_keywords(text, cancel=cancel)
+
+    model = Failing()
+    root = open_root(meh_path, model, Defaults(), ProfileInput(name="p"), clock=Clock())
+    try:
+        primary = AgentOps(root, 0)
+        primary.search(0, 0, False)
+        counter = mock.MagicMock(side_effect=storefile.fsync_file)
+        with mock.patch.object(storefile, "fsync_file", counter):
+            with pytest.raises(LLMError, match="distill turn"):
+                primary.update("question", "answer", "", T0)
+            assert counter.call_count == 1  # the lines were synced despite the failure
+            model.fail = False
+            row = primary.update("question", "answer", "", T0)  # the turn is still open
+            assert counter.call_count == 2  # one fsync for the whole successful close
+        assert row.fused_keywords
+    finally:
+        root.close()
