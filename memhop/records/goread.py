@@ -6,6 +6,12 @@ struct untouched while resetting a slice, map or pointer. Integer fields take
 only integer literals (``1.0`` and ``1e3`` are refused) in their Go range, and
 ids keep all 64 bits. Invalid UTF-8 and lone surrogates in strings become
 U+FFFD. Every refusal is DeserializationError "unmarshal <TypeName>: ...".
+
+Decoding is on the hot path of every record read, so the common case is kept
+cheap: one shared decoder per integer mode, integer literals left to the C
+scanner unless the payload could hold ``-0``, the surrogate cleanup skipped
+unless the payload could produce a surrogate, and keys that need no folding and
+occur once read from one plain dict.
 """
 
 from __future__ import annotations
@@ -13,15 +19,12 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Mapping
-from typing import TypeVar
+from collections.abc import Mapping, Sequence
 
 from memhop.errors import DeserializationError
 from memhop.records.gojson import I64_MAX, I64_MIN, U8_MAX, U32_MAX, U64_MAX
 
 __all__ = ["FieldReader", "read_object", "read_string"]
-
-_T = TypeVar("_T")
 
 # Go folds ASCII case plus the two non-ASCII runes whose simple case folding
 # reaches an ASCII letter: U+017F (long s) and U+212A (Kelvin sign).
@@ -29,15 +32,20 @@ _FOLD = str.maketrans(
     {**{chr(c): chr(c + 32) for c in range(ord("A"), ord("Z") + 1)}, "\u017f": "s", "\u212a": "k"}
 )
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_INF = math.inf
+
+# Folded keys, memoized: record keys are few, so a small bounded cache covers
+# them. _UNFOLDED holds the keys that folding leaves unchanged.
+_FOLD_CACHE: dict[str, str] = {}
+_UNFOLDED: set[str] = set()
+_FOLD_CACHE_MAX = 4096
+_FOLD_CACHE_KEY_LEN = 64
 
 
-class _Object:
-    """A decoded JSON object, keeping every key/value pair in document order."""
+class _Object(list[tuple[str, object]]):
+    """A decoded JSON object: every key/value pair, in document order."""
 
-    __slots__ = ("pairs",)
-
-    def __init__(self, pairs: list[tuple[str, object]]) -> None:
-        self.pairs = pairs
+    __slots__ = ()
 
 
 class _NegativeZero(int):
@@ -56,24 +64,57 @@ def _refuse_constant(name: str) -> object:
     raise ValueError(msg)
 
 
+# Integer literals go straight to the C scanner's int() unless a payload holds
+# "-0", which only the hook can tell apart from "0".
+_DECODER = json.JSONDecoder(object_pairs_hook=_Object, parse_constant=_refuse_constant)
+_DECODER_NEG_ZERO = json.JSONDecoder(
+    object_pairs_hook=_Object, parse_int=_parse_int, parse_constant=_refuse_constant
+)
+
+
 def _clean(s: str) -> str:
     return _SURROGATE.sub("\ufffd", s)
 
 
-def _parse(data: bytes, type_name: str) -> object:
+def _fold(key: str) -> str:
+    folded = _FOLD_CACHE.get(key)
+    if folded is None:
+        folded = key.translate(_FOLD)
+        if len(_FOLD_CACHE) < _FOLD_CACHE_MAX and len(key) <= _FOLD_CACHE_KEY_LEN:
+            _FOLD_CACHE[key] = folded
+            if folded == key:
+                _UNFOLDED.add(key)
+    return folded
+
+
+def _parse(data: bytes, type_name: str) -> tuple[object, bool]:
+    """Return the decoded value and whether its strings may hold surrogates."""
+    raw = data if type(data) is bytes else bytes(data)
     try:
-        # surrogateescape turns each invalid byte into one lone surrogate, which
-        # _clean later maps to U+FFFD: one replacement per bad byte, as in Go.
-        text = bytes(data).decode("utf-8", "surrogateescape")
-        return json.loads(
-            text,
-            object_pairs_hook=_Object,
-            parse_int=_parse_int,
-            parse_constant=_refuse_constant,
-        )
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            # surrogateescape turns each invalid byte into one lone surrogate,
+            # which _clean later maps to U+FFFD: one per bad byte, as in Go.
+            text = raw.decode("utf-8", "surrogateescape")
+            surrogates = True
+        else:
+            # Valid UTF-8 holds no surrogate; only a \uD800-\uDFFF escape can.
+            surrogates = b"\\ud" in raw or b"\\uD" in raw
+        if text[:1] == "\ufeff":
+            # json.loads refuses a BOM with its own message; keep that message.
+            value = json.loads(
+                text,
+                object_pairs_hook=_Object,
+                parse_int=_parse_int,
+                parse_constant=_refuse_constant,
+            )
+        else:
+            value = (_DECODER_NEG_ZERO if b"-0" in raw else _DECODER).decode(text)
     except (ValueError, RecursionError) as exc:
         msg = f"unmarshal {type_name}: {exc}"
         raise DeserializationError(msg) from exc
+    return value, surrogates
 
 
 def _kind(value: object) -> str:
@@ -88,48 +129,71 @@ def _kind(value: object) -> str:
 
 def read_object(data: bytes, type_name: str) -> FieldReader:
     """Parse a payload that must be a JSON object (``null`` reads as all zero)."""
-    value = _parse(data, type_name)
+    value, surrogates = _parse(data, type_name)
+    if type(value) is _Object:
+        return FieldReader(value, type_name, surrogates=surrogates)
     if value is None:
         return FieldReader([], type_name)
-    if not isinstance(value, _Object):
-        msg = f"unmarshal {type_name}: cannot unmarshal {_kind(value)} into {type_name}"
-        raise DeserializationError(msg)
-    return FieldReader(value.pairs, type_name)
+    msg = f"unmarshal {type_name}: cannot unmarshal {_kind(value)} into {type_name}"
+    raise DeserializationError(msg)
 
 
 def read_string(data: bytes, type_name: str) -> str:
     """Parse a payload that must be a JSON string (``null`` reads as "")."""
-    value = _parse(data, type_name)
+    value, surrogates = _parse(data, type_name)
+    if type(value) is str:
+        return _clean(value) if surrogates else value
     if value is None:
         return ""
-    if not isinstance(value, str):
-        msg = f"unmarshal {type_name}: cannot unmarshal {_kind(value)} into string"
-        raise DeserializationError(msg)
-    return _clean(value)
+    msg = f"unmarshal {type_name}: cannot unmarshal {_kind(value)} into string"
+    raise DeserializationError(msg)
 
 
 class FieldReader:
-    """Typed access to one object's fields; each getter returns Go's zero when absent."""
+    """Typed access to one object's fields; each getter returns Go's zero when absent.
 
-    __slots__ = ("_type_name", "_values")
+    ``surrogates`` False promises that no string in ``pairs`` holds a surrogate,
+    which lets string getters skip the U+FFFD cleanup.
+    """
 
-    def __init__(self, pairs: list[tuple[str, object]], type_name: str) -> None:
+    __slots__ = ("_multi", "_surrogates", "_type_name", "_values")
+
+    def __init__(
+        self, pairs: Sequence[tuple[str, object]], type_name: str, *, surrogates: bool = True
+    ) -> None:
         self._type_name = type_name
+        self._surrogates = surrogates
+        values = dict(pairs)
+        if len(values) == len(pairs) and values.keys() <= _UNFOLDED:
+            # Common case: each key once and already folded; one value per key.
+            self._values: dict[str, object] = values
+            self._multi: dict[str, list[object]] | None = None
+            return
         # Every occurrence is kept in order: Go assigns them one after another.
-        self._values: dict[str, list[object]] = {}
+        multi: dict[str, list[object]] = {}
         for key, value in pairs:
-            self._values.setdefault(key.translate(_FOLD), []).append(value)
+            multi.setdefault(_fold(key), []).append(value)
+        if len(multi) == len(pairs):
+            self._values = {key: found[0] for key, found in multi.items()}
+            self._multi = None
+        else:
+            self._values = {}
+            self._multi = multi
+
+    def _occurrences(self, key: str) -> Sequence[object]:
+        """Every value given for ``key`` (after folding), in document order."""
+        multi = self._multi
+        if multi is None:
+            values = self._values
+            return (values[key],) if key in values else ()
+        return multi.get(key, ())
 
     def _refuse(self, key: str, value: object, go_type: str) -> DeserializationError:
         msg = f"unmarshal {self._type_name}: cannot unmarshal {_kind(value)} into field {key!r}"
         return DeserializationError(f"{msg} of type {go_type}")
 
-    def _last(self, key: str, convert: Callable[[str, object], _T], zero: _T) -> _T:
-        result = zero
-        for value in self._values.get(key, ()):
-            if value is not None:  # null leaves a scalar as it was
-                result = convert(key, value)
-        return result
+    # Integers. The fast paths take a plain in-range int (never bool or -0);
+    # anything else goes through _int, which converts or refuses.
 
     def _int(self, key: str, value: object, lo: int, hi: int, go_type: str) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
@@ -138,20 +202,59 @@ class FieldReader:
             raise self._refuse(key, value, go_type)
         return int(value)
 
+    def _last_int(self, key: str, lo: int, hi: int, go_type: str) -> int:
+        result = 0
+        for value in self._occurrences(key):
+            if value is not None:  # null leaves a scalar as it was
+                result = self._int(key, value, lo, hi, go_type)
+        return result
+
     def _u64(self, key: str, value: object) -> int:
+        if type(value) is int and 0 <= value <= U64_MAX:
+            return value
         return self._int(key, value, 0, U64_MAX, "uint64")
 
     def u8(self, key: str) -> int:
-        return self._last(key, lambda k, v: self._int(k, v, 0, U8_MAX, "uint8"), 0)
+        if self._multi is None:
+            value = self._values.get(key)
+            if value is None:
+                return 0
+            if type(value) is int and 0 <= value <= U8_MAX:
+                return value
+            return self._int(key, value, 0, U8_MAX, "uint8")
+        return self._last_int(key, 0, U8_MAX, "uint8")
 
     def u32(self, key: str) -> int:
-        return self._last(key, lambda k, v: self._int(k, v, 0, U32_MAX, "uint32"), 0)
+        if self._multi is None:
+            value = self._values.get(key)
+            if value is None:
+                return 0
+            if type(value) is int and 0 <= value <= U32_MAX:
+                return value
+            return self._int(key, value, 0, U32_MAX, "uint32")
+        return self._last_int(key, 0, U32_MAX, "uint32")
 
     def u64(self, key: str) -> int:
-        return self._last(key, self._u64, 0)
+        if self._multi is None:
+            value = self._values.get(key)
+            if value is None:
+                return 0
+            if type(value) is int and 0 <= value <= U64_MAX:
+                return value
+            return self._int(key, value, 0, U64_MAX, "uint64")
+        return self._last_int(key, 0, U64_MAX, "uint64")
 
     def i64(self, key: str) -> int:
-        return self._last(key, lambda k, v: self._int(k, v, I64_MIN, I64_MAX, "int64"), 0)
+        if self._multi is None:
+            value = self._values.get(key)
+            if value is None:
+                return 0
+            if type(value) is int and I64_MIN <= value <= I64_MAX:
+                return value
+            return self._int(key, value, I64_MIN, I64_MAX, "int64")
+        return self._last_int(key, I64_MIN, I64_MAX, "int64")
+
+    # Floats.
 
     def _float(self, key: str, value: object) -> float:
         if isinstance(value, _NegativeZero):
@@ -167,7 +270,20 @@ class FieldReader:
         return result
 
     def f64(self, key: str) -> float:
-        return self._last(key, self._float, 0.0)
+        if self._multi is None:
+            value = self._values.get(key)
+            if value is None:
+                return 0.0
+            if type(value) is float and -_INF < value < _INF:
+                return value
+            return self._float(key, value)
+        result = 0.0
+        for value in self._occurrences(key):
+            if value is not None:
+                result = self._float(key, value)
+        return result
+
+    # Booleans.
 
     def _bool(self, key: str, value: object) -> bool:
         if not isinstance(value, bool):
@@ -175,65 +291,102 @@ class FieldReader:
         return value
 
     def boolean(self, key: str) -> bool:
-        return self._last(key, self._bool, False)
-
-    def _str(self, key: str, value: object) -> str:
-        if not isinstance(value, str):
-            raise self._refuse(key, value, "string")
-        return _clean(value)
-
-    def string(self, key: str) -> str:
-        return self._last(key, self._str, "")
-
-    def _pointer(self, key: str, convert: Callable[[str, object], _T]) -> _T | None:
-        result: _T | None = None
-        for value in self._values.get(key, ()):
-            result = None if value is None else convert(key, value)  # null resets to nil
+        if self._multi is None:
+            value = self._values.get(key)
+            if value is None:
+                return False
+            return self._bool(key, value)
+        result = False
+        for value in self._occurrences(key):
+            if value is not None:
+                result = self._bool(key, value)
         return result
 
+    # Strings.
+
+    def _str(self, key: str, value: object) -> str:
+        if type(value) is not str:
+            raise self._refuse(key, value, "string")
+        return _clean(value) if self._surrogates else value
+
+    def string(self, key: str) -> str:
+        if self._multi is None:
+            value = self._values.get(key)
+            if value is None:
+                return ""
+            if type(value) is str and not self._surrogates:
+                return value
+            return self._str(key, value)
+        result = ""
+        for value in self._occurrences(key):
+            if value is not None:
+                result = self._str(key, value)
+        return result
+
+    # Pointers, slices, maps and structs.
+
     def opt_u64(self, key: str) -> int | None:
-        return self._pointer(key, self._u64)
+        result: int | None = None
+        for value in self._occurrences(key):
+            result = None if value is None else self._u64(key, value)  # null resets to nil
+        return result
 
     def opt_string(self, key: str) -> str | None:
-        return self._pointer(key, self._str)
+        result: str | None = None
+        for value in self._occurrences(key):
+            result = None if value is None else self._str(key, value)  # null resets to nil
+        return result
 
-    def _slice(self, key: str, convert: Callable[[str, object], _T], zero: _T) -> tuple[_T, ...]:
-        result: tuple[_T, ...] = ()
-        for value in self._values.get(key, ()):
-            if value is None:
-                result = ()  # null resets a slice to nil
-            elif isinstance(value, list):
+    def u64s(self, key: str) -> tuple[int, ...]:
+        result: tuple[int, ...] = ()
+        for value in self._occurrences(key):
+            if type(value) is list:
                 # A null element leaves that element at its zero value.
-                result = tuple(zero if v is None else convert(key, v) for v in value)
+                result = tuple(0 if v is None else self._u64(key, v) for v in value)
+            elif value is None:
+                result = ()  # null resets a slice to nil
             else:
                 raise self._refuse(key, value, "slice")
         return result
 
-    def u64s(self, key: str) -> tuple[int, ...]:
-        return self._slice(key, self._u64, 0)
-
     def strings(self, key: str) -> tuple[str, ...]:
-        return self._slice(key, self._str, "")
+        result: tuple[str, ...] = ()
+        for value in self._occurrences(key):
+            if type(value) is list:
+                if not self._surrogates and all(type(v) is str for v in value):
+                    result = tuple(value)
+                else:
+                    # A null element leaves that element at its zero value.
+                    result = tuple("" if v is None else self._str(key, v) for v in value)
+            elif value is None:
+                result = ()  # null resets a slice to nil
+            else:
+                raise self._refuse(key, value, "slice")
+        return result
 
     def str_map(self, key: str) -> Mapping[str, str]:
         result: dict[str, str] = {}
-        for value in self._values.get(key, ()):
-            if value is None:
-                result = {}  # null resets the map to nil
-            elif isinstance(value, _Object):
+        for value in self._occurrences(key):
+            if type(value) is _Object:
                 # A later object merges into the map an earlier one built, as in Go.
-                for k, v in value.pairs:
-                    result[_clean(k)] = "" if v is None else self._str(key, v)
+                surrogates = self._surrogates
+                for k, v in value:
+                    result[_clean(k) if surrogates else k] = "" if v is None else self._str(key, v)
+            elif value is None:
+                result = {}  # null resets the map to nil
             else:
                 raise self._refuse(key, value, "map[string]string")
         return result
 
     def nested(self, key: str, type_name: str) -> FieldReader:
         """Return a reader for a struct field; repeated objects merge, null is ignored."""
+        found = self._occurrences(key)
+        if len(found) == 1 and type(found[0]) is _Object:
+            return FieldReader(found[0], self._type_name, surrogates=self._surrogates)
         pairs: list[tuple[str, object]] = []
-        for value in self._values.get(key, ()):
-            if isinstance(value, _Object):
-                pairs.extend(value.pairs)
+        for value in found:
+            if type(value) is _Object:
+                pairs.extend(value)
             elif value is not None:
                 raise self._refuse(key, value, type_name)
-        return FieldReader(pairs, self._type_name)
+        return FieldReader(pairs, self._type_name, surrogates=self._surrogates)

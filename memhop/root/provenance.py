@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from memhop.ids import content_id
 from memhop.index.l2meta import L2Meta
 from memhop.index.l4 import L4Index
 from memhop.records import SEQ_USER, ArchiveKind, ArchiveRole, TopicSlot
@@ -48,10 +49,10 @@ def grounding(track: Sequence[str], members: Sequence[TopicSlot]) -> float:
 
 
 def _has_dream_summary(contents: L4Index, topic_id: int) -> bool:
-    return any(
-        r.seq == SEQ_USER and r.role == ArchiveRole.DREAM and r.kind == ArchiveKind.UTTERANCE
-        for r in contents.slots_of(topic_id)
-    )
+    # One lookup of slot 1 by its address, not a walk of the topic's slots:
+    # this runs for every row of every scene read.
+    ref = contents.get(content_id(topic_id, SEQ_USER))
+    return ref is not None and ref.role == ArchiveRole.DREAM and ref.kind == ArchiveKind.UTTERANCE
 
 
 def of_scene(topics: L2Meta, contents: L4Index, scene_id: int) -> dict[int, Provenance]:
