@@ -223,7 +223,7 @@ def search_l4(engine: Engine, ctx: DomainContext, q: ArchiveQuery) -> list[Archi
         refs.sort(key=lambda r: r.seq)
     else:
         refs.sort(key=lambda r: (r.created_at, r.id_hash))
-    slots = archive.read_contents_strict(engine, ctx.agent_id, [r.id_hash for r in refs])
+    slots = ctx.slots.read(engine, ctx.agent_id, [r.id_hash for r in refs])
     by_id = {s.id_hash: s for s in slots}
     found = [by_id[r.id_hash] for r in refs if r.id_hash in by_id]
     if q.keyword:

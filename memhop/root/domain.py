@@ -11,6 +11,7 @@ from memhop.index.l2meta import L2Meta
 from memhop.index.l4 import L4Index
 from memhop.index.plans import PlanTrees
 from memhop.llm import Distillation, Group, Model, NodeDigest, TopicDigest, Usage
+from memhop.root.slot_cache import SlotCache
 
 T = TypeVar("T")
 
@@ -99,6 +100,7 @@ class DomainContext:
     agent_id: int
     model: MeteredModel
     mirrors: Mirrors
+    slots: SlotCache = field(default_factory=SlotCache)
     lock: threading.Lock = field(default_factory=threading.Lock)
     cancel: threading.Event = field(default_factory=threading.Event)
     current_scene: int | None = None

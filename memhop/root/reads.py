@@ -12,7 +12,7 @@ from memhop.config import ProfileInput
 from memhop.engine import Engine
 from memhop.errors import InvalidQueryError
 from memhop.index.l2meta import ListingRow
-from memhop.layers import archive, profile, scene
+from memhop.layers import profile, scene
 from memhop.records import AgentType, ArchiveSlot, ProfileSlot, SceneSlot
 from memhop.root.domain import DomainContext
 from memhop.root.provenance import TURN, Provenance, of_scene
@@ -80,7 +80,7 @@ def scene_context(engine: Engine, ctx: DomainContext, scene_id: int) -> SceneVie
     rows = []
     for row in ctx.mirrors.topics.listing(chosen.scene_id):
         refs = mirror.utterances_of(row.topic.id)
-        lines = archive.read_contents_strict(engine, ctx.agent_id, [r.id_hash for r in refs])
+        lines = ctx.slots.read(engine, ctx.agent_id, [r.id_hash for r in refs])
         lines.sort(key=lambda s: s.seq)
         rows.append(SceneRow(row, tuple(lines), made_by.get(row.topic.id, TURN)))
     return SceneView(chosen.scene_name, tuple(rows))

@@ -151,18 +151,26 @@ class Root:
                 if meter is None:
                     msg = f"agent {ids.format_id(agent_id)} is not a domain of this file"
                     raise AgentNotFoundError(msg)
-                ctx = DomainContext(agent_id, meter, self._load_mirrors(agent_id))
+                ctx = self._load_context(agent_id, meter)
                 ctx.on_turn_settled = functools.partial(dreams.after_update, self, agent_id)
                 ctx.last_used_ms = self.clock()
                 self._contexts[agent_id] = ctx
             return ctx
 
-    def _load_mirrors(self, agent_id: int) -> Mirrors:
-        return Mirrors(
+    def _load_context(self, agent_id: int, meter: MeteredModel) -> DomainContext:
+        """Build a domain's mirrors from its records (strict: an unreadable one refuses)."""
+        contents = archive.all_contents_strict(self.engine, agent_id)
+        mirrors = Mirrors(
             topics=L2Meta.from_topics(topic.all_topics_strict(self.engine, agent_id)),
-            contents=L4Index.from_records(archive.all_contents_strict(self.engine, agent_id)),
+            contents=L4Index.from_records(contents),
             plans=PlanTrees.from_nodes(plan.all_plan_nodes_strict(self.engine, agent_id)),
         )
+        ctx = DomainContext(agent_id, meter, mirrors)
+        # The load decoded every slot already: keep the newest, so the first
+        # scene read after an open does not decode them again.
+        newest = sorted(contents, key=lambda s: s.created_at)[-ctx.slots.limit :]
+        ctx.slots.remember(self.engine, agent_id, newest)
+        return ctx
 
     def _sweep_idle(self, keep: int) -> None:
         """Free contexts idle past the TTL whose lock is free (called under ``_agents_mu``).

@@ -14,7 +14,7 @@ from memhop import ids
 from memhop.config import valid_text
 from memhop.engine import Engine
 from memhop.errors import CorruptionError, InvalidQueryError, LLMError, NotFoundError
-from memhop.layers import archive, graph, profile, scene, topic
+from memhop.layers import graph, profile, scene, topic
 from memhop.records import ArchiveKind, ArchiveRole, ProfileSlot, SceneSlot, TopicSlot
 from memhop.root.content import ContentInput, require_turn, write_contents
 from memhop.root.domain import DomainContext, OpenTurn
@@ -126,7 +126,7 @@ def _closing_records(user: str, agent: str, outcome: str, created_at: int) -> li
 def _transcript(engine: Engine, ctx: DomainContext, topic_id: int) -> tuple[str, int, int]:
     """Render the turn's utterances in seq order; return text and their time bounds."""
     refs = ctx.mirrors.contents.utterances_of(topic_id)
-    slots = archive.read_contents_strict(engine, ctx.agent_id, [r.id_hash for r in refs])
+    slots = ctx.slots.read(engine, ctx.agent_id, [r.id_hash for r in refs])
     slots.sort(key=lambda s: s.seq)
     if not slots:
         msg = "this turn holds no content to distill"

@@ -1,0 +1,67 @@
+"""Decoded content slots of one domain, kept while the file still holds them unchanged.
+
+Decoding a record costs far more than finding it, and a scene read decodes
+every line of the scene. An entry is valid only while the engine's index
+still points at the same frame offset: an overwrite moves the offset and a
+delete removes it, so no writer has to remember to invalidate anything.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable
+
+from memhop.engine import Engine
+from memhop.layers import archive
+from memhop.records import ArchiveSlot
+
+DEFAULT_LIMIT = 16_384  # entries; a bound on memory, not on correctness
+
+
+class SlotCache:
+    """A bounded LRU of decoded slots, keyed by id and checked against the frame offset."""
+
+    def __init__(self, limit: int = DEFAULT_LIMIT) -> None:
+        self._limit = limit
+        self._slots: OrderedDict[int, tuple[int, ArchiveSlot]] = OrderedDict()
+
+    @property
+    def limit(self) -> int:
+        return self._limit
+
+    def __len__(self) -> int:
+        return len(self._slots)
+
+    def remember(self, engine: Engine, agent_id: int, slots: Iterable[ArchiveSlot]) -> None:
+        """Keep slots just read or written (their current offsets are looked up)."""
+        for slot in slots:
+            offset = engine.offset_of(agent_id, slot.id_hash)
+            if offset is not None:
+                self._slots[slot.id_hash] = (offset, slot)
+                self._slots.move_to_end(slot.id_hash)
+        while len(self._slots) > self._limit:
+            self._slots.popitem(last=False)
+
+    def read(self, engine: Engine, agent_id: int, ids: Iterable[int]) -> list[ArchiveSlot]:
+        """Return the live slots among ``ids``, ascending by id, reading only what changed.
+
+        Reads are strict, as ``archive.read_contents_strict``: a record that will
+        not read raises rather than shortening the answer.
+        """
+        found: dict[int, ArchiveSlot] = {}
+        misses: list[int] = []
+        for id_hash in ids:
+            offset = engine.offset_of(agent_id, id_hash)
+            if offset is None:
+                continue
+            held = self._slots.get(id_hash)
+            if held is not None and held[0] == offset:
+                found[id_hash] = held[1]
+                self._slots.move_to_end(id_hash)
+            else:
+                misses.append(id_hash)
+        if misses:
+            fresh = archive.read_contents_strict(engine, agent_id, misses)
+            self.remember(engine, agent_id, fresh)
+            found.update((s.id_hash, s) for s in fresh)
+        return [found[i] for i in sorted(found)]
