@@ -12,25 +12,21 @@ smoke run. Every workload runs in this one process on the same records:
 5. compaction of a half-dead file vs a plain copy + fsync;
 6. index memory per live record (tracemalloc, and an object-graph walk).
 
-Results are printed as markdown tables and written to docs/performance.md
-(``--out``), together with the machine they ran on and pass/fail against the aims.
+Results are printed as markdown tables and written, with the machine they ran on and
+pass/fail against the aims, as the "Engine" section of docs/performance.md (``--out``)
+between markers, replacing an earlier run's section and keeping everything else in the file.
 This file is not a pytest module: nothing here is named ``test_*``.
 """
 
 from __future__ import annotations
 
-import argparse
-import datetime
 import functools
 import gc
 import os
-import platform
 import random
 import shutil
 import sqlite3
-import statistics
 import struct
-import subprocess
 import sys
 import tempfile
 import time
@@ -41,6 +37,18 @@ from pathlib import Path
 from types import FunctionType, ModuleType
 
 import lmdb
+from _common import (
+    busy_processes,
+    load_average,
+    log,
+    machine,
+    med,
+    parse_args,
+    table,
+    timed,
+    verdict,
+    write_section,
+)
 
 from memhop.engine import Engine, RecordEntry, compact_to, create_engine, open_engine
 
@@ -49,7 +57,6 @@ REC_TYPES = 4
 MiB = 1024 * 1024
 GiB = 1024 * MiB
 LMDB_MAP_SIZE = 8 * GiB  # sparse: only the pages used take disk space
-REPO = Path(__file__).resolve().parent.parent
 
 
 # ---- configuration -----------------------------------------------------------------------
@@ -258,17 +265,6 @@ STORES: tuple[tuple[str, Callable[[str], Store], str], ...] = (
 # ---- measuring ---------------------------------------------------------------------------
 
 
-def med(xs: Sequence[float]) -> float:
-    return statistics.median(xs)
-
-
-def timed(fn: Callable[[], object]) -> float:
-    """Seconds one call of ``fn`` takes."""
-    t0 = time.perf_counter_ns()
-    fn()
-    return (time.perf_counter_ns() - t0) / 1e9
-
-
 def drop_cache(paths: Sequence[str]) -> None:
     """Evict these files (only) from the page cache, so the next open reads the disk."""
     for p in paths:
@@ -304,10 +300,6 @@ def fsync_path(path: str) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
-
-
-def log(msg: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
 @dataclass
@@ -651,87 +643,16 @@ def bench_memory(tmp: str, sizes: Sizes, res: Results) -> None:
 # ---- the machine -------------------------------------------------------------------------
 
 
-def machine(tmp: str) -> list[tuple[str, str]]:
-    cpu = platform.processor() or "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    ram = "unknown"
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal:"):
-                ram = f"{int(line.split()[1]) / 1024 / 1024:.1f} GiB"
-                break
-    except OSError:
-        pass
-    try:
-        df = subprocess.run(
-            ["df", "-T", tmp], capture_output=True, text=True, check=True
-        ).stdout.splitlines()[-1]
-        parts = df.split()
-        fs = f"{parts[1]} on {parts[0]} (mounted at {parts[-1]})"
-    except (OSError, subprocess.CalledProcessError, IndexError):
-        fs = "unknown"
-    load = " / ".join(f"{x:.2f}" for x in os.getloadavg())
-    try:
-        commit = subprocess.run(
-            ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "-C", str(REPO), "status", "--porcelain", "memhop/engine"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        commit += " (memhop/engine modified)" if dirty else " (memhop/engine clean)"
-    except (OSError, subprocess.CalledProcessError):
-        commit = "unknown"
-    return [
-        ("memhop commit", commit),
-        ("Date", datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")),
-        ("CPU", cpu),
-        ("Cores", str(os.cpu_count())),
-        ("RAM", ram),
-        ("OS", f"{platform.system()} {platform.release()}"),
-        ("Python", platform.python_version()),
-        ("sqlite3", sqlite3.sqlite_version),
-        ("lmdb", ".".join(map(str, lmdb.version())) + f" (py-lmdb {lmdb.__version__})"),
-        ("Temp dir filesystem", fs),
-        ("Load average (1/5/15 min) at start", load),
-    ]
-
-
-def busy_processes() -> str:
-    """Name the other heavy Python processes (pytest runs) seen on the machine, if any."""
-    try:
-        out = subprocess.run(
-            ["ps", "-eo", "pid,pcpu,args"], capture_output=True, text=True, check=True
-        ).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return ""
-    mine = os.getpid()
-    hits = [
-        line.split(None, 2)
-        for line in out.splitlines()[1:]
-        if "pytest" in line and int(line.split()[0]) != mine
-    ]
-    return f"{len(hits)} pytest process(es)" if hits else ""
+def machine_info(tmp: str) -> list[tuple[str, str]]:
+    lmdb_version = ".".join(map(str, lmdb.version())) + f" (py-lmdb {lmdb.__version__})"
+    return machine(
+        tmp,
+        scope="memhop/engine",
+        extra=[("sqlite3", sqlite3.sqlite_version), ("lmdb", lmdb_version)],
+    )
 
 
 # ---- report ------------------------------------------------------------------------------
-
-
-def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(lines)
 
 
 def fmt_ms(seconds: float) -> str:
@@ -739,13 +660,9 @@ def fmt_ms(seconds: float) -> str:
     return f"{ms:.2f}" if ms < 10 else f"{ms:.1f}" if ms < 100 else f"{ms:.0f}"
 
 
-def verdict(ok: bool) -> str:
-    return "PASS" if ok else "FAIL"
-
-
 def report(res: Results, sizes: Sizes, quick: bool, info: list[tuple[str, str]], notes: str) -> str:
     out: list[str] = []
-    out.append("# Engine performance\n")
+    out.append("## Engine\n")
     out.append(
         "Generated by `python benches/engine.py`"
         + (" --quick (smoke run: smaller sizes, no 10^6 files)" if quick else "")
@@ -754,12 +671,12 @@ def report(res: Results, sizes: Sizes, quick: bool, info: list[tuple[str, str]],
         "mode with `synchronous=FULL`; lmdb uses its durable defaults (`sync=True`, "
         "`metasync=True`). Ratios are time ratios: below 1 means memhop is faster.\n"
     )
-    out.append("## Machine\n")
+    out.append("### Machine\n")
     out.append(table(["Item", "Value"], info) + "\n")
     if notes:
         out.append(notes + "\n")
 
-    out.append("## Aims\n")
+    out.append("### Aims\n")
     aims: list[list[str]] = []
     a_m, a_s = res.appends["memhop"], res.appends["sqlite3"]
     aims.append(
@@ -807,7 +724,7 @@ def report(res: Results, sizes: Sizes, quick: bool, info: list[tuple[str, str]],
             "or loss.\n"
         )
 
-    out.append("## Appends and point reads\n")
+    out.append("### Appends and point reads\n")
     out.append(
         f"Single appends: {sizes.single_appends:,} records of 280-320 bytes, each durable on "
         "its own (memhop `write`: one write + fsync; sqlite3: one autocommit INSERT; lmdb: one "
@@ -853,7 +770,7 @@ def report(res: Results, sizes: Sizes, quick: bool, info: list[tuple[str, str]],
     )  # tail latency of fsync-bound writes is worth a glance
     out.append(f"p99 of durable single appends: {p99}.\n")
 
-    out.append("## Opening a file\n")
+    out.append("### Opening a file\n")
     out.append(
         "Time of `open_engine` alone (memhop), `connect` + first point query (sqlite3), "
         "`lmdb.open` + first get (lmdb). *Snapshot*: the file was closed with `close()`; "
@@ -892,7 +809,7 @@ def report(res: Results, sizes: Sizes, quick: bool, info: list[tuple[str, str]],
         + "\n"
     )
 
-    out.append("## Compaction\n")
+    out.append("### Compaction\n")
     out.append(
         f"`compact_to` of a {int(c['records']):,}-record file with half the records deleted "
         "(a fresh open, warm cache), against `shutil.copyfile` of the same file + fsync of the "
@@ -922,7 +839,7 @@ def report(res: Results, sizes: Sizes, quick: bool, info: list[tuple[str, str]],
         + "\n"
     )
 
-    out.append("## Index memory\n")
+    out.append("### Index memory\n")
     out.append(
         "Python heap that `open_engine` keeps (tracemalloc: traced memory after the open minus "
         "before, after a `gc.collect()`), per live record; the mapping of the file is not "
@@ -955,18 +872,11 @@ def report(res: Results, sizes: Sizes, quick: bool, info: list[tuple[str, str]],
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--quick", action="store_true", help="smaller sizes, no 10^6 files")
-    parser.add_argument(
-        "--out", default=str(REPO / "docs" / "performance.md"), help="markdown report path"
-    )
-    parser.add_argument("--no-write", action="store_true", help="only print the report")
-    parser.add_argument("--dir", default=None, help="parent of the temp dir (default: /tmp)")
-    args = parser.parse_args(argv)
+    args = parse_args(__doc__, "smaller sizes, no 10^6 files", argv)
     sizes = QUICK if args.quick else FULL
 
     tmp = tempfile.mkdtemp(prefix="memhop-bench-", dir=args.dir)
-    info = machine(tmp)
+    info = machine_info(tmp)
     busy_start = busy_processes()
     res = Results()
     busy_during: list[str] = []
@@ -986,8 +896,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     elapsed = time.perf_counter() - started
-    load_end = " / ".join(f"{x:.2f}" for x in os.getloadavg())
-    info.append(("Load average at end", load_end))
+    info.append(("Load average at end", load_average()))
     info.append(("Benchmark wall time", f"{elapsed:.0f} s"))
     notes = ""
     if busy_start or busy_during:
@@ -1001,10 +910,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     text = report(res, sizes, args.quick, info, notes)
     print(text)
     if not args.no_write:
-        out = Path(args.out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text)
-        log(f"wrote {out}")
+        write_section(Path(args.out), "engine.py", text)
+        log(f"wrote the Engine section of {args.out}")
     return 0
 
 

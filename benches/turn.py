@@ -22,34 +22,41 @@ This file is not a pytest module: nothing here is named ``test_*``.
 
 from __future__ import annotations
 
-import argparse
-import datetime
 import gc
 import json
 import os
-import platform
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from _common import (
+    REPO,
+    busy_processes,
+    load_average,
+    log,
+    machine,
+    med,
+    parse_args,
+    table,
+    timed,
+    verdict,
+    write_section,
+)
 
 import memhop
 
 if TYPE_CHECKING:
     from _typeshed import FileDescriptorLike
 
-REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "examples" / "data" / "locomo-conv-26.json"
-BEGIN_MARK = "<!-- benches/turn.py: begin -->"
-END_MARK = "<!-- benches/turn.py: end -->"
 NO_AUTO_DREAM = memhop.Defaults(scene_dream_topic_threshold=-1)
 PROBE_BYTES = 300
 TURNS_PER_SCENE = 25
@@ -71,21 +78,6 @@ QUICK = Sizes(turns=40, warmup=5, scene_turns=300, other_records=2_000, reads=10
 
 
 # ---- helpers -----------------------------------------------------------------------------
-
-
-def log(msg: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
-
-
-def med(xs: Sequence[float]) -> float:
-    return statistics.median(xs)
-
-
-def timed(fn: Callable[[], object]) -> float:
-    """Seconds one call of ``fn`` takes."""
-    t0 = time.perf_counter_ns()
-    fn()
-    return (time.perf_counter_ns() - t0) / 1e9
 
 
 def load_lines() -> list[tuple[str, str]]:
@@ -331,79 +323,7 @@ def bench_scene_reads(
     return out
 
 
-# ---- the machine -------------------------------------------------------------------------
-
-
-def git(*args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(REPO), *args], capture_output=True, text=True, check=True
-    ).stdout.strip()
-
-
-def machine(tmp: str) -> list[tuple[str, str]]:
-    cpu = platform.processor() or "unknown"
-    ram = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal:"):
-                ram = f"{int(line.split()[1]) / 1024 / 1024:.1f} GiB"
-                break
-    except OSError:
-        pass
-    try:
-        parts = (
-            subprocess.run(["df", "-T", tmp], capture_output=True, text=True, check=True)
-            .stdout.splitlines()[-1]
-            .split()
-        )
-        fs = f"{parts[1]} on {parts[0]} (mounted at {parts[-1]})"
-    except (OSError, subprocess.CalledProcessError, IndexError):
-        fs = "unknown"
-    try:
-        commit = git("rev-parse", "--short", "HEAD")
-        dirty = git("status", "--porcelain", "memhop")
-        commit += " + uncommitted changes in memhop/" if dirty else " (memhop/ clean)"
-    except (OSError, subprocess.CalledProcessError):
-        commit = "unknown"
-    return [
-        ("memhop commit", commit),
-        ("Date", datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")),
-        ("CPU", cpu),
-        ("Cores", str(os.cpu_count())),
-        ("RAM", ram),
-        ("OS", f"{platform.system()} {platform.release()}"),
-        ("Python", platform.python_version()),
-        ("Temp dir filesystem", fs),
-        ("Load average (1/5/15 min) at start", " / ".join(f"{x:.2f}" for x in os.getloadavg())),
-    ]
-
-
-def busy_processes() -> str:
-    """Name the other pytest runs seen on the machine, if any."""
-    try:
-        out = subprocess.run(
-            ["ps", "-eo", "pid,args"], capture_output=True, text=True, check=True
-        ).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return ""
-    mine = os.getpid()
-    hits = [
-        line for line in out.splitlines()[1:] if "pytest" in line and int(line.split()[0]) != mine
-    ]
-    return f"{len(hits)} pytest process(es)" if hits else ""
-
-
 # ---- report ------------------------------------------------------------------------------
-
-
-def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(lines)
 
 
 def us(seconds: float) -> str:
@@ -420,10 +340,6 @@ def counts(xs: Sequence[int]) -> str:
     m = statistics.median(xs)
     text = f"{m:g}"
     return text if lo == hi else f"{text} (range {lo}-{hi})"
-
-
-def verdict(ok: bool) -> str:
-    return "PASS" if ok else "FAIL"
 
 
 def report(
@@ -451,7 +367,7 @@ def report(
         + ". First read after open, ratio to alone: "
         + ", ".join(f"{f:.2f}" for f in first_ratios)
     )
-    out: list[str] = [BEGIN_MARK, "## Turn loop\n"]
+    out: list[str] = ["## Turn loop\n"]
     out.append(
         "Generated by `python benches/turn.py`"
         + (" --quick (smoke run: fewer turns and other records)" if quick else "")
@@ -566,7 +482,6 @@ def report(
         )
         + "\n"
     )
-    out.append(END_MARK)
     return "\n".join(out) + "\n"
 
 
@@ -575,35 +490,16 @@ def p90(xs: Sequence[float]) -> float:
     return ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]
 
 
-def write_section(path: Path, section: str) -> None:
-    """Replace this bench's section between its markers, or append it; keep the rest."""
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
-    if BEGIN_MARK in text and END_MARK in text:
-        head, rest = text.split(BEGIN_MARK, 1)
-        tail = rest.split(END_MARK, 1)[1].lstrip("\n")
-        text = head + section + ("\n" + tail if tail else "")
-    else:
-        text = text.rstrip("\n") + ("\n\n" if text else "") + section
-    path.write_text(text, encoding="utf-8")
-
-
 # ---- main --------------------------------------------------------------------------------
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--quick", action="store_true", help="fewer turns and other records")
-    parser.add_argument(
-        "--out", default=str(REPO / "docs" / "performance.md"), help="markdown report path"
-    )
-    parser.add_argument("--no-write", action="store_true", help="only print the report")
-    parser.add_argument("--dir", default=None, help="parent of the temp dir (default: /tmp)")
-    args = parser.parse_args(argv)
+    args = parse_args(__doc__, "fewer turns and other records", argv)
     sizes = QUICK if args.quick else FULL
     lines = load_lines()
 
     tmp = tempfile.mkdtemp(prefix="memhop-turn-bench-", dir=args.dir)
-    info = machine(tmp)
+    info = machine(tmp, scope="memhop/")
     busy = [f"start: {busy_processes() or 'none'}"]
     started = time.perf_counter()
     try:
@@ -614,7 +510,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         busy.append(f"scene reads: {busy_processes() or 'none'}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    info.append(("Load average at end", " / ".join(f"{x:.2f}" for x in os.getloadavg())))
+    info.append(("Load average at end", load_average()))
     info.append(("Benchmark wall time", f"{time.perf_counter() - started:.0f} s"))
     notes = ""
     if any(not b.endswith("none") for b in busy):
@@ -627,7 +523,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     section = report(turns, scenes, sizes, args.quick, info, notes)
     print(section)
     if not args.no_write:
-        write_section(Path(args.out), section)
+        write_section(Path(args.out), "turn.py", section)
         log(f"wrote the Turn loop section of {args.out}")
     return 0
 
