@@ -28,7 +28,7 @@ def _layer_items(items: object) -> list[graphs.ImportItem]:
         raise InvalidQueryError(msg)
     out = []
     for value in items:
-        item = _mapping.import_item(value)
+        item = _args.import_item(value)
         related = tuple(
             graphs.Relation(tuple(r.titles), _args.integer(r.kind, "related kind"))
             for r in item.related
@@ -82,7 +82,7 @@ class GraphFace:
         or any item without title or domain refuses the whole batch; after
         that, an item or relation that cannot be placed is one line in ``errors``.
         """
-        checked = _mapping.import_mode(mode)
+        checked = _args.import_mode(mode)
         plan = graphs.import_l3(self._ops, _layer_items(items), str(checked))
         return _mapping.l3_import_result(
             graph_ids=plan.graph_ids,

@@ -42,8 +42,8 @@ from memhop.api.results import (
     SearchResult,
     TopicSlot,
 )
-from memhop.api.types import L3ImportItem, L3ImportMode, L3Relation, PlanStatus
-from memhop.errors import CorruptionError, InvalidQueryError
+from memhop.api.types import PlanStatus
+from memhop.errors import CorruptionError
 from memhop.ids import format_id
 from memhop.records import ArchiveKind, PlanStatusCode
 
@@ -61,12 +61,9 @@ __all__ = [
     "hypergraph_edge",
     "hypergraph_node",
     "hypergraph_slot",
-    "import_item",
-    "import_mode",
     "l3_graph",
     "l3_import_result",
     "l3_subgraph",
-    "plan_status_code",
     "plan_tree",
     "profile_brief",
     "profile_slot",
@@ -399,9 +396,6 @@ _STATUS_WORDS: dict[int, PlanStatus] = {
     PlanStatusCode.DONE: PlanStatus.DONE,
     PlanStatusCode.FAILED: PlanStatus.FAILED,
 }
-_STATUS_CODES: dict[str, PlanStatusCode] = {
-    word: PlanStatusCode(code) for code, word in _STATUS_WORDS.items()
-}
 
 
 def plan_tree(nodes: Iterable[rec.PlanNode]) -> PlanTree:
@@ -484,90 +478,4 @@ def db_stats(file_bytes: int, record_count: int, usage: Mapping[int, UsageCounts
             )
             for agent, u in sorted(usage.items())
         },
-    )
-
-
-# ---- inputs ---------------------------------------------------------------------------------
-
-
-def plan_status_code(status: PlanStatus | str) -> PlanStatusCode:
-    """The stored code of a status word; anything but the three words is refused."""
-    code = _STATUS_CODES.get(status) if isinstance(status, str) else None
-    if code is None:
-        msg = f"plan status must be in_progress, done or failed, got {status!r}"
-        raise InvalidQueryError(msg)
-    return code
-
-
-def import_mode(mode: L3ImportMode | str) -> L3ImportMode:
-    """The import mode of ``mode``; the message lists the valid words and the one received."""
-    try:
-        return L3ImportMode(mode)
-    except ValueError:
-        msg = f"import mode must be skip, merge or overwrite, got {mode!r}"
-        raise InvalidQueryError(msg) from None
-
-
-_ITEM_STRINGS = ("title", "domain", "node_type", "content", "source_ref")
-
-
-def _relation(value: L3Relation | Mapping[str, Any], where: str) -> L3Relation:
-    if isinstance(value, L3Relation):
-        return value
-    if not isinstance(value, Mapping):
-        msg = f"{where} must be an object, got {type(value).__name__}"
-        raise InvalidQueryError(msg)
-    for key in value:
-        if key not in ("titles", "kind"):
-            msg = f"{where} has an unknown key {key!r}"
-            raise InvalidQueryError(msg)
-    kind = value.get("kind")
-    if kind is None:
-        kind = 0
-    elif isinstance(kind, bool) or not isinstance(kind, int):
-        msg = f"{where}.kind must be an integer, got {kind!r}"
-        raise InvalidQueryError(msg)
-    titles = value.get("titles")
-    return L3Relation(
-        titles=() if titles is None else titles, kind=rec.known(rec.GraphEdgeKind, kind)
-    )
-
-
-def import_item(value: L3ImportItem | Mapping[str, Any]) -> L3ImportItem:
-    """An import item, or one read from a dict with its JSON keys.
-
-    A missing or null key takes its zero value, as Go's decoder leaves it (a
-    blank title or domain is then refused by the import itself). An unknown
-    key or a value of the wrong type raises InvalidQueryError naming it.
-    """
-    if isinstance(value, L3ImportItem):
-        return value
-    if not isinstance(value, Mapping):
-        msg = f"an import item must be an L3ImportItem or a dict, got {type(value).__name__}"
-        raise InvalidQueryError(msg)
-    known_keys = (*_ITEM_STRINGS, "keywords", "related")
-    for key in value:
-        if key not in known_keys:
-            msg = f"import item has an unknown key {key!r}"
-            raise InvalidQueryError(msg)
-    strings: dict[str, str] = {}
-    for key in _ITEM_STRINGS:
-        text = value.get(key)
-        if text is None:
-            text = ""
-        elif not isinstance(text, str):
-            msg = f"import item key {key!r} must be a string, got {type(text).__name__}"
-            raise InvalidQueryError(msg)
-        strings[key] = text
-    related = value.get("related")
-    if related is None:
-        related = ()
-    elif isinstance(related, str) or not isinstance(related, list | tuple):
-        msg = f"import item key 'related' must be a list, got {type(related).__name__}"
-        raise InvalidQueryError(msg)
-    keywords = value.get("keywords")
-    return L3ImportItem(
-        **strings,
-        keywords=() if keywords is None else keywords,
-        related=tuple(_relation(r, f"related[{i}]") for i, r in enumerate(related)),
     )

@@ -45,7 +45,7 @@ class PlanFace:
         failed; NotFoundError for a step not on the open turn's tree.
         """
         step = _args.uint32(seq, "seq")
-        code = _mapping.plan_status_code(status)
+        code = _args.plan_status_code(status)
         title, summary = _args.text(title, "title"), _args.text(summary, "summary")
         self._ops.run(plans.plan_node_update, self._ops.now(), step, title, code, summary)
 

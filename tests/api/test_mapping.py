@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from memhop import records as r
+from memhop.api import _args as args
 from memhop.api import _mapping as m
 from memhop.api.types import GraphEdgeKind, L3ImportItem, L3ImportMode, L3Relation, PlanStatus
 from memhop.errors import CorruptionError, InvalidQueryError
@@ -233,21 +234,21 @@ def test_an_undefined_stored_status_is_reported() -> None:
 
 
 def test_plan_status_words_map_to_codes() -> None:
-    assert m.plan_status_code("done") is r.PlanStatusCode.DONE
-    assert m.plan_status_code(PlanStatus.IN_PROGRESS) is r.PlanStatusCode.IN_PROGRESS
+    assert args.plan_status_code("done") is r.PlanStatusCode.DONE
+    assert args.plan_status_code(PlanStatus.IN_PROGRESS) is r.PlanStatusCode.IN_PROGRESS
     for bad in ("DONE", "", "pending", 1):
         with pytest.raises(InvalidQueryError, match="in_progress, done or failed"):
-            m.plan_status_code(bad)  # type: ignore[arg-type]
+            args.plan_status_code(bad)  # type: ignore[arg-type]
 
 
 def test_import_mode_names_the_valid_words_and_the_received_one() -> None:
-    assert m.import_mode("merge") is L3ImportMode.MERGE
+    assert args.import_mode("merge") is L3ImportMode.MERGE
     with pytest.raises(InvalidQueryError, match=r"skip, merge or overwrite, got 'Skip'"):
-        m.import_mode("Skip")
+        args.import_mode("Skip")
 
 
 def test_an_import_item_reads_from_its_json_keys() -> None:
-    item = m.import_item(
+    item = args.import_item(
         {
             "title": "t",
             "domain": "d",
@@ -267,17 +268,19 @@ def test_an_import_item_reads_from_its_json_keys() -> None:
         source_ref="r",
         related=(L3Relation(("u",), GraphEdgeKind.PART_OF), L3Relation(("v",))),
     )
-    assert m.import_item(item.to_dict()) == item
-    assert m.import_item(item) is item
+    assert args.import_item(item.to_dict()) == item
+    assert args.import_item(item) is item
 
 
 def test_missing_and_null_keys_take_zero_values() -> None:
-    item = m.import_item({"title": "t", "source_ref": None, "related": None})
+    item = args.import_item({"title": "t", "source_ref": None, "related": None})
     assert item == L3ImportItem(title="t", domain="")
 
 
 def test_an_undefined_edge_kind_is_kept_for_the_import_to_report() -> None:
-    item = m.import_item({"title": "t", "domain": "d", "related": [{"titles": ["u"], "kind": 9}]})
+    item = args.import_item(
+        {"title": "t", "domain": "d", "related": [{"titles": ["u"], "kind": 9}]}
+    )
     assert item.related[0].kind == 9
 
 
@@ -298,7 +301,7 @@ def test_an_undefined_edge_kind_is_kept_for_the_import_to_report() -> None:
 )
 def test_a_bad_import_item_names_the_offending_key(value: Any, named: str) -> None:
     with pytest.raises(InvalidQueryError, match=named):
-        m.import_item(value)
+        args.import_item(value)
 
 
 def test_input_dataclasses_refuse_a_bare_string_for_a_list() -> None:
