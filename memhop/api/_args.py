@@ -7,7 +7,7 @@ InvalidQueryError naming the argument, never passed on to fail deeper.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import memhop.records as rec
@@ -78,11 +78,16 @@ def topic_id(value: object, what: str = "topic id") -> int:
     return ids.parse_id(raw, what)
 
 
-def id_list(value: object, what: str) -> tuple[int, ...]:
+def _list_of(value: object, what: str, item: Callable[[object, str], int]) -> tuple[int, ...]:
+    """A JSON list whose every entry ``item`` accepts (a bare string is not a list)."""
     if isinstance(value, str) or not isinstance(value, Sequence):
-        msg = f"{what} must be a list of ids"
+        msg = f"{what} must be a list"
         raise _refuse(msg)
-    return tuple(topic_id(v, f"{what} entry") for v in value)
+    return tuple(item(v, f"{what} entry") for v in value)
+
+
+def id_list(value: object, what: str) -> tuple[int, ...]:
+    return _list_of(value, what, topic_id)
 
 
 def an_id(value: object, what: str) -> int:
@@ -100,18 +105,12 @@ def uint32(value: object, what: str) -> int:
 
 
 def integer_list(value: object, what: str) -> tuple[int, ...]:
-    if isinstance(value, str) or not isinstance(value, Sequence):
-        msg = f"{what} must be a list of integers"
-        raise _refuse(msg)
-    return tuple(integer(v, f"{what} entry") for v in value)
+    return _list_of(value, what, integer)
 
 
 def node_id_list(value: object, what: str) -> tuple[int, ...]:
     """A list of 16-hex ids (the reserved zero id refused)."""
-    if isinstance(value, str) or not isinstance(value, Sequence):
-        msg = f"{what} must be a list of ids"
-        raise _refuse(msg)
-    return tuple(an_id(v, f"{what} entry") for v in value)
+    return _list_of(value, what, an_id)
 
 
 def scene_id(value: object, what: str = "scene_id") -> int:
@@ -125,10 +124,7 @@ def scene_id(value: object, what: str = "scene_id") -> int:
 
 
 def scene_id_list(value: object, what: str) -> tuple[int, ...]:
-    if isinstance(value, str) or not isinstance(value, Sequence):
-        msg = f"{what} must be a list of ids"
-        raise _refuse(msg)
-    return tuple(scene_id(v, f"{what} entry") for v in value)
+    return _list_of(value, what, scene_id)
 
 
 def optional_text(value: object, what: str) -> str | None:
