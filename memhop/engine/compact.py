@@ -13,14 +13,19 @@ import contextlib
 import os
 import struct
 import zlib
+from bisect import bisect_left
+from collections.abc import Iterator, Mapping
+from itertools import chain, islice
+from operator import lt
 
-from memhop.engine.engine import Engine, Placement
+from memhop.engine.engine import Engine
 from memhop.engine.frame import RECORD_HEADER_SIZE, ByteView, frame_bounds
 from memhop.engine.lifecycle import create_engine
+from memhop.engine.snapshot import Index
 from memhop.engine.storefile import fsync_directory
 from memhop.errors import CorruptionError, CRCMismatchError, InvalidQueryError, MemHopError
 
-_BLOB_BYTES = 8 << 20  # append in blobs of about 8 MiB
+_BLOB_BYTES = 1 << 20  # append in blobs of about 1 MiB (cache-sized: faster to join than 8 MiB)
 _FRAME = struct.Struct("<BBIQQI")
 
 
@@ -57,23 +62,17 @@ def _refusal(view: ByteView, size: int, offset: int, id_hash: int) -> MemHopErro
     return err
 
 
-def _copy_live(source: Engine, dest: Engine) -> None:
-    """Append every live frame of ``source`` to ``dest``, verified, in log order.
+def _first_refusal(source: Engine, view: ByteView, size: int) -> MemHopError:
+    """Find the first live frame, in log order, that fails a check, and word its refusal.
 
-    Contiguous live frames are copied as one run and runs are appended in
-    blobs of about 8 MiB. The loop checks each frame inline (the same checks as
-    ``frame_bounds``, which is called only to word a refusal) because this is
-    the per-record cost of compaction.
+    The slow path, taken only after the bulk checks in ``_verify_live`` failed:
+    it names the same record a frame-by-frame copy would have stopped at.
     """
-    view, size = source.log_view()
     unpack, crc32, head = _FRAME.unpack_from, zlib.crc32, RECORD_HEADER_SIZE
-    blob = bytearray()
-    placements: list[Placement] = []
-    run_start = run_end = 0
     for offset, agent_id, id_hash in source.live_in_log_order():
         if offset + head > size:
-            raise _refusal(view, size, offset, id_hash)
-        rec_type, flags, length, f_agent, f_id, crc = unpack(view, offset)
+            return _refusal(view, size, offset, id_hash)
+        _, flags, length, f_agent, f_id, crc = unpack(view, offset)
         end = offset + head + length
         if (
             f_agent != agent_id
@@ -82,18 +81,81 @@ def _copy_live(source: Engine, dest: Engine) -> None:
             or end > size
             or crc32(view[offset + head : end], crc32(view[offset : offset + 22])) != crc
         ):
-            raise _refusal(view, size, offset, id_hash)
-        if offset != run_end or run_end - run_start >= _BLOB_BYTES:
-            blob += view[run_start:run_end]
-            if len(blob) >= _BLOB_BYTES:
-                dest.append_frames(bytes(blob), placements, sync=False)
-                blob.clear()
-                placements = []
-            run_start = offset
-        placements.append((agent_id, id_hash, rec_type, len(blob) + offset - run_start))
-        run_end = end
-    blob += view[run_start:run_end]
-    dest.append_frames(bytes(blob), placements, sync=False)
+            return _refusal(view, size, offset, id_hash)
+    msg = "compact: the live records failed a check that no single record fails"
+    return CorruptionError(msg)
+
+
+def _verify_live(
+    live: Mapping[int, Mapping[int, int]], view: ByteView, size: int, offsets: list[int], base: int
+) -> tuple[list[int], Index] | None:
+    """Check the live frames at ``offsets`` (ascending); return their ends and the copy's index.
+
+    None when a frame fails a check: those of ``frame_bounds``, plus the
+    index's own claim that the frame's agent and id are the entry at this
+    offset. The copy's index starts as a copy of the live index (so it keeps
+    its id order, which the snapshot sorts by) and each entry is moved to its
+    frame's offset in the copy (``base`` plus the live frames before it) as
+    the frame passes. Moved offsets are below every later source offset and
+    source offsets are distinct, so a frame can only claim an entry not yet
+    moved: all pass only when every entry names its own frame. This loop is
+    the per-record cost of compaction.
+    """
+    unpack, crc32, head = _FRAME.unpack_from, zlib.crc32, RECORD_HEADER_SIZE
+    if offsets[-1] + head > size or not all(map(lt, offsets, islice(offsets, 1, None))):
+        return None  # out of bounds, or two entries share a frame
+    index: Index = {agent_id: dict(by_id) for agent_id, by_id in live.items() if by_id}
+    in_agent = index.get
+    nothing: dict[int, int] = {}
+    ends: list[int] = []
+    keep = ends.append
+    at = base
+    for offset in offsets:
+        _, flags, length, agent_id, id_hash, crc = unpack(view, offset)
+        start = offset + head
+        end = start + length
+        ids = in_agent(agent_id, nothing)
+        if (
+            flags
+            or end > size
+            or ids.get(id_hash) != offset
+            or crc32(view[start:end], crc32(view[offset : offset + 22])) != crc
+        ):
+            return None
+        ids[id_hash] = at  # never ``nothing``: its get() gave None, not offset
+        at += end - offset
+        keep(end)
+    return ends, index
+
+
+def _blobs(mv: memoryview, offsets: list[int], ends: list[int]) -> Iterator[bytes]:
+    """Yield the frames at ``offsets`` joined into blobs of at most about 1 MiB, in order."""
+    cut, count, i = mv.__getitem__, len(offsets), 0
+    while i < count:
+        # Frames starting within 1 MiB of this one: their bytes fit in that span.
+        j = bisect_left(offsets, offsets[i] + _BLOB_BYTES, i + 1, count)
+        yield b"".join(map(cut, map(slice, offsets[i:j], ends[i:j])))
+        i = j
+
+
+def _copy_live(source: Engine, dest: Engine) -> None:
+    """Append every live frame of ``source`` to ``dest``, verified, in log order.
+
+    Every frame is checked before any is written; the copy's index is built
+    alongside and handed over with the frames in one ``load_frames`` call.
+    """
+    live = source.live_index()
+    view, size = source.log_view()
+    offsets = sorted(chain.from_iterable(by_id.values() for by_id in live.values()))
+    if not offsets:
+        dest.load_frames((), {}, sync=False)
+        return
+    checked = _verify_live(live, view, size, offsets, dest.record_end)
+    if checked is None:
+        raise _first_refusal(source, view, size)
+    ends, index = checked
+    with memoryview(view) as mv:
+        dest.load_frames(_blobs(mv, offsets, ends), index, sync=False)
 
 
 def compact_into(source: Engine, new_path: str) -> Engine:

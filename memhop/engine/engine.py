@@ -10,16 +10,23 @@ ids under it and yield without it, so a caller may read inside its loop.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from memhop.engine.frame import FLAG_DELETED, ByteView, Frame, decode_frame, encode_frame
 from memhop.engine.header import HeaderPair
 from memhop.engine.recovery import group_by_type
 from memhop.engine.snapshot import Index, build_snapshot
 from memhop.engine.storefile import StoreFile
-from memhop.errors import ClosedError, CorruptionError, NotFoundError, StorageIOError
+from memhop.errors import (
+    ClosedError,
+    CorruptionError,
+    InvalidQueryError,
+    NotFoundError,
+    StorageIOError,
+)
 
 TypeIndex = dict[int, dict[int, set[int]]]
 Placement = tuple[int, int, int, int]
@@ -144,6 +151,16 @@ class Engine:
                 for id_hash, offset in ids.items()
             )
 
+    def live_index(self) -> Mapping[int, Mapping[int, int]]:
+        """Return the live index (agent -> id -> frame offset) itself, read-only, not a copy.
+
+        For the engine's own bulk readers (compaction). Valid until the next
+        write; hold ``exclusive()`` while using it.
+        """
+        with self._lock:
+            self._check_open()
+            return MappingProxyType(self._index)
+
     def log_view(self) -> tuple[ByteView, int]:
         """Return the mapping of the file and its size, for the engine's own readers.
 
@@ -208,6 +225,48 @@ class Engine:
             self._append(blob, "sync" if sync else None)
             self._index_put(base, placements)
             return [base + p[3] for p in placements]
+
+    def load_frames(self, chunks: Iterable[bytes], index: Index, *, sync: bool = True) -> None:
+        """Append verified live frames to an engine that holds no records, and adopt their index.
+
+        The bulk form of ``append_frames``, for compaction: ``chunks`` are
+        written in order at the file end (``record_end`` of a fresh engine),
+        and ``index`` (agent -> id -> absolute frame offset) must name every
+        frame in them and only them. The caller has verified both; only the
+        offset bounds are checked here (CorruptionError). ``index`` is taken
+        over, not copied, and the type index is built from the frames on first
+        use. ``sync=False`` leaves the fsync to a later checkpoint. If a chunk
+        cannot be produced or written, or an offset is out of bounds, the file
+        is cut back to where it was and nothing is indexed.
+        """
+        with self._lock:
+            self._check_writable()
+            if self._index:
+                msg = "load_frames needs an engine that holds no records"
+                raise InvalidQueryError(msg)
+            self._trim_tail_snapshot()
+            base = self._file.size
+            try:
+                for chunk in chunks:
+                    self._append(chunk, None)
+                end = self._file.size
+                offsets = [ids.values() for ids in index.values() if ids]
+                if offsets and not (
+                    base <= min(map(min, offsets)) and max(map(max, offsets)) < end
+                ):
+                    msg = f"load_frames: an index offset lies outside the frames [{base}, {end})"
+                    raise CorruptionError(msg)
+            except BaseException:
+                if self._failure is None:  # the chunks or the index failed, not the disk
+                    with self._fatal_io():
+                        self._file.truncate(base)
+                    self._next = base
+                raise
+            if sync and end > base:
+                with self._fatal_io():
+                    self._file.sync("sync")
+            self._index = {agent: ids for agent, ids in index.items() if ids}
+            self._types = {}
 
     def delete(self, agent_id: int, id_hash: int) -> bool:
         """Tombstone one record; False when it was not live."""

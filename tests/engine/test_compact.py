@@ -17,7 +17,14 @@ from memhop.engine import (
     create_engine,
     open_engine,
 )
-from memhop.errors import ClosedError, Code, CRCMismatchError, InvalidQueryError, NotFoundError
+from memhop.errors import (
+    ClosedError,
+    Code,
+    CorruptionError,
+    CRCMismatchError,
+    InvalidQueryError,
+    NotFoundError,
+)
 from tests.faults import file_size, flip_byte
 
 DELETED_SENTINEL = b"SENTINEL-DELETED-7f3a9c"
@@ -313,3 +320,74 @@ def test_compaction_does_not_touch_the_source(meh_path: str, tmp_path: Path) -> 
         assert source.read(0, 99).payload == b"after"
     finally:
         source.close()
+
+
+def test_compact_refuses_two_index_entries_sharing_one_frame(meh_path: str, tmp_path: Path) -> None:
+    """An index entry pointing at another record's frame is refused (5005), naming that entry."""
+    dest = str(tmp_path / "copy.meh")
+    engine = create_engine(meh_path)
+    try:
+        engine.write(0, 0x02, 1, b"first")
+        shared = engine.write(0, 0x02, 2, b"second")
+        compact_to(engine, str(tmp_path / "good.meh"))  # positive control
+        engine._index[0][0x99] = shared  # a damaged index: two ids, one frame
+        with pytest.raises(CorruptionError) as info:
+            compact_to(engine, dest)
+        assert info.value.code == Code.CORRUPTION
+        assert f"{0x99:016x}" in str(info.value)
+        assert f"at offset {shared}" in str(info.value)
+        assert not os.path.exists(dest)
+    finally:
+        engine.close_without_checkpoint()
+
+
+def test_compact_refuses_a_frame_whose_id_differs_from_its_index_entry(
+    meh_path: str, tmp_path: Path
+) -> None:
+    """An entry naming a frame of another id is refused even when that frame's CRC is sound."""
+    dest = str(tmp_path / "copy.meh")
+    engine = create_engine(meh_path)
+    try:
+        engine.write(7, 0x02, 1, b"first")
+        other = engine.write(8, 0x02, 2, b"second")
+        engine.write(9, 0x02, 3, b"third")
+        engine._index[8][2] = engine.offset_of(9, 3) or 0
+        engine._index[9][3] = other
+        # The first entry in log order is id 3, now pointing at id 2's frame.
+        with pytest.raises(CorruptionError, match=f"record {3:016x} at offset {other}"):
+            compact_to(engine, dest)
+        assert not os.path.exists(dest)
+    finally:
+        engine.close_without_checkpoint()
+
+
+def test_compact_returns_an_engine_that_serves_every_record_and_type(
+    meh_path: str, tmp_path: Path
+) -> None:
+    """compact_into's engine reads every record, lists types, and reopens from its snapshot."""
+    dest = str(tmp_path / "copy.meh")
+    source = _five_with_two_deleted(meh_path)
+    try:
+        source.write_batch(
+            [RecordEntry(i % 5, 0x10 + i % 3, i * 31, b"r%d" % i) for i in range(300)]
+        )
+        assert source.delete_batch(1, [i * 31 for i in range(1, 300, 5)]) > 0
+        expected = _contents(source)
+        types = {(a, t): source.ids_of_type(a, t) for a in source.agents() for t in range(256)}
+        copy = compact_into(source, dest)
+    finally:
+        source.close()
+    try:
+        assert _contents(copy) == expected
+        assert {(a, t): copy.ids_of_type(a, t) for a in copy.agents() for t in range(256)} == types
+        copy.write(1, 0x10, 31 * 6, b"after")  # the copy takes writes like any engine
+        assert copy.read(1, 31 * 6).payload == b"after"
+        expected[(1, 31 * 6)] = (0x10, b"after")
+    finally:
+        copy.close_without_checkpoint()
+    reopened = open_engine(dest)
+    try:
+        assert reopened.stats()[1] == len(expected)
+        assert _contents(reopened) == expected
+    finally:
+        reopened.close_without_checkpoint()
