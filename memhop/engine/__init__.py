@@ -23,11 +23,12 @@ docs/internals/engine.md explains the recovery rules.
 """
 
 from memhop.engine.compact import compact_into, compact_to
-from memhop.engine.engine import Engine, RecordEntry
+from memhop.engine.engine import Engine
 from memhop.engine.frame import FLAG_DELETED, RECORD_HEADER_SIZE, Frame, decode_frame, encode_frame
 from memhop.engine.header import DATA_START, FORMAT_VERSION, HEADER_SIZE, FileHeader
 from memhop.engine.lifecycle import create_engine, open_engine
 from memhop.engine.snapshot import SNAPSHOT_VERSION, build_snapshot, parse_snapshot
+from memhop.engine.writes import RecordEntry
 
 __all__ = [
     "DATA_START",

@@ -1,0 +1,205 @@
+"""LogWriter: every byte the engine puts in its file, and the rules that keep it honest.
+
+Appends land at the file end after a snapshot sitting there is cut (frames
+always precede snapshots); a failed append is cut back to where the file was.
+Any I/O failure latches: the writer refuses every later write until the file
+is reopened. Header slots are only ever written to the inactive slot, fsynced,
+then activated. Not thread-safe on its own: the engine holds its lock around
+every call.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from memhop.engine.frame import encode_frame
+from memhop.engine.header import HeaderPair
+from memhop.engine.index import Placement
+from memhop.engine.snapshot import build_snapshot
+from memhop.engine.storefile import StoreFile
+from memhop.errors import CorruptionError, StorageIOError
+
+
+@dataclass(frozen=True, slots=True)
+class RecordEntry:
+    """One record of a write batch."""
+
+    agent_id: int
+    rec_type: int
+    id_hash: int
+    payload: bytes
+
+
+def encode_batch(entries: Sequence[RecordEntry]) -> tuple[bytes, list[Placement]]:
+    """Encode live frames back to back; return the blob and where each frame sits in it."""
+    frames: list[bytes] = []
+    placements: list[Placement] = []
+    at = 0
+    for e in entries:
+        frame = encode_frame(e.agent_id, e.rec_type, 0, e.id_hash, e.payload)
+        placements.append((e.agent_id, e.id_hash, e.rec_type, at))
+        frames.append(frame)
+        at += len(frame)
+    return b"".join(frames), placements
+
+
+class LogWriter:
+    """The write side of one open file: record end, header slots, fsync policy, failure latch."""
+
+    def __init__(self, file: StoreFile, headers: HeaderPair, record_end: int) -> None:
+        self._file = file
+        self.headers = headers
+        self.record_end = record_end
+        self.failure: StorageIOError | None = None
+        # Per thread: how deep in group() blocks, and whether a write inside
+        # them still owes its fsync.
+        self._group = threading.local()
+
+    def check_writable(self) -> None:
+        """Raise StorageIOError when an earlier write or fsync failed."""
+        if self.failure is not None:
+            msg = "engine refuses writes after an earlier write or fsync failure; reopen the file"
+            raise StorageIOError(msg) from self.failure
+
+    @contextmanager
+    def fatal_io(self) -> Iterator[None]:
+        """Refuse every later write if the body fails with an I/O error.
+
+        An fsync error is not retryable: the kernel may already have dropped
+        the dirty pages, so a retry that succeeds proves nothing.
+        """
+        try:
+            yield
+        except StorageIOError as exc:
+            self.failure = exc
+            raise
+
+    # ---- frames ------------------------------------------------------------------------
+
+    def append(self, data: bytes, what: str | None) -> int:
+        """Cut a tail snapshot, then append ``data``; return the offset where it starts.
+
+        Fsyncs unless ``what`` (the step named in an fsync error) is None.
+        """
+        self._trim_tail_snapshot()
+        base = self._file.size
+        self._write(data, what)
+        return base
+
+    def append_chunks(
+        self, chunks: Iterable[bytes], offsets: Mapping[int, Mapping[int, int]], *, sync: bool
+    ) -> None:
+        """Append ``chunks`` in order, checking that ``offsets`` all lie inside them.
+
+        If a chunk cannot be produced or written, or an offset is out of
+        bounds (CorruptionError), the file is cut back to where it was.
+        """
+        self._trim_tail_snapshot()
+        base = self._file.size
+        try:
+            for chunk in chunks:
+                self._write(chunk, None)
+            end = self._file.size
+            spans = [ids.values() for ids in offsets.values() if ids]
+            if spans and not (base <= min(map(min, spans)) and max(map(max, spans)) < end):
+                msg = f"load_frames: an index offset lies outside the frames [{base}, {end})"
+                raise CorruptionError(msg)
+        except BaseException:
+            if self.failure is None:  # the chunks or the index failed, not the disk
+                with self.fatal_io():
+                    self._file.truncate(base)
+                self.record_end = base
+            raise
+        if sync and end > base:
+            self.sync()
+
+    def _write(self, data: bytes, what: str | None) -> None:
+        """Append ``data`` at the file end and fsync (unless ``what`` is None).
+
+        On failure the file is cut back to where it was and writes are refused.
+        """
+        start = self._file.size
+        with self.fatal_io():
+            try:
+                self._file.write_at(start, data)
+            except StorageIOError as exc:
+                try:
+                    self._file.truncate(start)
+                except StorageIOError as cut:
+                    # Keep the write's own cause; the failed undo rides along.
+                    exc.add_note(f"cutting the file back to {start} also failed: {cut!r}")
+                    raise exc from exc.__cause__
+                raise
+            # Moved before the fsync: frames now in the file must not sit past
+            # the record end if the fsync fails and a later checkpoint records it.
+            self.record_end = self._file.size
+            if what is None:
+                return
+            if getattr(self._group, "depth", 0):
+                self._group.owed = True  # the block's exit syncs for it
+            else:
+                self._file.sync(what)
+
+    def sync(self) -> None:
+        """Fsync the file; a failure refuses later writes."""
+        with self.fatal_io():
+            self._file.sync("sync")
+
+    @contextmanager
+    def group(self, settle: Callable[[], None]) -> Iterator[None]:
+        """Defer this thread's fsyncs in the block; the outermost exit calls ``settle`` if owed.
+
+        ``settle`` runs even when the block raises, so what was written before
+        a failure is as durable as if each write had synced.
+        """
+        depth = getattr(self._group, "depth", 0)
+        self._group.depth = depth + 1
+        try:
+            yield
+        finally:
+            self._group.depth = depth
+            if depth == 0 and getattr(self._group, "owed", False):
+                self._group.owed = False
+                settle()
+
+    # ---- headers and snapshots ---------------------------------------------------------
+
+    def _flip_header(self, **changes: int) -> None:
+        """Write the next header generation to the inactive slot, fsync, then activate it."""
+        header = self.headers.current.next_generation(**changes)
+        self._file.write_at(self.headers.inactive_offset, header.to_bytes())
+        self._file.sync("sync header")
+        self.headers = self.headers.flipped_to(header)
+
+    def _trim_tail_snapshot(self) -> None:
+        """Cut a snapshot sitting at the file end so frames always precede snapshots."""
+        current = self.headers.current
+        if not current.has_snapshot:
+            return
+        if current.snapshot_offset + current.snapshot_length != self._file.size:
+            return  # a legacy non-tail snapshot stays where it is
+        with self.fatal_io():
+            self._file.truncate(self.record_end)
+            self._flip_header(snapshot_offset=0, snapshot_length=0)
+
+    def forget_snapshot(self) -> None:
+        """Flip to a header that names no snapshot."""
+        with self.fatal_io():
+            self._flip_header(snapshot_offset=0, snapshot_length=0)
+
+    def checkpoint(self, offsets: Mapping[int, Mapping[int, int]]) -> None:
+        """Append a snapshot of ``offsets`` at the file end and point a new header at it."""
+        blob = build_snapshot(offsets)
+        at = self._file.size
+        with self.fatal_io():
+            self._file.write_at(at, blob)
+            self._file.sync("sync snapshot")
+            self._flip_header(
+                snapshot_offset=at,
+                snapshot_length=len(blob),
+                record_count=sum(len(ids) for ids in offsets.values()),
+                record_end=self.record_end,
+            )
