@@ -36,6 +36,7 @@ from memhop.llm.types import (
     Model,
     NodeDigest,
     NodeMood,
+    ReportsUsage,
     TopicDigest,
     Usage,
 )
@@ -64,6 +65,7 @@ __all__ = [
     "NodeMood",
     "OpenAIChat",
     "OpenAIModel",
+    "ReportsUsage",
     "TopicDigest",
     "TruncationError",
     "Usage",

@@ -7,7 +7,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-__all__ = ["Distillation", "Group", "Model", "NodeDigest", "NodeMood", "TopicDigest", "Usage"]
+__all__ = [
+    "Distillation",
+    "Group",
+    "Model",
+    "NodeDigest",
+    "NodeMood",
+    "ReportsUsage",
+    "TopicDigest",
+    "Usage",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +89,11 @@ class Usage:
 
 @runtime_checkable
 class Model(Protocol):
-    """Anything that answers the three model operations."""
+    """Anything that answers the three model operations.
+
+    ``usage()`` is optional for a host's own model: without it memhop still
+    counts calls and failures per domain, and reports no tokens.
+    """
 
     def extract_keywords(
         self, text: str, *, cancel: threading.Event | None = None
@@ -99,6 +112,11 @@ class Model(Protocol):
     ) -> Distillation:
         """Distil emotion, MBTI axes and personality from association samples."""
         ...
+
+
+@runtime_checkable
+class ReportsUsage(Protocol):
+    """A model that reports its own token usage (``LocalModel`` and ``OpenAIModel`` do)."""
 
     def usage(self) -> Usage:
         """Return cumulative usage of this model object."""

@@ -10,7 +10,7 @@ from typing import TypeVar
 from memhop.index.l2meta import L2Meta
 from memhop.index.l4 import L4Index
 from memhop.index.plans import PlanTrees
-from memhop.llm import Distillation, Group, Model, NodeDigest, TopicDigest, Usage
+from memhop.llm import Distillation, Group, Model, NodeDigest, ReportsUsage, TopicDigest, Usage
 from memhop.root.slot_cache import SlotCache
 
 T = TypeVar("T")
@@ -34,8 +34,11 @@ class MeteredModel:
         with self._lock:
             return self._usage
 
+    def _reported(self) -> Usage:
+        return self.model.usage() if isinstance(self.model, ReportsUsage) else Usage()
+
     def _metered(self, call: Callable[[], T]) -> T:
-        before = self.model.usage()
+        before = self._reported()
         try:
             result = call()
         except BaseException:
@@ -45,7 +48,7 @@ class MeteredModel:
         return result
 
     def _add(self, before: Usage, *, failed: bool) -> None:
-        after = self.model.usage()
+        after = self._reported()
         delta = Usage(
             calls=1,
             prompt_tokens=max(after.prompt_tokens - before.prompt_tokens, 0),

@@ -193,3 +193,29 @@ def test_a_turn_close_makes_one_fsync_and_a_failed_one_keeps_its_lines(meh_path:
         assert row.fused_keywords
     finally:
         root.close()
+
+
+def test_a_host_model_without_usage_is_accepted_and_metered(meh_path: str) -> None:
+    """usage() is optional: calls and failures are still counted, tokens read as zero."""
+
+    class Plain:
+        def extract_keywords(
+            self, text: str, *, cancel: threading.Event | None = None
+        ) -> tuple[str, ...]:
+            return ("plain",)
+
+        def consolidate(self, topics: object, floor: int, *, cancel: object = None) -> tuple[()]:
+            return ()
+
+        def distill(self, samples: object, *, cancel: object = None) -> object:
+            raise AssertionError("not called here")
+
+    root = open_root(meh_path, Plain(), Defaults(), ProfileInput(name="p"), clock=Clock())
+    try:
+        primary = AgentOps(root, 0)
+        primary.search(0, 0, False)
+        assert primary.update("hi", "hello", "", T0).fused_keywords == ("plain",)
+        _, _, usage = root.stats()
+        assert (usage[0].calls, usage[0].prompt_tokens, usage[0].failures) == (1, 0, 0)
+    finally:
+        root.close()
