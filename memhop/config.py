@@ -34,6 +34,14 @@ DEFAULT_TIMEOUT_SECS = 120
 DEFAULT_MAX_OUTPUT_TOKENS = 8192
 
 
+def _require_ints(config: object, names: tuple[str, ...], owner: str) -> None:
+    for name in names:
+        value = getattr(config, name)
+        if isinstance(value, bool) or not isinstance(value, int):
+            msg = f"{owner}.{name} must be an integer, not {type(value).__name__}"
+            raise ConfigError(msg)
+
+
 def valid_text(value: object, what: str) -> str:
     """Return ``value`` if it is a string that can be stored as UTF-8, else refuse it.
 
@@ -66,6 +74,11 @@ class LlmConfig:
 
     def validate(self) -> None:
         """Refuse a half-specified endpoint or a timeout Go could not represent."""
+        for what in ("api_url", "api_key", "model"):
+            if not isinstance(getattr(self, what), str):
+                msg = f"LLM.{what} must be a string"
+                raise ConfigError(msg)
+        _require_ints(self, ("timeout_secs", "max_output_tokens"), "LLM")
         if not self.api_url or not self.api_key or not self.model:
             msg = "LLM.APIURL, LLM.APIKey and LLM.Model are required"
             raise ConfigError(msg)
@@ -102,6 +115,17 @@ class Defaults:
     content_retention_ms: int = 0
 
     def validate(self) -> None:
+        """Refuse non-integer knobs and a retention that is negative or past Go's range."""
+        _require_ints(
+            self,
+            (
+                "scene_dream_topic_threshold",
+                "dream_compress_min_topics",
+                "agent_idle_ttl_ms",
+                "content_retention_ms",
+            ),
+            "Defaults",
+        )
         if self.content_retention_ms < 0:
             msg = "Defaults.content_retention_ms must not be negative: retention cannot be off"
             raise ConfigError(msg)

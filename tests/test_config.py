@@ -103,3 +103,34 @@ def test_profile_input_requires_a_name_and_copies_preferences() -> None:
     with pytest.raises(InvalidQueryError, match="Name is required"):
         ProfileInput(name=" \t").require_name()
     assert hash(profile) == hash(ProfileInput(name="  Ada ", preferences={"x": "y"}))
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        dataclasses.replace(GOOD, api_url=5),  # type: ignore[arg-type]
+        dataclasses.replace(GOOD, timeout_secs="9"),  # type: ignore[arg-type]
+        dataclasses.replace(GOOD, max_output_tokens=1.5),  # type: ignore[arg-type]
+        dataclasses.replace(GOOD, timeout_secs=True),
+    ],
+)
+def test_an_endpoint_of_the_wrong_types_is_a_config_error(config: LlmConfig) -> None:
+    """Wrong types are refused by validation, not by a TypeError deep inside."""
+    GOOD.validate()
+    with pytest.raises(ConfigError, match="must be"):
+        config.validate()
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        Defaults(content_retention_ms="x"),  # type: ignore[arg-type]
+        Defaults(agent_idle_ttl_ms=1.5),  # type: ignore[arg-type]
+        Defaults(scene_dream_topic_threshold=None),  # type: ignore[arg-type]
+    ],
+)
+def test_defaults_of_the_wrong_types_are_a_config_error(table: Defaults) -> None:
+    """Every knob must be an integer; the library table itself passes."""
+    DEFAULTS.validate()
+    with pytest.raises(ConfigError, match="must be an integer"):
+        table.validate()

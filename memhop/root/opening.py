@@ -56,14 +56,19 @@ def _seed_primary(engine: Engine, seed: ProfileInput | None, now_ms: int) -> Non
 
 
 def open_root(
-    path: str,
+    path: str | os.PathLike[str],
     llm: object,
     defaults: Defaults | None = None,
     seed: ProfileInput | None = None,
     clock: Clock = wall_clock_ms,
 ) -> Root:
     """Validate, open or create, seed the primary profile, load the registry."""
-    if not isinstance(path, str) or not path:
+    if isinstance(path, os.PathLike):
+        path = os.fspath(path)
+    if not isinstance(path, str):
+        msg = f"path must be a str or os.PathLike of str, not {type(path).__name__}"
+        raise ConfigError(msg)
+    if not path:
         msg = "path is required"
         raise ConfigError(msg)
     model = check_model(llm)

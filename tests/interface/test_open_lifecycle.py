@@ -417,3 +417,18 @@ def test_compact_to_copies_the_live_records_and_refuses_existing_targets(
         )
         assert [r.to_dict() for r in compacted.primary().search_l4()] == expect_l4
         assert [a.to_dict() for a in compacted.agents()] == [a.to_dict() for a in db.agents()]
+
+
+def test_a_pathlib_path_opens_and_a_bytes_path_is_refused(tmp_path: Path) -> None:
+    """os.PathLike paths work like strings; other types are a ConfigError and create nothing."""
+    target = tmp_path / "pathlike.meh"
+    with pytest.raises(memhop.ConfigError, match="path must be"):
+        memhop.open(
+            bytes(target),  # type: ignore[arg-type]
+            memhop.LocalModel(),
+            profile=memhop.ProfileInput(name="a"),
+        )
+    assert not target.exists()
+    with memhop.open(target, memhop.LocalModel(), profile=memhop.ProfileInput(name="a")) as db:
+        assert db.primary().get_l0().name == "a"
+    assert target.exists()
