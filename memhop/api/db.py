@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from types import TracebackType
 
 from memhop.api import _mapping
@@ -14,7 +15,7 @@ from memhop.root.ops import AgentOps
 
 
 def open(
-    path: str,
+    path: str | os.PathLike[str],
     llm: LlmConfig | Model,
     defaults: Defaults | None = None,
     profile: ProfileInput | None = None,
@@ -86,7 +87,7 @@ class DB:
         """Write the index snapshot now (``close`` does it too)."""
         self._root.checkpoint()
 
-    def compact_to(self, new_path: str) -> None:
+    def compact_to(self, new_path: str | os.PathLike[str]) -> None:
         """Write a copy holding only live records to ``new_path`` (which must not exist).
 
         Deleted payloads are absent from the copy; the open file is untouched.

@@ -29,7 +29,13 @@ _BLOB_BYTES = 1 << 20  # append in blobs of about 1 MiB (cache-sized: faster to 
 _FRAME = struct.Struct("<BBIQQI")
 
 
-def _check_destination(source: Engine, new_path: str) -> None:
+def _check_destination(source: Engine, new_path: object) -> str:
+    """Return the destination as a str path, refusing what cannot be one."""
+    if isinstance(new_path, os.PathLike):
+        new_path = os.fspath(new_path)
+    if new_path is not None and not isinstance(new_path, str):
+        msg = f"compact: newPath must be a str or os.PathLike, not {type(new_path).__name__}"
+        raise InvalidQueryError(msg)
     if not new_path:
         msg = "compact: newPath is required"
         raise InvalidQueryError(msg)
@@ -41,6 +47,7 @@ def _check_destination(source: Engine, new_path: str) -> None:
     if os.path.lexists(new_path):
         msg = f"compact: newPath already exists: {new_path}"
         raise InvalidQueryError(msg)
+    return new_path
 
 
 def _refusal(view: ByteView, size: int, offset: int, id_hash: int) -> MemHopError:
@@ -158,14 +165,14 @@ def _copy_live(source: Engine, dest: Engine) -> None:
         dest.load_frames(_blobs(mv, offsets, ends), index, sync=False)
 
 
-def compact_into(source: Engine, new_path: str) -> Engine:
+def compact_into(source: Engine, new_path: str | os.PathLike[str]) -> Engine:
     """Write the live records of ``source`` to a new file and return it, open and checkpointed.
 
     Writes wait while the copy runs. On failure the partial destination is
     removed: no half-written file is left behind.
     """
     with source.exclusive():
-        _check_destination(source, new_path)
+        new_path = _check_destination(source, new_path)
         dest = create_engine(new_path)
         try:
             _copy_live(source, dest)
@@ -182,6 +189,6 @@ def compact_into(source: Engine, new_path: str) -> Engine:
     return dest
 
 
-def compact_to(source: Engine, new_path: str) -> None:
+def compact_to(source: Engine, new_path: str | os.PathLike[str]) -> None:
     """Write a compacted copy of ``source`` to ``new_path``; the source is not touched."""
     compact_into(source, new_path).close_without_checkpoint()

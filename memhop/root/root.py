@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -92,7 +93,7 @@ class Root:
         self.check_open()
         self.engine.checkpoint()
 
-    def compact_to(self, new_path: str) -> None:
+    def compact_to(self, new_path: str | os.PathLike[str]) -> None:
         """Write a compacted copy; a point-in-time copy, no domain lock taken."""
         self.check_open()
         compact_to(self.engine, new_path)

@@ -391,3 +391,17 @@ def test_compact_returns_an_engine_that_serves_every_record_and_type(
         assert _contents(reopened) == expected
     finally:
         reopened.close_without_checkpoint()
+
+
+def test_compact_takes_a_pathlike_and_refuses_other_types(meh_path: str, tmp_path: Path) -> None:
+    """A pathlib destination works; an int is InvalidQueryError, not a TypeError."""
+    eng = create_engine(meh_path)
+    eng.write(0, 1, 1, b"kept")
+    with pytest.raises(InvalidQueryError, match=r"must be a str or os\.PathLike"):
+        compact_to(eng, 123)  # type: ignore[arg-type]
+    target = tmp_path / "copy.meh"
+    compact_to(eng, target)
+    eng.close()
+    copy = open_engine(str(target))
+    assert copy.read(0, 1).payload == b"kept"
+    copy.close()
