@@ -111,11 +111,6 @@ class HeaderPair:
         slots = (header, self.slots[1]) if inactive == 0 else (self.slots[0], header)
         return HeaderPair(slots, inactive)
 
-    def with_active(self, header: FileHeader) -> HeaderPair:
-        """Return the pair after the active slot was rewritten in place."""
-        slots = (header, self.slots[1]) if self.active == 0 else (self.slots[0], header)
-        return HeaderPair(slots, self.active)
-
 
 def load_headers(buf: ByteView) -> HeaderPair:
     """Choose the active slot: the larger commit id wins, A on a tie.

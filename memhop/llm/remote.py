@@ -35,10 +35,6 @@ class ChatModel:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._chat!r})"
 
-    @property
-    def chat_client(self) -> ChatClient:
-        return self._chat
-
     def extract_keywords(
         self, text: str, *, cancel: threading.Event | None = None
     ) -> tuple[str, ...]:

@@ -71,10 +71,6 @@ class DreamThreads:
             with self._mu:
                 self._running.pop(key, None)
 
-    def in_flight(self) -> list[tuple[int, int]]:
-        with self._mu:
-            return sorted(self._running)
-
     def close_and_join(self, timeout: float = JOIN_TIMEOUT_S) -> None:
         """Refuse new passes and wait (up to ``timeout`` in all) for those in flight."""
         with self._mu:

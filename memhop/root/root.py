@@ -191,10 +191,16 @@ class Root:
                 del self._contexts[agent_id]
                 ctx.lock.release()
 
-    def point_domain_at(self, agent_id: int, model: Model) -> None:
-        """Make a live domain use ``model`` from now on (its usage meter carries over)."""
-        with self._agents_mu:
-            self._meters[agent_id].model = model
+    def _point_at(self, agent_id: int, model: Model) -> None:
+        """Make a domain use ``model`` from now on; its usage meter carries over.
+
+        Called under ``_agents_mu``.
+        """
+        meter = self._meters.get(agent_id)
+        if meter is None:
+            self._meters[agent_id] = MeteredModel(model)
+        else:
+            meter.model = model
 
     def sub_agent(self, model: Model, seed: ProfileInput) -> int:
         """Return the domain registered under ``seed.name``, creating it on first use.
@@ -225,11 +231,7 @@ class Root:
                     updated_at_ms=self.clock(),
                 )
                 profile.put_profile(self.engine, agent_id, slot)
-            meter = self._meters.get(agent_id)
-            if meter is None:
-                self._meters[agent_id] = MeteredModel(model)
-            else:
-                meter.model = model
+            self._point_at(agent_id, model)
             return agent_id
 
     def tenant_name(self, agent_id: int) -> str | None:
@@ -243,11 +245,7 @@ class Root:
             if agent_id != ids.PRIMARY_AGENT_ID and agent_id not in self._registry.by_agent:
                 msg = f"agent {ids.format_id(agent_id)} is not registered in this file"
                 raise AgentNotFoundError(msg)
-            meter = self._meters.get(agent_id)
-            if meter is None:
-                self._meters[agent_id] = MeteredModel(model)
-            else:
-                meter.model = model
+            self._point_at(agent_id, model)
             return agent_id
 
     def agents(self) -> list[AgentEntry]:
