@@ -1,0 +1,63 @@
+"""docs/api.md documents every public name, and is what the generator renders today."""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+import pytest
+
+from tests.docs._docs import DOCS, load_generator
+
+API_MD = DOCS / "api.md"
+
+
+@pytest.fixture(scope="module")
+def gen() -> ModuleType:
+    return load_generator()
+
+
+@pytest.fixture(scope="module")
+def public(gen: ModuleType) -> set[str]:
+    """Qualified public names, read from the code at run time."""
+    surface: dict[str, list[str]] = gen.public_names()
+    return {f"{module}.{name}" for module, names in surface.items() for name in names}
+
+
+def test_every_public_name_has_a_section_and_nothing_else_does(
+    gen: ModuleType, public: set[str]
+) -> None:
+    """The set of names docs/api.md documents equals the set of public names."""
+    assert {"memhop.open", "memhop.Session", "memhop.tools.dispatch"} <= public
+    documented: set[str] = gen.documented_names(API_MD.read_text(encoding="utf-8"))
+    missing = sorted(public - documented)
+    extra = sorted(documented - public)
+    hint = "run python scripts/gen_api_docs.py"
+    assert not missing, f"public but not in docs/api.md: {missing}; {hint}"
+    assert not extra, f"in docs/api.md but not public: {extra}; {hint}"
+
+
+def test_a_name_without_a_section_is_noticed(gen: ModuleType, public: set[str]) -> None:
+    """The heading parser the check relies on sees a section go missing."""
+    text = API_MD.read_text(encoding="utf-8")
+    assert "memhop.open" in gen.documented_names(text)
+    without = text.replace("#### `memhop.open`\n", "")
+    assert "memhop.open" not in gen.documented_names(without)
+    assert gen.documented_names(without) != public
+
+
+def test_the_opt_in_modules_are_the_ones_import_memhop_does_not_load(gen: ModuleType) -> None:
+    """memhop.tools is opt-in and documented; the layers that import memhop loads are not."""
+    modules: list[str] = gen.public_modules()
+    assert modules[0] == "memhop"
+    assert "memhop.tools" in modules
+    for internal in ("memhop.api", "memhop.root", "memhop.engine", "memhop.llm"):
+        assert internal not in modules
+
+
+def test_api_md_is_current(gen: ModuleType) -> None:
+    """Signatures and docstrings on the page are the code's own (regenerate after a change)."""
+    rendered: str = gen.render()
+    assert "#### `memhop.open`" in rendered
+    assert API_MD.read_text(encoding="utf-8") == rendered, (
+        "docs/api.md is stale: run python scripts/gen_api_docs.py"
+    )
