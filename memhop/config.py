@@ -20,6 +20,7 @@ __all__ = [
     "DEFAULT_TIMEOUT_SECS",
     "MAX_CONTENT_RETENTION_MS",
     "MAX_TIMEOUT_SECS",
+    "STRUCTURED_OUTPUT_MODES",
     "Defaults",
     "LlmConfig",
     "ProfileInput",
@@ -32,6 +33,7 @@ MAX_TIMEOUT_SECS = (2**63 - 1) // 10**9
 MAX_CONTENT_RETENTION_MS = (2**63 - 1) // 10**6
 DEFAULT_TIMEOUT_SECS = 120
 DEFAULT_MAX_OUTPUT_TOKENS = 8192
+STRUCTURED_OUTPUT_MODES = ("auto", "json_schema", "json_object", "off")
 
 
 def _require_ints(config: object, names: tuple[str, ...], owner: str) -> None:
@@ -71,14 +73,25 @@ class LlmConfig:
     model: str
     timeout_secs: int = 0
     max_output_tokens: int = 0
+    structured_output: str = "auto"
+    """How replies are held to their JSON schema: "auto" (``json_schema``, then ``json_object``
+    with the schema, then plain prompting, as the endpoint accepts), one of those three
+    ("json_schema", "json_object", "off" = plain prompting) to force it."""
+    context_tokens: int = 0
+    """The model's context window in tokens (<= 0: not stated); every request's ``max_tokens``
+    is capped to what fits beside its prompt."""
 
     def validate(self) -> None:
         """Refuse a half-specified endpoint or a timeout Go could not represent."""
-        for what in ("api_url", "api_key", "model"):
+        for what in ("api_url", "api_key", "model", "structured_output"):
             if not isinstance(getattr(self, what), str):
                 msg = f"LLM.{what} must be a string"
                 raise ConfigError(msg)
-        _require_ints(self, ("timeout_secs", "max_output_tokens"), "LLM")
+        _require_ints(self, ("timeout_secs", "max_output_tokens", "context_tokens"), "LLM")
+        if self.structured_output not in STRUCTURED_OUTPUT_MODES:
+            modes = ", ".join(repr(m) for m in STRUCTURED_OUTPUT_MODES)
+            msg = f"LLM.structured_output {self.structured_output!r} is not one of {modes}"
+            raise ConfigError(msg)
         if not self.api_url or not self.api_key or not self.model:
             msg = "LLM.APIURL, LLM.APIKey and LLM.Model are required"
             raise ConfigError(msg)
@@ -107,12 +120,16 @@ class Defaults:
     """Library knobs; 0 means "library default", a negative number means "off".
 
     ``content_retention_ms`` has no "off": a negative value is refused.
+    ``sweep_unfolded`` (memhop's own): False keeps an original line or event
+    past the window until its turn is folded into a Dream row that still
+    exists; True sweeps every original past the window, as upstream does.
     """
 
     scene_dream_topic_threshold: int = 0
     dream_compress_min_topics: int = 0
     agent_idle_ttl_ms: int = 0
     content_retention_ms: int = 0
+    sweep_unfolded: bool = False
 
     def validate(self) -> None:
         """Refuse non-integer knobs and a retention that is negative or past Go's range."""
@@ -126,6 +143,10 @@ class Defaults:
             ),
             "Defaults",
         )
+        if not isinstance(self.sweep_unfolded, bool):
+            kind = type(self.sweep_unfolded).__name__
+            msg = f"Defaults.sweep_unfolded must be a bool, not {kind}"
+            raise ConfigError(msg)
         if self.content_retention_ms < 0:
             msg = "Defaults.content_retention_ms must not be negative: retention cannot be off"
             raise ConfigError(msg)

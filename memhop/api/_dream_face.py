@@ -16,6 +16,7 @@ def dream_report(report: Report) -> DreamReport:
     """The pass's report as the public result (stages in the order reached)."""
     return DreamReport(
         l4_records_pruned=report.l4_records_pruned,
+        l4_records_kept_unfolded=report.l4_records_kept_unfolded,
         l5_nodes_pruned=report.l5_nodes_pruned,
         consolidated_scenes=report.consolidated_scenes,
         l2_topics_compressed=report.l2_topics_compressed,

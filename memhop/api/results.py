@@ -362,8 +362,11 @@ class DreamReport(Result):
     """What one Dream pass did, stage by stage (a stage never reached is absent)."""
 
     _OMITEMPTY = frozenset({"stages"})
+    _OFF_WIRE = frozenset({"l4_records_kept_unfolded"})
 
     l4_records_pruned: int = 0
+    l4_records_kept_unfolded: int = 0
+    """Originals past the window kept because no Dream row carries their turn (memhop's own)."""
     l5_nodes_pruned: int = 0
     consolidated_scenes: int = 0
     l2_topics_compressed: int = 0

@@ -59,6 +59,7 @@ class DreamEnv:
     floor: int
     retention_ms: int
     cancel: threading.Event
+    sweep_unfolded: bool = False
 
 
 class AnyEvent(threading.Event):

@@ -78,7 +78,9 @@ def _run(env: DreamEnv, report: Report, scene_id: int) -> None:
 
     def l4() -> str:
         with env.hold() as held:
-            report.l4_records_pruned = prune.prune_contents(held, line)
+            swept = prune.prune_contents(held, line, sweep_unfolded=env.sweep_unfolded)
+        report.l4_records_pruned = swept.pruned
+        report.l4_records_kept_unfolded = swept.kept_unfolded
         return OK
 
     def l5() -> str:

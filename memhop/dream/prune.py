@@ -3,14 +3,23 @@
 Both cover the whole domain whatever scene a pass names. Topic rows, their
 keyword tracks and L3 graphs are never swept. Each sweep runs under the
 domain lock and keeps the mirror it reads in step with what it deleted.
+
+Beyond upstream, retention never takes the only words: an original line or
+event past the window goes only once its turn is *carried*, i.e. folded
+under a Dream row that still exists (``sweep_unfolded`` restores upstream's
+sweep of everything past the window). Slots of a topic that is not listed
+(a turn still open, or one never closed) are carried by nothing and stay.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from memhop.dream.env import Held
+from memhop.index.l2meta import L2Meta
 from memhop.layers import archive, plan
 
-__all__ = ["DEFAULT_RETENTION_MS", "cutoff", "prune_contents", "prune_plans"]
+__all__ = ["DEFAULT_RETENTION_MS", "ContentSweep", "cutoff", "prune_contents", "prune_plans"]
 
 DEFAULT_RETENTION_MS = 7 * 24 * 3_600_000
 
@@ -21,14 +30,51 @@ def cutoff(now_ms: int, retention_ms: int) -> int:
     return now_ms - window
 
 
-def prune_contents(held: Held, line: int) -> int:
-    """Tombstone every content record created before ``line`` (open turns and summaries too)."""
-    doomed = held.mirrors.contents.ids_created_before(line)
+@dataclass(frozen=True, slots=True)
+class ContentSweep:
+    """What the content sweep did: records tombstoned, and those past the window it kept."""
+
+    pruned: int = 0
+    kept_unfolded: int = 0
+
+
+def carried(topics: L2Meta, topic_id: int) -> bool:
+    """True when the topic is folded under a Dream row that still exists.
+
+    Walks the parent chain to a surface (depth-1) row; a chain that breaks
+    (a parent deleted) or never leaves the surface carries nothing.
+    """
+    row = topics.get(topic_id)
+    seen: set[int] = set()
+    while row is not None and row.parent_id is not None and row.id not in seen:
+        seen.add(row.id)
+        row = topics.get(row.parent_id)
+        if row is not None and row.depth == 1 and row.parent_id is None:
+            return True
+    return False
+
+
+def prune_contents(held: Held, line: int, *, sweep_unfolded: bool = False) -> ContentSweep:
+    """Tombstone content records created before ``line`` whose turn is carried (or all of them)."""
+    old = held.mirrors.contents.refs_created_before(line)
+    if sweep_unfolded:
+        doomed = [r.id_hash for r in old]
+    else:
+        topics = held.mirrors.topics
+        verdict: dict[int, bool] = {}
+        doomed = []
+        for ref in old:
+            keep = verdict.get(ref.topic_id)
+            if keep is None:
+                keep = verdict[ref.topic_id] = not carried(topics, ref.topic_id)
+            if not keep:
+                doomed.append(ref.id_hash)
+    kept = len(old) - len(doomed)
     if not doomed:
-        return 0
+        return ContentSweep(0, kept)
     gone = archive.delete_contents(held.engine, held.agent_id, doomed)
     held.mirrors.contents.remove_many(doomed)
-    return gone
+    return ContentSweep(gone, kept)
 
 
 def prune_plans(held: Held, line: int) -> int:

@@ -51,6 +51,7 @@ class Report:
     """What one pass did (dream.md §4.9); filled as the pass goes."""
 
     l4_records_pruned: int = 0
+    l4_records_kept_unfolded: int = 0
     l5_nodes_pruned: int = 0
     consolidated_scenes: int = 0
     l2_topics_compressed: int = 0

@@ -98,9 +98,11 @@ class L4Index(TopicSeqStore[SlotRef]):
         seqs = self._topics.get(topic_id, {})
         return max((self._by_id[i].node_seq for i in seqs.values()), default=0)
 
-    def ids_created_before(self, cutoff: int) -> list[int]:
-        """Ids of every slot with ``created_at < cutoff`` (strict), ascending, across topics."""
-        return sorted(i for i, r in self._by_id.items() if r.created_at < cutoff)
+    def refs_created_before(self, cutoff: int) -> list[SlotRef]:
+        """Every slot with ``created_at < cutoff`` (strict), ascending by id, across topics."""
+        return sorted(
+            (r for r in self._by_id.values() if r.created_at < cutoff), key=lambda r: r.id_hash
+        )
 
     def all_slots(self) -> list[SlotRef]:
         """Every slot of the domain ordered by (created_at, id): the domain-wide read order."""

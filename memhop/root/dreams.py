@@ -8,8 +8,8 @@ in flight. Its failures are logged at WARNING, except closed/cancelled,
 which are silent; nothing reaches the host.
 
 Cancellation: every pass reads as cancelled once the file starts closing
-(``Root.closing``); a foreground pass also when the host's ``cancel`` event is
-set. ``Root.close`` sets ``closing``, then joins the background threads
+(``closing``); a foreground pass also when the host's ``cancel`` event is
+set. The root's ``close`` sets ``closing``, then joins the background threads
 (``DreamThreads.close_and_join``) before its domain-lock barrier.
 
 Lock order: ``DreamThreads``' own mutex is a leaf (nothing is taken under
@@ -23,13 +23,14 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from contextlib import AbstractContextManager
+from typing import Protocol
 
+from memhop.config import Defaults
 from memhop.dream import AnyEvent, DreamEnv, Held, Report, run_dream
+from memhop.engine import Engine
 from memhop.errors import ClosedError, MemHopError, OperationCancelledError
-
-if TYPE_CHECKING:
-    from memhop.root.root import Root
+from memhop.root.domain import DomainContext
 
 __all__ = ["JOIN_TIMEOUT_S", "DreamThreads", "Report", "after_update", "run_pass", "thread_name"]
 
@@ -83,6 +84,21 @@ class DreamThreads:
                 log.warning("dream: %s still in a model call at close", thread.name)
 
 
+class Root(Protocol):
+    """What a pass needs of the open file (``memhop.root.root.Root`` provides it).
+
+    A protocol, not an import: the root composes Dream, Dream does not know the root.
+    """
+
+    engine: Engine
+    defaults: Defaults
+    clock: Callable[[], int]
+    closing: threading.Event
+    dreams: DreamThreads
+
+    def domain(self, agent_id: int) -> AbstractContextManager[DomainContext]: ...
+
+
 @contextlib.contextmanager
 def _hold(root: Root, agent_id: int) -> Iterator[Held]:
     """Take the domain lock for a stage; a file that is closing reads as a cancellation."""
@@ -111,6 +127,7 @@ def run_pass(
         floor=root.defaults.dream_compress_min_topics,
         retention_ms=root.defaults.content_retention_ms,
         cancel=AnyEvent(cancel, root.closing),
+        sweep_unfolded=root.defaults.sweep_unfolded,
     )
     return run_dream(env, scene_id)
 

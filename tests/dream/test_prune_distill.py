@@ -34,10 +34,44 @@ def test_content_sweep_is_strict_at_the_cutoff(dom: Domain) -> None:
     _content(dom, 5, 2, line)
     dom.turn(5)
     with dom.hold() as held:
-        assert prune.prune_contents(held, line) == 1
-        assert prune.prune_contents(held, line) == 0
+        assert prune.prune_contents(held, line, sweep_unfolded=True).pruned == 1
+        assert prune.prune_contents(held, line, sweep_unfolded=True).pruned == 0
     assert [r.seq for r in dom.mirrors.contents.slots_of(5)] == [2]
     assert dom.row(5) is not None  # the topic row and its track are never swept
+
+
+def _fold(dom: Domain, parent_id: int, members: list[int]) -> None:
+    """Sink ``members`` under a depth-1 parent row, as a consolidation does."""
+    parent = dom.turn(parent_id)
+    for member in members:
+        row = dataclasses.replace(dom.row(member), parent_id=parent.id, depth=2)  # type: ignore[arg-type]
+        dom.mirrors.topics.put(row)
+
+
+def test_content_sweep_takes_only_lines_a_dream_row_carries(dom: Domain) -> None:
+    line = prune.cutoff(NOW, 1000)
+    for topic_id in (5, 6, 7):
+        dom.turn(topic_id)
+        _content(dom, topic_id, 1, line - 1)
+    _content(dom, 8, 1, line - 1)  # a turn never closed: no row carries it
+    _fold(dom, 50, [5, 6])
+    with dom.hold() as held:
+        swept = prune.prune_contents(held, line)
+    assert swept == prune.ContentSweep(pruned=2, kept_unfolded=2)
+    assert dom.mirrors.contents.slots_of(5) == dom.mirrors.contents.slots_of(6) == []
+    assert [r.seq for r in dom.mirrors.contents.slots_of(7)] == [1]  # on the surface alone
+    assert [r.seq for r in dom.mirrors.contents.slots_of(8)] == [1]
+
+
+def test_a_fold_whose_dream_row_is_gone_carries_nothing(dom: Domain) -> None:
+    line = prune.cutoff(NOW, 1000)
+    dom.turn(5)
+    _content(dom, 5, 1, line - 1)
+    _fold(dom, 50, [5])
+    dom.mirrors.topics.remove([50])
+    with dom.hold() as held:
+        assert prune.prune_contents(held, line) == prune.ContentSweep(0, 1)
+        assert prune.prune_contents(held, line, sweep_unfolded=True).pruned == 1  # control
 
 
 def _step(dom: Domain, topic_id: int, seq: int, status: int, updated_at: int) -> PlanNode:

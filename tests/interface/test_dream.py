@@ -225,7 +225,11 @@ def test_scope_rules(dreamdb: memhop.DB) -> None:
 
 
 def test_scope_limits_consolidation_but_not_retention(meh_path: str) -> None:
-    db = open_new(meh_path, DreamModel(), defaults=defaults(content_retention_ms=60_000))
+    db = open_new(
+        meh_path,
+        DreamModel(),
+        defaults=defaults(content_retention_ms=60_000, sweep_unfolded=True),  # upstream's sweep
+    )
     try:
         me = db.primary()
         s_first = close_turn(me, 1, new_scene=True)
@@ -249,7 +253,11 @@ def test_scope_limits_consolidation_but_not_retention(meh_path: str) -> None:
 
 
 def test_dream_stays_inside_its_own_domain(meh_path: str) -> None:
-    db = open_new(meh_path, DreamModel(), defaults=defaults(content_retention_ms=60_000))
+    db = open_new(
+        meh_path,
+        DreamModel(),
+        defaults=defaults(content_retention_ms=60_000, sweep_unfolded=True),  # upstream's sweep
+    )
     try:
         alpha = db.primary()
         beta = db.sub_agent(DreamModel(), memhop.ProfileInput(name="beta-domain"))

@@ -340,7 +340,9 @@ def test_the_layer_survives_close_and_reopen(meh_path: str) -> None:
 
 def test_k14_swept_records_stay_swept_across_reopen(meh_path: str) -> None:
     # no clock can be injected through the public surface: a 1 ms window and a real 20 ms wait
-    db = open_new(meh_path, defaults=memhop.Defaults(content_retention_ms=1))
+    db = open_new(  # upstream's sweep: every original past the window
+        meh_path, defaults=memhop.Defaults(content_retention_ms=1, sweep_unfolded=True)
+    )
     try:
         me = db.primary()
         me.search(new_scene=True)
