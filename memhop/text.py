@@ -1,0 +1,83 @@
+"""Words in text: the tokenizer, the English stop list and CJK splitting, shared by readers.
+
+A leaf module (stdlib only) so that the offline model (``memhop.llm.local``)
+and the recall index (``memhop.index.recall``) cut text the same way.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+__all__ = ["STOP_WORDS", "content_words", "is_stop_word"]
+
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
+_LETTER = rf"(?:(?![{_CJK}])[^\W_])"
+_TOKEN = re.compile(rf"[{_CJK}]+|{_LETTER}+(?:['’\-]{_LETTER}+)*")
+_CJK_RUN = re.compile(rf"[{_CJK}]+")
+_CJK_PIECE_MAX = 8
+_CJK_PIECE = 4
+# Function characters that separate content words inside a CJK run.
+_CJK_BREAK = frozenset(
+    "的了是在和与及或也就都很吗呢吧啊呀把被给对从到说我你他她它们这那个有没不还又而要会能着过地得之其并但如果因为所以しはがをにでとものへやか"
+)
+
+STOP_WORDS = frozenset(
+    """
+    a about above after again against all also am an and any are aren't as at be because been
+    before being below between both but by can can't could couldn't did didn't do does doesn't
+    doing don't down during each else even ever few for from further get gets got had hadn't has
+    hasn't have haven't having he he'd he'll he's her here here's hers herself him himself his
+    how how's however i i'd i'll i'm i've if in into is isn't it it's its itself just let's like
+    may maybe me might more most much must mustn't my myself no nor not now of off oh ok okay on
+    once only or other ought our ours ourselves out over own please quite rather re really recap
+    same shall shan't she she'd she'll she's should shouldn't so some such sure than thank
+    thanks that that's the their theirs them themselves then there there's these they they'd
+    they'll they're they've this those though through to too under until up upon us very was
+    wasn't we we'd we'll we're we've well were weren't what what's when when's where where's
+    whether which while who who's whom why why's will with won't would wouldn't yeah yes yet you
+    you'd you'll you're you've your yours yourself yourselves
+    """.split()  # noqa: SIM905 - a word list reads better as text
+)
+"""Lower-case English function words that carry no content on their own."""
+
+
+def is_stop_word(token: str) -> bool:
+    """True for a function word. "May" written with a capital is the month, not the modal:
+    dates matter to memory."""
+    return token != "May" and token.lower() in STOP_WORDS
+
+
+def _cjk_pieces(run: str) -> list[str]:
+    """Split a CJK run at function characters; long pieces are cut into short ones."""
+    pieces: list[str] = []
+    current = ""
+    for char in run + "的":  # a final break flushes the last piece
+        if char not in _CJK_BREAK:
+            current += char
+            continue
+        if len(current) > _CJK_PIECE_MAX:
+            pieces += [current[i : i + _CJK_PIECE] for i in range(0, len(current), _CJK_PIECE)]
+        else:
+            pieces.append(current)
+        current = ""
+    return [piece for piece in pieces if len(piece) >= 2]
+
+
+def content_words(text: str) -> Iterator[tuple[str, bool]]:
+    """Every word of ``text`` in order, as written, with whether it carries content.
+
+    A CJK run yields its pieces (all content; the whole run, not content, when
+    it has none). A Latin word carries content unless it is a stop word or a
+    single letter; a single digit does carry content.
+    """
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        if _CJK_RUN.fullmatch(token):
+            pieces = _cjk_pieces(token)
+            if pieces:
+                yield from ((piece, True) for piece in pieces)
+            else:
+                yield token, False
+            continue
+        yield token, not is_stop_word(token) and (len(token) > 1 or token.isdigit())
