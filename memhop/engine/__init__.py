@@ -15,6 +15,9 @@ Contract:
 
 Traps:
 - Deleted payload bytes stay in the file until ``compact_to``.
+- New files (create, compaction copies) are built under a temporary sibling
+  name and renamed into place once durable (``publish.build_beside``); a kill
+  can leave a ``.<name>.<hex>.memhop-tmp`` sibling, never a partial file.
 - A second open of the same file, in this process or another, is refused
   ("database already open by another instance").
 
@@ -22,7 +25,7 @@ If you change this: the byte layout is pinned by vectors in tests/engine;
 docs/internals/engine.md explains the recovery rules.
 """
 
-from memhop.engine.compact import compact_into, compact_to
+from memhop.engine.compact import compact_into, compact_to, write_live_copy
 from memhop.engine.engine import Engine
 from memhop.engine.frame import FLAG_DELETED, RECORD_HEADER_SIZE, Frame, decode_frame, encode_frame
 from memhop.engine.header import DATA_START, FORMAT_VERSION, HEADER_SIZE, FileHeader
@@ -49,4 +52,5 @@ __all__ = [
     "encode_frame",
     "open_engine",
     "parse_snapshot",
+    "write_live_copy",
 ]

@@ -9,7 +9,6 @@ compacting a compacted file is a fixed point.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import struct
 import zlib
@@ -20,9 +19,8 @@ from operator import lt
 
 from memhop.engine.engine import Engine
 from memhop.engine.frame import RECORD_HEADER_SIZE, ByteView, frame_bounds
-from memhop.engine.lifecycle import create_engine
+from memhop.engine.publish import build_beside
 from memhop.engine.snapshot import Index
-from memhop.engine.storefile import fsync_directory
 from memhop.errors import CorruptionError, CRCMismatchError, InvalidQueryError, MemHopError
 
 _BLOB_BYTES = 1 << 20  # append in blobs of about 1 MiB (cache-sized: faster to join than 8 MiB)
@@ -38,6 +36,9 @@ def _check_destination(source: Engine, new_path: object) -> str:
         raise InvalidQueryError(msg)
     if not new_path:
         msg = "compact: newPath is required"
+        raise InvalidQueryError(msg)
+    if "\0" in new_path:
+        msg = f"compact: newPath contains a NUL byte: {new_path!r}"
         raise InvalidQueryError(msg)
     if os.path.abspath(new_path) == os.path.abspath(source.path) or (
         os.path.exists(new_path) and os.path.samefile(new_path, source.path)
@@ -165,28 +166,36 @@ def _copy_live(source: Engine, dest: Engine) -> None:
         dest.load_frames(_blobs(mv, offsets, ends), index, sync=False)
 
 
+def write_live_copy(
+    source: Engine, target: str, *, replace: bool = False, what: str = "compact"
+) -> Engine:
+    """Write the live records of ``source`` to ``target`` crash-safely; return the copy, open.
+
+    The copy is built under a temporary sibling name, checkpointed (one fsync
+    makes every frame durable), renamed into place and the directory fsynced:
+    a reader of ``target`` never sees a partial copy, even after a kill or a
+    full disk. It keeps the source's permission bits. ``replace`` lets the
+    rename replace an existing ``target`` (the step an in-place compaction
+    needs); the caller holds ``source.exclusive()`` and has checked ``target``.
+    """
+
+    def fill(dest: Engine) -> None:
+        _copy_live(source, dest)
+        # The checkpoint's fsync makes every frame durable at once: the copy is
+        # not anyone's data until it is renamed into place.
+        dest.checkpoint()
+
+    return build_beside(target, fill, mode=source.permission_bits(), replace=replace, what=what)
+
+
 def compact_into(source: Engine, new_path: str | os.PathLike[str]) -> Engine:
     """Write the live records of ``source`` to a new file and return it, open and checkpointed.
 
-    Writes wait while the copy runs. On failure the partial destination is
-    removed: no half-written file is left behind.
+    Writes wait while the copy runs. ``new_path`` must not exist; on failure
+    nothing is left under it (see ``write_live_copy``).
     """
     with source.exclusive():
-        new_path = _check_destination(source, new_path)
-        dest = create_engine(new_path)
-        try:
-            _copy_live(source, dest)
-            # The checkpoint's fsync makes every frame durable at once: the copy
-            # is not anyone's data until it completes, so per-batch syncs buy nothing.
-            dest.checkpoint()
-            fsync_directory(os.path.dirname(os.path.abspath(new_path)))
-        except BaseException:
-            with contextlib.suppress(MemHopError):
-                dest.close_without_checkpoint()
-            with contextlib.suppress(OSError):
-                os.remove(new_path)
-            raise
-    return dest
+        return write_live_copy(source, _check_destination(source, new_path))
 
 
 def compact_to(source: Engine, new_path: str | os.PathLike[str]) -> None:

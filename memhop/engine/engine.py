@@ -51,6 +51,16 @@ class Engine:
     def closed(self) -> bool:
         return self._closed
 
+    def renamed(self, path: str) -> None:
+        """Record that the open file now has the name ``path`` (a crash-safe create renamed it)."""
+        self._file.path = path
+
+    def permission_bits(self) -> int:
+        """Return the file's permission bits, for a copy that must keep them."""
+        with self._lock:
+            self._check_open()
+            return self._file.permission_bits()
+
     @property
     def headers(self) -> HeaderPair:
         """Both header slots as last written (for inspection and tests)."""
@@ -275,11 +285,15 @@ class Engine:
     # ---- closing -----------------------------------------------------------------------
 
     def close(self) -> None:
-        """Checkpoint (unless writes were refused) and release the file; a second close raises."""
+        """Checkpoint and release the file; a second close raises.
+
+        No checkpoint when writes were refused, or when nothing was written
+        since the last one: a look at a file must not grow it or move its mtime.
+        """
         with self._lock:
             self._check_open()
             try:
-                if self._log.failure is None:
+                if self._log.failure is None and not self._log.snapshot_is_current():
                     self.checkpoint()
             finally:
                 self._release()

@@ -11,13 +11,8 @@ from __future__ import annotations
 import logging
 
 from memhop.engine.engine import Engine
-from memhop.engine.header import (
-    DATA_START,
-    HEADER_A_OFFSET,
-    HEADER_B_OFFSET,
-    FileHeader,
-    load_headers,
-)
+from memhop.engine.header import DATA_START, FileHeader, load_headers
+from memhop.engine.publish import build_beside
 from memhop.engine.recovery import scan_records, walk_record_area
 from memhop.engine.snapshot import Index, parse_snapshot
 from memhop.engine.storefile import StoreFile
@@ -27,23 +22,13 @@ log = logging.getLogger("memhop.engine")
 
 
 def create_engine(path: str) -> Engine:
-    """Create a fresh 8192-byte file (two identical headers) and open it.
+    """Create a fresh 8192-byte file (two identical headers) at ``path`` and open it.
 
-    The lock is taken before the file is emptied, so a create refused by
-    another holder leaves that holder's file untouched.
+    Crash-safe: the file is built under a temporary sibling name and renamed
+    into place once durable, so ``path`` never holds a half-made file. An
+    existing ``path`` is refused (InvalidQueryError) and left untouched.
     """
-    file = StoreFile.open(path, create=True)
-    try:
-        fresh = FileHeader().to_bytes()
-        file.truncate(0)
-        file.write_at(HEADER_A_OFFSET, fresh)
-        file.write_at(HEADER_B_OFFSET, fresh)
-        file.sync("sync new file")
-        headers = load_headers(file.view())
-    except MemHopError:
-        file.close()
-        raise
-    return Engine(file, headers, {}, DATA_START)
+    return build_beside(path, lambda _: None)
 
 
 def _restore_snapshot(file: StoreFile, header: FileHeader) -> Index | None:

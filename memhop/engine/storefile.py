@@ -64,6 +64,28 @@ class StoreFile:
         except OSError as exc:
             msg = f"open {path}"
             raise StorageIOError(msg) from exc
+        return cls._locked(path, fd)
+
+    @classmethod
+    def create_new(cls, path: str, mode: int, *, exact: bool) -> StoreFile:
+        """Create ``path``, which must not exist, locked; ``exact`` sets ``mode`` past the umask."""
+        flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+        try:
+            fd = os.open(path, flags, mode)
+        except OSError as exc:
+            msg = f"create {path}"
+            raise StorageIOError(msg) from exc
+        if exact and hasattr(os, "fchmod"):
+            try:
+                os.fchmod(fd, mode)
+            except OSError as exc:
+                os.close(fd)
+                msg = f"chmod {path}"
+                raise StorageIOError(msg) from exc
+        return cls._locked(path, fd)
+
+    @classmethod
+    def _locked(cls, path: str, fd: int) -> StoreFile:
         handle = os.fdopen(fd, "r+b", buffering=0)
         try:
             portalocker.lock(handle, portalocker.LOCK_EX | portalocker.LOCK_NB)
@@ -71,6 +93,14 @@ class StoreFile:
             handle.close()
             raise StorageIOError(LOCK_MESSAGE) from exc
         return cls(path, handle)
+
+    def permission_bits(self) -> int:
+        """Return the file's permission bits (as ``chmod`` takes them)."""
+        try:
+            return os.fstat(self._handle.fileno()).st_mode & 0o7777
+        except OSError as exc:
+            msg = f"stat {self.path}"
+            raise StorageIOError(msg) from exc
 
     def view(self) -> mmap.mmap | bytes:
         """Return a mapping covering the whole file as it is now."""

@@ -71,6 +71,9 @@ def open_root(
     if not path:
         msg = "path is required"
         raise ConfigError(msg)
+    if "\0" in path:
+        msg = f"path contains a NUL byte: {path!r}"
+        raise InvalidQueryError(msg)
     model = check_model(llm)
     table = Defaults() if defaults is None else defaults
     if not isinstance(table, Defaults):

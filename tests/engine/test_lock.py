@@ -9,7 +9,7 @@ import textwrap
 import pytest
 
 from memhop.engine import create_engine, open_engine
-from memhop.errors import Code, StorageIOError
+from memhop.errors import Code, InvalidQueryError, StorageIOError
 from tests.faults import file_size
 
 # Prints the outcome of one open_engine call as "ok <live>" or "error <code> <message>".
@@ -64,7 +64,7 @@ def test_a_second_open_in_this_process_is_refused(meh_path: str) -> None:
 
 
 def test_create_on_a_held_file_is_refused_and_changes_nothing(meh_path: str) -> None:
-    """create_engine on a locked file fails, leaves its bytes alone, and the holder still reads."""
+    """create_engine on an existing (held) file fails, leaves its bytes alone; the holder reads."""
     holder = create_engine(meh_path)
     try:
         holder.write(0, 0x02, 1, b"precious")
@@ -72,9 +72,9 @@ def test_create_on_a_held_file_is_refused_and_changes_nothing(meh_path: str) -> 
         with open(meh_path, "rb") as f:
             before = f.read()
         assert len(before) > 8192
-        with pytest.raises(StorageIOError, match="already open by another instance") as info:
+        with pytest.raises(InvalidQueryError, match="already exists") as info:
             create_engine(meh_path)
-        assert info.value.code == 5001
+        assert info.value.code == 1003
         with open(meh_path, "rb") as f:
             assert f.read() == before
         assert holder.read(0, 1).payload == b"precious"

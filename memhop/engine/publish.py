@@ -1,0 +1,110 @@
+"""Crash-safe new files: build under a temporary sibling name, make durable, rename into place.
+
+A reader of the final path sees either nothing (or the file it replaces) or
+the complete, fsynced new file: never a half-written one. A kill or a full
+disk part-way leaves at most a temporary sibling (``.<name>.<hex>.memhop-tmp``),
+which no open ever takes for a database; a failure this process sees removes it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+from collections.abc import Callable
+
+from memhop.engine.engine import Engine
+from memhop.engine.header import HEADER_A_OFFSET, HEADER_B_OFFSET, FileHeader, load_headers
+from memhop.engine.storefile import StoreFile, fsync_directory
+from memhop.errors import InvalidQueryError, MemHopError, StorageIOError
+
+TEMP_SUFFIX = ".memhop-tmp"
+DEFAULT_MODE = 0o644  # before the umask, as for any file a program creates
+
+
+def temp_sibling(target: str) -> str:
+    """Return an unused-looking temporary name in ``target``'s directory."""
+    folder, name = os.path.split(os.path.abspath(target))
+    return os.path.join(folder, f".{name}.{secrets.token_hex(6)}{TEMP_SUFFIX}")
+
+
+def _fresh_engine(path: str, mode: int | None) -> Engine:
+    """Create ``path`` (which must not exist) with two identical fresh headers, fsynced."""
+    exact = mode is not None
+    file = StoreFile.create_new(path, DEFAULT_MODE if mode is None else mode, exact=exact)
+    try:
+        fresh = FileHeader().to_bytes()
+        file.write_at(HEADER_A_OFFSET, fresh)
+        file.write_at(HEADER_B_OFFSET, fresh)
+        file.sync("sync new file")
+        headers = load_headers(file.view())
+    except MemHopError:
+        file.close()
+        raise
+    return Engine(file, headers, {}, file.size)
+
+
+def _exists_error(target: str, what: str) -> InvalidQueryError:
+    return InvalidQueryError(f"{what}: {target} already exists")
+
+
+def _rename_into_place(temp: str, target: str, *, replace: bool, what: str) -> None:
+    """Give the finished ``temp`` the name ``target`` and make the new name durable."""
+    try:
+        if replace:
+            os.replace(temp, target)
+        else:
+            try:
+                # A hard link never replaces: a file that appeared at ``target``
+                # meanwhile is refused, not clobbered.
+                os.link(temp, target)
+            except FileExistsError:
+                raise _exists_error(target, what) from None
+            except OSError:
+                # File systems without hard links (some network and FAT mounts).
+                if os.path.lexists(target):
+                    raise _exists_error(target, what) from None
+                os.replace(temp, target)
+            else:
+                os.remove(temp)
+        fsync_directory(os.path.dirname(os.path.abspath(target)))
+    except OSError as exc:
+        msg = f"{what}: rename into {target}"
+        raise StorageIOError(msg) from exc
+
+
+def build_beside(
+    target: str,
+    fill: Callable[[Engine], None],
+    *,
+    mode: int | None = None,
+    replace: bool = False,
+    what: str = "create",
+) -> Engine:
+    """Build a new file at a temporary sibling of ``target``, then rename it into place.
+
+    ``fill`` writes the new engine's records and makes them durable (a
+    checkpoint); the fresh headers are fsynced before it runs. ``mode`` sets
+    the exact permission bits (a copy keeps its source's); None takes the
+    default under the umask. ``replace`` lets the rename replace an existing
+    ``target`` (in-place compaction); without it an existing ``target`` is
+    InvalidQueryError. On any failure the temporary file is removed and
+    ``target`` is untouched. Returns the new engine, open, under ``target``.
+    """
+    if not replace and os.path.lexists(target):
+        raise _exists_error(target, what)
+    temp = temp_sibling(target)
+    engine: Engine | None = None
+    try:
+        engine = _fresh_engine(temp, mode)
+        fill(engine)
+        _rename_into_place(temp, target, replace=replace, what=what)
+        engine.renamed(target)
+    except BaseException:
+        if engine is not None:
+            with contextlib.suppress(MemHopError):
+                engine.close_without_checkpoint()
+        with contextlib.suppress(OSError):
+            os.remove(temp)
+        raise
+    return engine
