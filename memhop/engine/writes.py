@@ -190,6 +190,19 @@ class LogWriter:
         with self.fatal_io():
             self._flip_header(snapshot_offset=0, snapshot_length=0)
 
+    def snapshot_is_current(self) -> bool:
+        """Whether the active snapshot sits at the file end, so nothing was written since it.
+
+        Every append cuts a tail snapshot first, so one still at the tail holds
+        exactly the live index: a close then has nothing to add.
+        """
+        current = self.headers.current
+        return (
+            current.has_snapshot
+            and current.snapshot_offset + current.snapshot_length == self._file.size
+            and current.record_end == self.record_end
+        )
+
     def checkpoint(self, offsets: Mapping[int, Mapping[int, int]]) -> None:
         """Append a snapshot of ``offsets`` at the file end and point a new header at it."""
         blob = build_snapshot(offsets)

@@ -396,11 +396,13 @@ def test_close_without_checkpoint_preserves_the_header_on_disk(meh_path: str) ->
         before.snapshot_offset,
         before.snapshot_length,
     )
-    reopened.close()  # positive control: a real close checkpoints once more
+    reopened.write(0, 0x02, 2, b"w")
+    reopened.close()  # positive control: a close after a write checkpoints once more
 
     third = open_engine(meh_path)
     try:
-        assert third.headers.current.commit_id == before.commit_id + 1
+        # One flip to cut the tail snapshot before the write, one for the new snapshot.
+        assert third.headers.current.commit_id == before.commit_id + 2
         assert third.headers.current.snapshot_offset != before.snapshot_offset
         assert third.read(0, 1).payload == b"v"
     finally:
