@@ -19,6 +19,19 @@ ALLOWED: dict[str, set[str]] = {
         "memhop.config",
         "memhop.ids",
         "memhop.llm",
+        "memhop.inspect",
+    },
+    # The read-only view: the engine's pure readers and the record decoders only.
+    "memhop.inspect": {"memhop.engine", "memhop.records", "memhop.ids", "memhop.errors"},
+    # The command line reads through the inspector and compacts through the engine;
+    # memhop.mcp is imported (by name) only when its subcommand runs.
+    "memhop.cli": {
+        "memhop.inspect",
+        "memhop.engine",
+        "memhop.records",
+        "memhop.ids",
+        "memhop.errors",
+        "memhop.mcp",
     },
     "memhop.tools": {"memhop.api", "memhop.errors"},
     "memhop.root": {

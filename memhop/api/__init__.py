@@ -60,6 +60,7 @@ from memhop.errors import (
     StorageIOError,
     code_of,
 )
+from memhop.inspect import Inspector, Table, inspect
 from memhop.llm import Model
 from memhop.llm.local import LocalModel
 from memhop.root.content import MAX_EVENT_PAYLOAD_BYTES, MAX_UTTERANCE_PAYLOAD_BYTES
@@ -91,6 +92,7 @@ __all__ = [
     "HypergraphEdge",
     "HypergraphNode",
     "HypergraphSlot",
+    "Inspector",
     "InvalidMagicError",
     "InvalidQueryError",
     "L3Graph",
@@ -122,7 +124,9 @@ __all__ = [
     "SerializationError",
     "Session",
     "StorageIOError",
+    "Table",
     "TopicSlot",
     "code_of",
+    "inspect",
     "open",
 ]

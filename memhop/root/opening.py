@@ -9,14 +9,67 @@ from __future__ import annotations
 
 import contextlib
 import os
+import weakref
 
 from memhop import ids
 from memhop.config import Defaults, ProfileInput
 from memhop.engine import Engine, create_engine, open_engine
+from memhop.engine.storefile import LOCK_MESSAGE
 from memhop.errors import ConfigError, InvalidQueryError, MemHopError, StorageIOError
 from memhop.layers import profile
 from memhop.records import AgentType, ProfileSlot
 from memhop.root.root import Clock, Root, check_model, wall_clock_ms
+
+# The files this process holds open, by (device, inode), so a second open can
+# name the DB that holds it (a re-run notebook cell, a handle left in Out[]).
+_OPEN_HERE: dict[tuple[int, int], weakref.ref[Root]] = {}
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return stat.st_dev, stat.st_ino
+
+
+def _holder(key: tuple[int, int]) -> Root | None:
+    ref = _OPEN_HERE.get(key)
+    root = None if ref is None else ref()
+    return None if root is None or root.closed else root
+
+
+def _refuse_if_open_here(path: str) -> None:
+    """StorageIOError naming the DB of this process that already holds ``path``."""
+    key = _identity(path)
+    holder = None if key is None else _holder(key)
+    if holder is None:
+        return
+    msg = (
+        f"{LOCK_MESSAGE}: {path} is already open in this process as "
+        f"<memhop.DB {holder.engine.path!r} open>; close() that DB first, "
+        "or read beside it with memhop.inspect(path)"
+    )
+    raise StorageIOError(msg)
+
+
+def _remember(path: str, root: Root) -> None:
+    for gone in [k for k in _OPEN_HERE if _holder(k) is None]:
+        del _OPEN_HERE[gone]
+    key = _identity(path)
+    if key is not None:
+        _OPEN_HERE[key] = weakref.ref(root)
+
+
+def _open_existing(path: str) -> Engine:
+    """``open_engine``, with a lock refusal that names the path."""
+    try:
+        return open_engine(path)
+    except StorageIOError as exc:
+        if str(exc) != LOCK_MESSAGE:
+            raise
+        msg = f"{LOCK_MESSAGE}: {path} is held by another handle; memhop.inspect(path) reads it"
+        raise StorageIOError(msg) from exc
 
 
 def _engine_for(path: str, seed: ProfileInput | None) -> tuple[Engine, bool]:
@@ -31,7 +84,8 @@ def _engine_for(path: str, seed: ProfileInput | None) -> tuple[Engine, bool]:
         msg = f"database path is a directory: {path}"
         raise InvalidQueryError(msg)
     if exists:
-        return open_engine(path), False
+        _refuse_if_open_here(path)
+        return _open_existing(path), False
     if seed is None:
         msg = f"no database at {path} and no primary profile to seed one with"
         raise ConfigError(msg)
@@ -88,7 +142,9 @@ def open_root(
     engine, created = _engine_for(path, seed)
     try:
         _seed_primary(engine, seed, clock())
-        return Root(engine, table, model, clock)
+        root = Root(engine, table, model, clock)
+        _remember(path, root)
+        return root
     except MemHopError:
         with contextlib.suppress(MemHopError):
             engine.close_without_checkpoint()

@@ -18,6 +18,7 @@ EXPECTED = {
     "ProfileInput", "ProfileSlot", "SceneContext", "SceneContextTopic", "SceneMessage",
     "SceneNodeView", "SceneSlot", "SearchResult", "SerializationError", "Session",
     "StorageIOError", "TopicSlot", "code_of", "open",
+    "inspect", "Inspector", "Table",
 }  # fmt: skip
 
 

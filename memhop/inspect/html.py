@@ -1,0 +1,109 @@
+"""Rendering rows as text and HTML: one cell formatter, a truncated table, no dependencies.
+
+Both the inspector's ``Table`` and the live API's results render through
+here, so a notebook shows every memhop value the same way: enum members by
+name, datetimes in ISO form, long text cut with an ellipsis, and a table of
+any length as its head and tail with a count of the rows left out.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from enum import Enum
+from typing import Any
+
+__all__ = ["cell_text", "html_table", "text_table"]
+
+HTML_ROWS = 40
+"""Rows a rendered table shows at most: the first 30 and the last 10."""
+_HEAD, _TAIL = 30, 10
+_CELL_CHARS = 160
+
+
+def cell_text(value: object, limit: int = _CELL_CHARS) -> str:
+    """One cell as one short line: enums by name, datetimes as ISO, sequences joined."""
+    if value is None:
+        text = ""
+    elif isinstance(value, Enum):
+        text = value.name.lower()
+    elif isinstance(value, datetime):
+        text = value.isoformat(sep=" ", timespec="milliseconds")
+    elif isinstance(value, float):
+        text = f"{value:.4g}"
+    elif isinstance(value, Mapping):
+        text = ", ".join(f"{k}={cell_text(v, limit)}" for k, v in value.items())
+    elif isinstance(value, tuple | list):
+        text = ", ".join(cell_text(v, limit) for v in value)
+    else:
+        text = str(value)
+    text = " ".join(text.split())  # one line per cell, whatever the content holds
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _shown(total: int) -> tuple[range, range]:
+    """The row numbers shown: all of a short table, else its head and its tail."""
+    if total <= HTML_ROWS:
+        return range(total), range(0)
+    return range(_HEAD), range(total - _TAIL, total)
+
+
+def html_table(
+    columns: Sequence[str],
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    title: str = "",
+    footer: str = "",
+) -> str:
+    """An HTML table of ``rows`` (head and tail when long) with a row count under it."""
+    esc = html.escape
+    head = "".join(f"<th>{esc(c)}</th>" for c in columns)
+
+    def line(row: Mapping[str, Any]) -> str:
+        cells = "".join(f"<td>{esc(cell_text(row.get(c)))}</td>" for c in columns)
+        return f"<tr>{cells}</tr>"
+
+    first, last = _shown(len(rows))
+    body = [line(rows[i]) for i in first]
+    if last:
+        gap = len(rows) - len(first) - len(last)
+        body.append(f'<tr><td colspan="{max(len(columns), 1)}">… {gap:,} more rows …</td></tr>')
+        body.extend(line(rows[i]) for i in last)
+    noun = "row" if len(rows) == 1 else "rows"
+    notes = [f"{len(rows):,} {noun}"] + ([footer] if footer else [])
+    caption = f"<caption>{esc(title)}</caption>" if title else ""
+    return (
+        f'<div class="memhop-table"><table>{caption}<thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table>"
+        f"<p><small>{esc(' · '.join(notes))}</small></p></div>"
+    )
+
+
+def text_table(
+    columns: Sequence[str],
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    width: int = 100,
+    limit: int | None = None,
+) -> str:
+    """A plain-text table that fits ``width`` columns; ``limit`` caps the rows shown."""
+    shown = rows if limit is None else rows[:limit]
+    cells = [[cell_text(row.get(c), width) for c in columns] for row in shown]
+    widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
+    # Shrink the widest column until the line fits: text before ids (16 characters),
+    # and no column below 6.
+    gaps = 2 * max(len(columns) - 1, 0)
+    while sum(widths) + gaps > width and max(widths, default=0) > 6:
+        floor = 16 if max(widths) > 16 else 6
+        widest = widths.index(max(widths))
+        widths[widest] = max(widths[widest] - 1, floor)
+
+    def fit(text: str, size: int) -> str:
+        return text.ljust(size) if len(text) <= size else text[: size - 1] + "…"
+
+    lines = ["  ".join(fit(c, w) for c, w in zip(columns, widths, strict=True)).rstrip()]
+    lines += ["  ".join(fit(v, w) for v, w in zip(r, widths, strict=True)).rstrip() for r in cells]
+    if len(shown) < len(rows):
+        lines.append(f"… {len(rows) - len(shown):,} more rows ({len(rows):,} in all)")
+    return "\n".join(lines)
