@@ -87,23 +87,31 @@ def text_table(
     width: int = 100,
     limit: int | None = None,
 ) -> str:
-    """A plain-text table that fits ``width`` columns; ``limit`` caps the rows shown."""
+    """A plain-text table that fits ``width`` columns; ``limit`` caps the rows shown.
+
+    Wide columns are cut to 16 characters first (an id stays whole); if the
+    line is still too long, the rightmost columns are left out and named.
+    """
     shown = rows if limit is None else rows[:limit]
     cells = [[cell_text(row.get(c), width) for c in columns] for row in shown]
     widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
-    # Shrink the widest column until the line fits: text before ids (16 characters),
-    # and no column below 6.
-    gaps = 2 * max(len(columns) - 1, 0)
-    while sum(widths) + gaps > width and max(widths, default=0) > 6:
-        floor = 16 if max(widths) > 16 else 6
+    gaps = 2 * (len(columns) - 1)
+    while sum(widths) + gaps > width and max(widths, default=0) > 16:
         widest = widths.index(max(widths))
-        widths[widest] = max(widths[widest] - 1, floor)
+        widths[widest] -= 1
+    kept = len(columns)
+    while kept > 1 and sum(widths[:kept]) + 2 * (kept - 1) > width:
+        kept -= 1
 
     def fit(text: str, size: int) -> str:
         return text.ljust(size) if len(text) <= size else text[: size - 1] + "…"
 
-    lines = ["  ".join(fit(c, w) for c, w in zip(columns, widths, strict=True)).rstrip()]
-    lines += ["  ".join(fit(v, w) for v, w in zip(r, widths, strict=True)).rstrip() for r in cells]
+    def line(values: Sequence[str]) -> str:
+        return "  ".join(fit(v, w) for v, w in zip(values[:kept], widths, strict=False)).rstrip()
+
+    lines = [line(columns)] + [line(r) for r in cells]
     if len(shown) < len(rows):
         lines.append(f"… {len(rows) - len(shown):,} more rows ({len(rows):,} in all)")
+    if kept < len(columns):
+        lines.append(f"(columns not shown: {', '.join(columns[kept:])})")
     return "\n".join(lines)
