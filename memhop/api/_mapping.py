@@ -34,6 +34,7 @@ from memhop.api.results import (
     PlanNodeView,
     PlanTree,
     ProfileSlot,
+    RecallHit,
     SceneContext,
     SceneContextTopic,
     SceneMessage,
@@ -478,4 +479,39 @@ def db_stats(file_bytes: int, record_count: int, usage: Mapping[int, UsageCounts
             )
             for agent, u in sorted(usage.items())
         },
+    )
+
+
+class FoundLike(Protocol):
+    """One recall answer (``memhop.root.recall.RecallFound``)."""
+
+    @property
+    def score(self) -> float: ...
+    @property
+    def scene_id(self) -> int: ...
+    @property
+    def topic_id(self) -> int: ...
+    @property
+    def created_at(self) -> int: ...
+    @property
+    def keywords(self) -> Sequence[str]: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def provenance(self) -> ProvenanceLike: ...
+    @property
+    def event(self) -> rec.ArchiveSlot | None: ...
+
+
+def recall_hit(found: FoundLike) -> RecallHit:
+    """A recall answer; the zero scene id (an event of no listed turn) reads as ""."""
+    return RecallHit(
+        scene_id=format_id(found.scene_id) if found.scene_id else "",
+        topic_id=format_id(found.topic_id),
+        score=round(found.score, 6),
+        created_at=found.created_at,
+        keywords=tuple(found.keywords),
+        text=found.text,
+        event_type=found.event.event_type if found.event is not None else "",
+        **_provenance(found.provenance),
     )

@@ -58,6 +58,7 @@ __all__ = [
     "PlanNodeView",
     "PlanTree",
     "ProfileSlot",
+    "RecallHit",
     "SceneContext",
     "SceneContextTopic",
     "SceneMessage",
@@ -407,3 +408,26 @@ class DBStats(Result):
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "model_usage", _frozen_map(self.model_usage))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RecallHit(Result):
+    """One answer of ``Session.recall`` (memhop's own): a surface row or an event, ranked.
+
+    ``text`` is what a host can put in a prompt: a turn row's stored lines, a
+    Dream row's summary followed by up to three of its folded turns' lines that
+    share a query word, or an event's content (then ``event_type`` is set).
+    ``origin`` / ``derived_from`` / ``grounding`` are the row's provenance, as on
+    ``SceneContextTopic``. ``score`` is BM25: comparable within one answer only.
+    """
+
+    scene_id: str
+    topic_id: str
+    score: float
+    created_at: int = 0
+    keywords: tuple[str, ...] = ()
+    text: str = ""
+    event_type: str = ""
+    origin: str = "turn"
+    derived_from: tuple[str, ...] = ()
+    grounding: float | None = None

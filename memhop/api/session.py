@@ -15,7 +15,14 @@ from memhop.api._admin_face import AdminFace
 from memhop.api._dream_face import DreamFace
 from memhop.api._graph_face import GraphFace
 from memhop.api._plan_face import PlanFace
-from memhop.api.results import ArchiveSlot, ProfileSlot, SceneContext, SceneSlot, SearchResult
+from memhop.api.results import (
+    ArchiveSlot,
+    ProfileSlot,
+    RecallHit,
+    SceneContext,
+    SceneSlot,
+    SearchResult,
+)
 from memhop.api.results import TopicSlot as TopicResult
 from memhop.api.types import ArchiveKind, ArchiveRole, ContentType
 from memhop.config import ProfileInput
@@ -23,6 +30,7 @@ from memhop.root import content as archive_ops
 from memhop.root import reads, turn
 from memhop.root.content import ArchiveQuery, ContentInput
 from memhop.root.ops import AgentOps
+from memhop.root.recall import RecallQuery, recall
 
 
 class Session(PlanFace, GraphFace, DreamFace, AdminFace):
@@ -160,6 +168,30 @@ class Session(PlanFace, GraphFace, DreamFace, AdminFace):
             limit=_args.integer(limit, "limit"),
         )
         return [_mapping.archive_slot(s) for s in self._ops.run(archive_ops.search_l4, query)]
+
+    def recall(
+        self, query: str, *, limit: int = 5, scene_id: str = "", start: int = 0, end: int = 0
+    ) -> list[RecallHit]:
+        """Rank this domain's memory for ``query`` and return the best ``limit`` hits, best first.
+
+        memhop's own (upstream has no query search). Ranks every surface row (a
+        turn's keywords and lines; a Dream row's summary and what it folded) and
+        every event by BM25 over words (stop words dropped, plurals and -ing/-ed
+        folded). ``scene_id`` keeps one scene; ``start``/``end`` (ms, inclusive)
+        bound ``created_at``. A pure read: nothing is written, no model is asked.
+        InvalidQueryError for an empty query or a ``limit`` outside 1..100.
+        """
+        found = self._ops.run(
+            recall,
+            RecallQuery(
+                text=_args.text(query, "query"),
+                limit=_args.integer(limit, "limit"),
+                scene_id=_args.id_or_unset(scene_id, "scene_id"),
+                start=_args.integer(start, "start"),
+                end=_args.integer(end, "end"),
+            ),
+        )
+        return [_mapping.recall_hit(f) for f in found]
 
     def get_l0(self) -> ProfileSlot:
         """The domain's profile (an empty one if never written)."""

@@ -22,6 +22,7 @@ import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from memhop.index.journal import Journal
 from memhop.records import TopicSlot
 
 __all__ = ["LISTING_MAX_DEPTH", "L2Meta", "ListingRow"]
@@ -49,9 +50,10 @@ def _listing_key(topic: TopicSlot) -> tuple[int, int, int]:
 class L2Meta:
     """The topic cache of one domain."""
 
-    __slots__ = ("_by_id", "_by_scene")
+    __slots__ = ("_by_id", "_by_scene", "journal")
 
     def __init__(self) -> None:
+        self.journal = Journal()  # notes every topic put, removed or moved
         self._by_id: dict[int, TopicSlot] = {}
         # Per-scene dicts keep a scene's reads off the rest of the domain.
         self._by_scene: dict[int, dict[int, TopicSlot]] = {}
@@ -68,6 +70,7 @@ class L2Meta:
 
     def put(self, topic: TopicSlot) -> None:
         """Insert or replace a topic, moving it between scenes if its scene changed."""
+        self.journal.note(topic.id)
         old = self._by_id.get(topic.id)
         if old is not None and old.scene_id != topic.scene_id:
             self._drop_from_scene(old)
@@ -80,6 +83,7 @@ class L2Meta:
         for topic_id in ids:
             old = self._by_id.pop(topic_id, None)
             if old is not None:
+                self.journal.note(topic_id)
                 self._drop_from_scene(old)
                 removed += 1
         return removed
@@ -93,6 +97,7 @@ class L2Meta:
             return 0
         target = self._by_scene.setdefault(new_scene, {})
         for topic_id, topic in rows.items():
+            self.journal.note(topic_id)
             moved = dataclasses.replace(topic, scene_id=new_scene)
             self._by_id[topic_id] = moved
             target[topic_id] = moved
@@ -144,6 +149,10 @@ class L2Meta:
             if topic.parent_id is not None:
                 counts[topic.parent_id] = counts.get(topic.parent_id, 0) + 1
         return [ListingRow(t, counts.get(t.id, 0)) for t in listed]
+
+    def topic_ids(self) -> list[int]:
+        """Every cached topic id, ascending."""
+        return sorted(self._by_id)
 
     def scenes(self) -> list[int]:
         """Return the scene ids holding at least one cached topic, ascending."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from memhop.index.journal import Journal
 from memhop.index.slots import TopicSeqStore
 from memhop.records import SEQ_AGENT, ArchiveKind, ArchiveSlot
 
@@ -53,7 +54,11 @@ class SlotRef:
 
 
 class L4Index(TopicSeqStore[SlotRef]):
-    """Content slots of one domain, grouped by topic."""
+    """Content slots of one domain, grouped by topic; ``journal`` notes the topics touched."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.journal = Journal()
 
     @classmethod
     def from_records(cls, slots: Iterable[ArchiveSlot]) -> L4Index:
@@ -61,6 +66,9 @@ class L4Index(TopicSeqStore[SlotRef]):
         return cls._built(SlotRef.of(slot) for slot in slots)
 
     # ---- updates (remove, remove_many, remove_topic: TopicSeqStore) -------------------
+
+    def _touched(self, topic_id: int) -> None:
+        self.journal.note(topic_id)
 
     def put(self, slot: ArchiveSlot) -> None:
         """Record a slot just written; it replaces whatever held its id or its (topic, seq)."""

@@ -52,6 +52,7 @@ class TopicSeqStore(Generic[E]):
     def _put(self, entry: E) -> None:
         """Store an entry; it replaces whatever held its id or its (topic, seq)."""
         self.remove(entry.id_hash)
+        self._touched(entry.topic_id)
         seqs = self._topics.setdefault(entry.topic_id, {})
         previous = seqs.get(entry.seq)
         if previous is not None:
@@ -60,11 +61,15 @@ class TopicSeqStore(Generic[E]):
         seqs[entry.seq] = entry.id_hash
         self._by_id[entry.id_hash] = entry
 
+    def _touched(self, topic_id: int) -> None:
+        """Called with the topic of every entry stored or forgotten (a hook for subclasses)."""
+
     def remove(self, id_hash: int) -> bool:
         """Forget one entry; False when the store did not hold it."""
         entry = self._by_id.pop(id_hash, None)
         if entry is None:
             return False
+        self._touched(entry.topic_id)
         seqs = self._topics[entry.topic_id]
         if seqs.get(entry.seq) == id_hash:
             del seqs[entry.seq]
@@ -79,6 +84,8 @@ class TopicSeqStore(Generic[E]):
     def remove_topic(self, topic_id: int) -> list[int]:
         """Forget every entry of a topic; return their ids ascending."""
         ids = sorted(self._topics.pop(topic_id, {}).values())
+        if ids:
+            self._touched(topic_id)
         for id_hash in ids:
             del self._by_id[id_hash]
         return ids

@@ -10,6 +10,7 @@ from typing import TypeVar
 from memhop.index.l2meta import L2Meta
 from memhop.index.l4 import L4Index
 from memhop.index.plans import PlanTrees
+from memhop.index.recall import RecallState
 from memhop.llm import Distillation, Group, Model, NodeDigest, ReportsUsage, TopicDigest, Usage
 from memhop.root.slot_cache import SlotCache
 
@@ -90,6 +91,7 @@ class Mirrors:
     topics: L2Meta
     contents: L4Index
     plans: PlanTrees
+    recall: RecallState | None = None  # built on the domain's first recall
 
 
 @dataclass(eq=False)

@@ -24,7 +24,7 @@ from memhop.index.l2meta import L2Meta
 from memhop.index.l4 import L4Index
 from memhop.records import SEQ_USER, ArchiveKind, ArchiveRole, TopicSlot
 
-__all__ = ["TURN", "Provenance", "grounding", "of_scene"]
+__all__ = ["TURN", "Provenance", "children_of", "grounding", "of_row", "of_scene"]
 
 ORIGIN_TURN = "turn"
 ORIGIN_DREAM = "dream"
@@ -55,18 +55,30 @@ def _has_dream_summary(contents: L4Index, topic_id: int) -> bool:
     return ref is not None and ref.role == ArchiveRole.DREAM and ref.kind == ArchiveKind.UTTERANCE
 
 
-def of_scene(topics: L2Meta, contents: L4Index, scene_id: int) -> dict[int, Provenance]:
-    """Provenance of every dream row of a scene (a topic absent from the answer is a turn row)."""
-    rows = topics.topics_of_scene(scene_id)
+def of_row(contents: L4Index, row: TopicSlot, children: Sequence[TopicSlot]) -> Provenance:
+    """Provenance of one listed row given its direct children (any order)."""
+    kids = sorted(children, key=lambda t: (t.user_timestamp, t.id))
+    if not kids and not _has_dream_summary(contents, row.id):
+        return TURN
+    return Provenance(ORIGIN_DREAM, tuple(k.id for k in kids), grounding(row.fused_keywords, kids))
+
+
+def children_of(rows: Sequence[TopicSlot]) -> dict[int, list[TopicSlot]]:
+    """Parent id -> the rows among ``rows`` parented to it."""
     children: dict[int, list[TopicSlot]] = {}
     for row in rows:
         if row.parent_id is not None:
             children.setdefault(row.parent_id, []).append(row)
+    return children
+
+
+def of_scene(topics: L2Meta, contents: L4Index, scene_id: int) -> dict[int, Provenance]:
+    """Provenance of every dream row of a scene (a topic absent from the answer is a turn row)."""
+    rows = topics.topics_of_scene(scene_id)
+    children = children_of(rows)
     found = {}
     for row in rows:
-        kids = sorted(children.get(row.id, ()), key=lambda t: (t.user_timestamp, t.id))
-        if kids or _has_dream_summary(contents, row.id):
-            found[row.id] = Provenance(
-                ORIGIN_DREAM, tuple(k.id for k in kids), grounding(row.fused_keywords, kids)
-            )
+        made = of_row(contents, row, children.get(row.id, ()))
+        if made is not TURN:
+            found[row.id] = made
     return found

@@ -19,6 +19,7 @@ EXPECTED = {
     "SceneNodeView", "SceneSlot", "SearchResult", "SerializationError", "Session",
     "StorageIOError", "TopicSlot", "code_of", "open",
     "inspect", "Inspector", "Table",
+    "RecallHit",
 }  # fmt: skip
 
 

@@ -344,6 +344,21 @@ def _zero_and_full() -> list[tuple[Result, dict[str, Any]]]:
         ),
         (res.DBStats(), {"file_bytes": 0, "record_count": 0, "model_usage": {}}),
         (
+            res.RecallHit(scene_id=A, topic_id=B, score=1.5),
+            {
+                "scene_id": A,
+                "topic_id": B,
+                "score": 1.5,
+                "created_at": 0,
+                "keywords": [],
+                "text": "",
+                "event_type": "",
+                "origin": "turn",
+                "derived_from": [],
+                "grounding": None,
+            },
+        ),
+        (
             res.DBStats(file_bytes=10, record_count=2, model_usage={A: res.ModelUsage(calls=1)}),
             {
                 "file_bytes": 10,

@@ -1,0 +1,32 @@
+"""Which topics changed since a reader last looked: how a lazy mirror stays current.
+
+The topic and content mirrors note every topic whose row or slots they
+change; a mirror built from them on demand (the recall index) drains the
+notes on its next read and redoes only those topics. Nothing is noted until
+a reader starts watching, so a domain that never recalls pays one attribute
+check per write.
+"""
+
+from __future__ import annotations
+
+__all__ = ["Journal"]
+
+
+class Journal:
+    """Topic ids changed since the last ``drain``, kept only while ``watching``."""
+
+    __slots__ = ("_changed", "watching")
+
+    def __init__(self) -> None:
+        self._changed: set[int] = set()
+        self.watching = False
+
+    def note(self, topic_id: int) -> None:
+        if self.watching:
+            self._changed.add(topic_id)
+
+    def drain(self) -> set[int]:
+        """The topics noted since the last drain (and start watching)."""
+        self.watching = True
+        changed, self._changed = self._changed, set()
+        return changed

@@ -1,0 +1,241 @@
+"""``recall``: rank a domain's memory for a free-text query (memhop's own; upstream has none).
+
+What is ranked: every surface row (a turn's keyword track and stored lines; a
+Dream row's summary, its track, and the tracks and surviving lines of the
+turns it folded) and every event. The recall mirror (``index.recall``) is
+built on a domain's first recall and then kept current from the topic and
+content mirrors' journals: a recall redoes only the rows and events whose
+topics changed since the last one, so no call scans the domain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from memhop.engine import Engine
+from memhop.errors import InvalidQueryError
+from memhop.index.l2meta import L2Meta
+from memhop.index.recall import DocKey, RecallState, terms_of
+from memhop.records import ArchiveSlot, TopicSlot
+from memhop.root.content import check_ms
+from memhop.root.domain import DomainContext
+from memhop.root.provenance import TURN, Provenance, children_of, of_row
+
+__all__ = ["MAX_RECALL_LIMIT", "TRACK_WEIGHT", "RecallFound", "RecallQuery", "recall"]
+
+MAX_RECALL_LIMIT = 100
+TRACK_WEIGHT = 2
+"""A keyword track counts this many times beside the lines: it is the turn's gist."""
+_MATCHED_MEMBER_LINES = 3  # a Dream row's answer quotes at most this many folded lines
+
+ROW = 0
+EVENT = 1
+
+
+@dataclass(frozen=True, slots=True)
+class RecallQuery:
+    text: str
+    limit: int = 5
+    scene_id: int = 0
+    start: int = 0
+    end: int = 0
+
+    def validate(self) -> None:
+        if not self.text.strip():
+            msg = "query is empty: say what to recall"
+            raise InvalidQueryError(msg)
+        if not 1 <= self.limit <= MAX_RECALL_LIMIT:
+            msg = f"limit {self.limit} is out of range: recall returns 1 to {MAX_RECALL_LIMIT} hits"
+            raise InvalidQueryError(msg)
+        for bound, what in ((self.start, "start"), (self.end, "end")):
+            if bound:
+                check_ms(bound, what)
+
+
+@dataclass(frozen=True, slots=True)
+class RecallFound:
+    """One hit: a surface row (``topic`` set, ``event`` None) or an event."""
+
+    score: float
+    scene_id: int
+    topic_id: int
+    created_at: int
+    keywords: tuple[str, ...]
+    text: str
+    provenance: Provenance = TURN
+    event: ArchiveSlot | None = None
+
+
+def _surface_row(topics: L2Meta, topic_id: int) -> int | None:
+    """The listed row that shows ``topic_id``: its topmost ancestor that still exists."""
+    row = topics.get(topic_id)
+    if row is None:
+        return None
+    seen = {row.id}
+    while row.parent_id is not None:
+        parent = topics.get(row.parent_id)
+        if parent is None or parent.id in seen:
+            break
+        seen.add(parent.id)
+        row = parent
+    return row.id
+
+
+class _Refresh:
+    """One pass over the changed topics; scene child maps are made once per pass."""
+
+    def __init__(self, engine: Engine, ctx: DomainContext, state: RecallState) -> None:
+        self.engine = engine
+        self.ctx = ctx
+        self.state = state
+        self._children: dict[int, dict[int, list[TopicSlot]]] = {}
+
+    def children(self, scene_id: int) -> dict[int, list[TopicSlot]]:
+        kids = self._children.get(scene_id)
+        if kids is None:
+            kids = self._children[scene_id] = children_of(
+                self.ctx.mirrors.topics.topics_of_scene(scene_id)
+            )
+        return kids
+
+    def lines(self, topic_ids: Iterable[int]) -> list[ArchiveSlot]:
+        contents = self.ctx.mirrors.contents
+        wanted = [r.id_hash for t in topic_ids for r in contents.utterances_of(t)]
+        return self.ctx.slots.read(self.engine, self.ctx.agent_id, wanted)
+
+    def run(self, changed: set[int]) -> None:
+        topics = self.ctx.mirrors.topics
+        rows: set[int] = set()
+        for topic_id in changed:
+            for row in (self.state.row_of.get(topic_id), _surface_row(topics, topic_id)):
+                if row is not None:
+                    rows.add(row)
+        for row in sorted(rows):
+            self.redo_row(row)
+        for topic_id in sorted(changed):
+            self.redo_events(topic_id)
+
+    def redo_row(self, row_id: int) -> None:
+        state = self.state
+        for old in state.members.pop(row_id, ()):
+            if state.row_of.get(old) == row_id:
+                del state.row_of[old]
+        row = self.ctx.mirrors.topics.get(row_id)
+        if row is None or _surface_row(self.ctx.mirrors.topics, row_id) != row_id:
+            state.index.remove((ROW, row_id))
+            return
+        members = [row, *self.descendants(row)]
+        terms = [t for m in members for k in m.fused_keywords for t in terms_of(k)] * TRACK_WEIGHT
+        for slot in self.lines(m.id for m in members):
+            terms += terms_of(slot.content)
+        state.index.put((ROW, row_id), row.scene_id, row.user_timestamp, terms)
+        state.members[row_id] = {m.id for m in members}
+        for member in members:
+            state.row_of[member.id] = row_id
+
+    def descendants(self, row: TopicSlot) -> list[TopicSlot]:
+        kids = self.children(row.scene_id)
+        found: list[TopicSlot] = []
+        stack = list(kids.get(row.id, ()))
+        seen = {row.id}
+        while stack:
+            topic = stack.pop()
+            if topic.id in seen:
+                continue
+            seen.add(topic.id)
+            found.append(topic)
+            stack += kids.get(topic.id, ())
+        return found
+
+    def redo_events(self, topic_id: int) -> None:
+        state = self.state
+        for event_id in state.events.pop(topic_id, ()):
+            state.index.remove((EVENT, event_id))
+        refs = self.ctx.mirrors.contents.events_of(topic_id)
+        if not refs:
+            return
+        scene_id = _scene_of(self.ctx, topic_id)
+        slots = self.ctx.slots.read(self.engine, self.ctx.agent_id, [r.id_hash for r in refs])
+        for slot in slots:
+            terms = terms_of(slot.event_type) + terms_of(slot.content)
+            state.index.put((EVENT, slot.id_hash), scene_id, slot.created_at, terms)
+        state.events[topic_id] = {s.id_hash for s in slots}
+
+
+def _scene_of(ctx: DomainContext, topic_id: int) -> int:
+    """A topic's scene; an event of the still-open turn takes the turn's scene."""
+    scene_id = ctx.mirrors.topics.scene_of(topic_id)
+    if scene_id is not None:
+        return scene_id
+    turn = ctx.open_turn
+    return turn.scene_id if turn is not None and turn.topic_id == topic_id else 0
+
+
+def current_state(engine: Engine, ctx: DomainContext) -> RecallState:
+    """The domain's recall mirror, built on first use and brought up to date."""
+    mirrors = ctx.mirrors
+    changed = mirrors.topics.journal.drain() | mirrors.contents.journal.drain()
+    state = mirrors.recall
+    if state is None:
+        state = mirrors.recall = RecallState()
+        changed = set(mirrors.topics.topic_ids()) | set(mirrors.contents.topics())
+    if changed:
+        _Refresh(engine, ctx, state).run(changed)
+    return state
+
+
+def recall(engine: Engine, ctx: DomainContext, query: RecallQuery) -> list[RecallFound]:
+    """The best ``query.limit`` rows and events for ``query.text``, best first."""
+    query.validate()
+    state = current_state(engine, ctx)
+    wanted = terms_of(query.text)
+
+    def accept(key: DocKey, scene_id: int, created_at: int) -> bool:
+        if query.scene_id and scene_id != query.scene_id:
+            return False
+        if query.start and created_at < query.start:
+            return False
+        return not (query.end and created_at > query.end)
+
+    hits = state.index.search(wanted, query.limit, accept)
+    refresh = _Refresh(engine, ctx, state)
+    return [_found(refresh, hit.key, hit.score, set(wanted)) for hit in hits]
+
+
+def _found(refresh: _Refresh, key: DocKey, score: float, wanted: set[str]) -> RecallFound:
+    kind, doc_id = key
+    ctx = refresh.ctx
+    if kind == EVENT:
+        event = refresh.ctx.slots.read(refresh.engine, ctx.agent_id, [doc_id])[0]
+        return RecallFound(
+            score=score,
+            scene_id=_scene_of(ctx, event.topic_id),
+            topic_id=event.topic_id,
+            created_at=event.created_at,
+            keywords=(),
+            text=event.content,
+            event=event,
+        )
+    row = ctx.mirrors.topics.get(doc_id)
+    assert row is not None  # the index was brought up to date under this lock
+    kids = refresh.children(row.scene_id).get(row.id, ())
+    provenance = of_row(ctx.mirrors.contents, row, kids)
+    own = [s.content for s in refresh.lines([row.id])]
+    if provenance.origin != TURN.origin:
+        members = refresh.descendants(row)
+        quoted = [
+            s.content
+            for s in refresh.lines(m.id for m in members)
+            if wanted & set(terms_of(s.content))
+        ]
+        own += quoted[:_MATCHED_MEMBER_LINES]
+    return RecallFound(
+        score=score,
+        scene_id=row.scene_id,
+        topic_id=row.id,
+        created_at=row.user_timestamp,
+        keywords=row.fused_keywords,
+        text="\n".join(own),
+        provenance=provenance,
+    )
