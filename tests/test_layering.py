@@ -34,6 +34,16 @@ ALLOWED: dict[str, set[str]] = {
         "memhop.mcp",
     },
     "memhop.tools": {"memhop.api", "memhop.errors"},
+    # The asyncio face and the MCP server sit beside the tools, above the facade.
+    "memhop.aio": {"memhop.api", "memhop.tools", "memhop.errors"},
+    "memhop.mcp": {
+        "memhop.api",
+        "memhop.aio",
+        "memhop.tools",
+        "memhop.errors",
+        "memhop.config",
+        "memhop.llm",
+    },
     "memhop.root": {
         "memhop.layers",
         "memhop.index",

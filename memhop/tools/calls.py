@@ -76,4 +76,4 @@ def dispatch(
     try:
         return render(_call(session, name, arguments, now_ms))
     except MemHopError as exc:
-        return {"error": {"code": exc.code, "message": exc.message}}
+        return {"error": {"code": int(exc.code), "message": exc.message}}

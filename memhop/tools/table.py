@@ -42,11 +42,12 @@ TABLE: tuple[Tool, ...] = (
     Tool("memory_nodes_query", "query_l3_nodes", "Call to look up knowledge nodes by word."),
     Tool("memory_subgraph", "query_l3_subgraph", "Call to follow a node's links outwards."),
     Tool("memory_archive_search", "search_l4", "Call to find stored lines and events."),
+    Tool("memory_recall", "recall", "Call to find earlier turns by words (memhop's own search)."),
     Tool("plan_add_step", "plan_node_add", "Call during a turn to plan a step."),
     Tool("plan_update_step", "plan_node_update", "Call when a planned step progresses or ends."),
     Tool("plan_state", "plan_state", "Call to see the open turn's plan."),
 )
-"""Every tool, in the integration guide's order (upstream's 18 names)."""
+"""Every tool: upstream's 18, in the integration guide's order, and memhop's memory_recall."""
 
 HIDDEN: dict[str, frozenset[str]] = {
     "memory_record": frozenset({"created_at", "seq"}),
@@ -136,6 +137,10 @@ PARAMS: dict[str, str] = {
     "memory_archive_search.kind": "Only records of this kind: utterance or event.",
     "memory_archive_search.node_seq": "Only records attached to this plan step; 0 means any.",
     "memory_archive_search.limit": "Keep only the last this-many records; 0 means all.",
+    # ---- memory_recall
+    "query": "What to look for, in words (a question or keywords); stop words are ignored.",
+    "memory_recall.limit": "How many hits to return, best first: 1 to 100 (5 by default).",
+    "memory_recall.scene_id": f'Search only this scene ({_HEX}); "" searches every scene.',
     # ---- plans
     "parent_seq": "The parent step's ordinal (from plan_add_step); 0 makes a new root step.",
     "seq": "The step's ordinal, as plan_add_step returned it.",
