@@ -10,12 +10,13 @@ so a caller may read inside its loop.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import MappingProxyType
 
-from memhop.engine.frame import FLAG_DELETED, ByteView, Frame, decode_frame, encode_frame
+from memhop.engine.frame import FLAG_DELETED, ByteView, Frame, decode_record, encode_frame
 from memhop.engine.header import HeaderPair
 from memhop.engine.index import LiveIndex, Placement
 from memhop.engine.snapshot import Index
@@ -24,22 +25,36 @@ from memhop.engine.writes import LogWriter, RecordEntry, encode_batch
 from memhop.errors import (
     ClosedError,
     CorruptionError,
+    CRCMismatchError,
     InvalidQueryError,
     NotFoundError,
 )
+
+log = logging.getLogger("memhop.engine")
 
 
 class Engine:
     """An open ``.meh`` file. Build one with ``create_engine`` or ``open_engine``."""
 
     def __init__(
-        self, file: StoreFile, headers: HeaderPair, index: Index, next_offset: int
+        self,
+        file: StoreFile,
+        headers: HeaderPair,
+        index: Index,
+        next_offset: int,
+        *,
+        damaged_frames: int = 0,
     ) -> None:
         self._file = file
         self._live = LiveIndex(index)
         self._log = LogWriter(file, headers, next_offset)
         self._lock = threading.RLock()
         self._closed = False
+        # Damage met so far: live records whose frame or payload would not
+        # read, (agent, id) -> the offset that failed; and frames the open's
+        # log replay skipped (damaged frames of any kind, tombstones included).
+        self._damaged: dict[tuple[int, int], int] = {}
+        self._damaged_frames = damaged_frames
 
     # ---- state -------------------------------------------------------------------------
 
@@ -85,8 +100,10 @@ class Engine:
     def read(self, agent_id: int, id_hash: int) -> Frame:
         """Return the live frame of (agent, id).
 
-        NotFoundError only when the index holds no such record; an index entry
-        the log does not hold is CorruptionError, a bad frame CRCMismatchError.
+        NotFoundError only when the index holds no such record. A frame that
+        fails a check (``decode_record``: its CRC, the frame limit, or being
+        another record's) is CRCMismatchError or CorruptionError naming the
+        record and its offset, and is counted as a damaged record.
         """
         with self._lock:
             self._check_open()
@@ -94,11 +111,43 @@ class Engine:
             if offset is None:
                 msg = "record not found"
                 raise NotFoundError(msg)
-            frame = decode_frame(self._file.view(), offset, self._file.size)
-            if frame is None:
-                msg = "the index names a record the record area does not hold"
-                raise CorruptionError(msg)
-            return frame
+            try:
+                return decode_record(self._file.view(), offset, self._file.size, agent_id, id_hash)
+            except (CorruptionError, CRCMismatchError) as exc:
+                self._note_damage(agent_id, id_hash, offset, exc)
+                msg = f"record {id_hash:016x} of agent {agent_id:016x} at offset {offset}: {exc}"
+                raise type(exc)(msg, code=exc.code) from exc
+
+    def note_damaged(self, agent_id: int, id_hash: int, reason: Exception) -> None:
+        """Count a live record whose frame read but whose payload will not decode."""
+        with self._lock:
+            offset = self._live.offsets.get(agent_id, {}).get(id_hash)
+            if offset is not None:
+                self._note_damage(agent_id, id_hash, offset, reason)
+
+    def _note_damage(self, agent_id: int, id_hash: int, offset: int, reason: Exception) -> None:
+        """Remember a damaged record; log it the first time it is met at this offset."""
+        if self._damaged.get((agent_id, id_hash)) != offset:
+            self._damaged[(agent_id, id_hash)] = offset
+            log.warning(
+                "damaged record %016x of agent %016x at offset %d: %s",
+                id_hash,
+                agent_id,
+                offset,
+                reason,
+            )
+
+    def damage(self) -> tuple[int, int]:
+        """Return (damaged live records met by reads, damaged frames skipped by the open).
+
+        A damaged record that was since overwritten or deleted is no longer counted.
+        """
+        with self._lock:
+            live = self._live.offsets
+            records = sum(
+                1 for (a, i), offset in self._damaged.items() if live.get(a, {}).get(i) == offset
+            )
+            return records, self._damaged_frames
 
     def contains(self, agent_id: int, id_hash: int) -> bool:
         with self._lock:

@@ -11,13 +11,20 @@ import struct
 import zlib
 from dataclasses import dataclass
 
-from memhop.errors import CorruptionError, CRCMismatchError
+from memhop.errors import CorruptionError, CRCMismatchError, InvalidQueryError
 
 ByteView = bytes | bytearray | memoryview | mmap.mmap
 """Anything the decoders read from: file bytes or the live mapping."""
 
 RECORD_HEADER_SIZE = 26
 FLAG_DELETED = 0x01
+MAX_PAYLOAD_BYTES = (1 << 24) - 1
+"""The frame limit: a payload of at most 16 MiB - 1 bytes (the length's high byte is zero).
+
+Writes over it are refused; a frame claiming more is damage, refused before
+its checksum is computed, so a crafted length cannot make a read (or the
+open's resync) checksum gigabytes.
+"""
 
 _HEAD = struct.Struct("<BBIQQ")  # the 22 bytes the CRC starts with
 _CRC = struct.Struct("<I")
@@ -42,7 +49,13 @@ class Frame:
 
 
 def encode_frame(agent_id: int, rec_type: int, flags: int, id_hash: int, payload: bytes) -> bytes:
-    """Return the frame bytes for one record (a tombstone has an empty payload)."""
+    """Return the frame bytes for one record (a tombstone has an empty payload).
+
+    InvalidQueryError for a payload over ``MAX_PAYLOAD_BYTES``.
+    """
+    if len(payload) > MAX_PAYLOAD_BYTES:
+        msg = f"a record of {len(payload)} bytes exceeds the {MAX_PAYLOAD_BYTES}-byte frame limit"
+        raise InvalidQueryError(msg)
     head = _HEAD.pack(rec_type, flags, len(payload), agent_id, id_hash)
     crc = zlib.crc32(payload, zlib.crc32(head))
     return head + _CRC.pack(crc) + payload
@@ -54,8 +67,8 @@ def frame_bounds(buf: ByteView, offset: int, size: int) -> tuple[int, int, int, 
     Returns (type, flags, agent id, id hash, end) without copying the payload,
     or None at the end of the log: ``offset == size`` or an all-zero header
     (zero-filled space; the CRC bytes are not looked at). Raises
-    CorruptionError for a header or payload running past ``size`` and
-    CRCMismatchError for a frame that fails its CRC.
+    CorruptionError for a header or payload running past ``size`` or a length
+    over the frame limit, and CRCMismatchError for a frame that fails its CRC.
     """
     if offset == size:
         return None
@@ -68,6 +81,9 @@ def frame_bounds(buf: ByteView, offset: int, size: int) -> tuple[int, int, int, 
     start = offset + RECORD_HEADER_SIZE
     if length > size - start:
         msg = f"record at offset {offset} claims length {length} but file ends at {size}"
+        raise CorruptionError(msg)
+    if length > MAX_PAYLOAD_BYTES:
+        msg = f"record at offset {offset} claims length {length}, over the frame limit"
         raise CorruptionError(msg)
     end = start + length
     # A view, not a slice, so the payload is not copied; released before any
@@ -88,3 +104,27 @@ def decode_frame(buf: ByteView, offset: int, size: int) -> Frame | None:
     rec_type, flags, agent_id, id_hash, end = bounds
     payload = bytes(buf[offset + RECORD_HEADER_SIZE : end])
     return Frame(rec_type, flags, agent_id, id_hash, payload, offset, end)
+
+
+def decode_record(buf: ByteView, offset: int, size: int, agent_id: int, id_hash: int) -> Frame:
+    """Decode the live frame of (agent, id) the index places at ``offset``.
+
+    Every check a read makes: the frame's own (``frame_bounds``), then that
+    it is the record asked for: its agent id and id hash match and it is not
+    a tombstone. CorruptionError (or CRCMismatchError) otherwise: a frame
+    that answers for another record is damage, never data.
+    """
+    frame = decode_frame(buf, offset, size)
+    if frame is None:
+        msg = "the index names a record the record area does not hold"
+        raise CorruptionError(msg)
+    if frame.agent_id != agent_id or frame.id_hash != id_hash:
+        msg = (
+            f"the frame holds agent {frame.agent_id:016x} id {frame.id_hash:016x},"
+            " not the record the index names"
+        )
+        raise CorruptionError(msg)
+    if frame.deleted:
+        msg = "the index names a tombstone"
+        raise CorruptionError(msg)
+    return frame
