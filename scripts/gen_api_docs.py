@@ -91,7 +91,11 @@ def public_names() -> dict[str, list[str]]:
     """Module name -> its public names (``__all__``), for every public module."""
     out: dict[str, list[str]] = {}
     for name in public_modules():
-        module = importlib.import_module(name)
+        try:
+            module = importlib.import_module(name)
+        except ImportError as exc:  # an opt-in module whose extra is not installed
+            msg = f"cannot import {name} ({exc}); install the extras: pip install -e '.[test]'"
+            raise SystemExit(msg) from exc
         names = getattr(module, "__all__", None)
         if names is None:
             msg = f"{name} is a public module (import memhop does not load it) but has no __all__"

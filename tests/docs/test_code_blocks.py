@@ -95,7 +95,8 @@ def test_a_fake_server_block_reaches_the_server(tmp_path: Path) -> None:
         "with memhop.open('a.meh', llm, profile=memhop.ProfileInput(name='A')) as db:\n"
         "    me = db.primary()\n"
         "    me.search()\n"
-        "    print(me.update(input='coffee at dawn', created_at=1_700_000_000_000).fused_keywords)\n"
+        "    row = me.update(input='coffee at dawn', created_at=1_700_000_000_000)\n"
+        "    print(row.fused_keywords)\n"
     )
     server = FakeOpenAI().start()
     try:

@@ -4,7 +4,7 @@ The scan covers README.md and docs/**/*.md except three pages held to the code
 another way: api.md (generated from it), format.md (tests/docs/test_format.py
 recomputes its bytes) and performance.md (measured figures, rewritten by the
 benches). A page that states "N rows" (or KiB, bytes, days, runes, keywords,
-tokens, task-face methods) with an N the code does not hold for that unit
+tokens, tools) with an N the code does not hold for that unit
 fails here: correct the page, or add the constant it names to ``ALLOWED``.
 """
 
@@ -36,7 +36,7 @@ UNIT = {
     "runes": "rune",
     "keywords": "keyword",
     "tokens": "token",
-    "task-face": "task-face",
+    "tools": "tool",
 }
 NUMBER_UNIT = re.compile(
     r"(?<![\w.,-])(\d{1,3}(?:,\d{3})+|\d+)[ -]("
@@ -59,7 +59,7 @@ ALLOWED: dict[str, set[int]] = {
     "rune": {KEYWORD_CHUNK_RUNES},
     "keyword": {LOCAL_MAX_KEYWORDS},
     "token": {DEFAULT_MAX_OUTPUT_TOKENS},
-    "task-face": {len(memhop.tools.TOOLS)},
+    "tool": {len(memhop.tools.TOOLS)},
 }
 # The numbers the issue names: each must be stated somewhere and be the code's.
 REQUIRED: dict[str, int] = {
