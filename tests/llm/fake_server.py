@@ -7,6 +7,10 @@ answers with canned replies in upstream's JSON shapes. ``script(...)`` queues
 one-off ``Step`` answers (a status, an off-contract text, finish_reason
 "length", a delay); ``off_contract`` answers every call with one text.
 ``stop()`` shuts the server down and joins every thread it started.
+
+A request that offers ``tools`` is an agent loop's, not a call point's: it is
+answered from ``script_agent(...)`` (``AgentReply``: tool calls, or a final
+text once the script is spent) and recorded with the point "agent".
 """
 
 from __future__ import annotations
@@ -49,6 +53,14 @@ class Step:
 
 
 @dataclass
+class AgentReply:
+    """One scripted answer to an agent loop: calls of memhop tools, or a final text."""
+
+    tool_calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    content: str | None = None
+
+
+@dataclass
 class Seen:
     point: str
     body: dict[str, Any]
@@ -67,6 +79,7 @@ class Seen:
 class _State:
     lock: threading.Lock = field(default_factory=threading.Lock)
     steps: list[Step] = field(default_factory=list)
+    agent_replies: list[AgentReply] = field(default_factory=list)
     seen: list[Seen] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     off_contract: str | None = None
@@ -96,6 +109,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, json.dumps({"error": {"message": f"no route {self.path}"}}))
             return
         body = json.loads(raw)
+        if "tools" in body:
+            self._agent(body)
+            return
         system = str(body["messages"][0]["content"])
         point = next((name for tag, name in POINTS.items() if f"Task: {tag}." in system), "")
         with state.lock:
@@ -118,6 +134,13 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             content = step.content or off_contract or _canned(point, body)
             self._send(200, json.dumps(_completion(content, step.finish_reason, state.minimal)))
+
+    def _agent(self, body: dict[str, Any]) -> None:
+        state = self.server.state
+        with state.lock:
+            state.seen.append(Seen("agent", body, self.headers.get("Authorization", "")))
+            reply = state.agent_replies.pop(0) if state.agent_replies else AgentReply()
+        self._send(200, json.dumps(_agent_completion(reply, len(state.seen))))
 
     def _send(self, status: int, text: str) -> None:
         data = text.encode("utf-8")
@@ -159,6 +182,24 @@ def _completion(content: str, finish_reason: str | None, minimal: bool) -> dict[
     }
 
 
+def _agent_completion(reply: AgentReply, serial: int) -> dict[str, Any]:
+    calls = [
+        {
+            "id": f"call_{serial}_{i}",
+            "type": "function",
+            "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)},
+        }
+        for i, (name, args) in enumerate(reply.tool_calls)
+    ]
+    message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+    if calls:
+        message["tool_calls"] = calls
+    elif reply.content is None:
+        message["content"] = "Done."
+    done = {"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}
+    return {**_completion("", "stop", minimal=False), "choices": [done]}
+
+
 class FakeOpenAI:
     """The fake endpoint; ``start()`` before use, ``stop()`` always (the fixture does both)."""
 
@@ -188,6 +229,11 @@ class FakeOpenAI:
     def script(self, *steps: Step) -> None:
         with self._state.lock:
             self._state.steps.extend(steps)
+
+    def script_agent(self, *replies: AgentReply) -> None:
+        """Queue answers for requests that offer tools (an agent loop), in order."""
+        with self._state.lock:
+            self._state.agent_replies.extend(replies)
 
     @property
     def off_contract(self) -> str | None:
