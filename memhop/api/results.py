@@ -37,6 +37,7 @@ from memhop.api.types import (
     PlanStatus,
     Result,
 )
+from memhop.inspect.html import shape_html
 from memhop.records import MBTIScore as _StoredMBTI
 from memhop.records import derive_mbti_type
 
@@ -71,6 +72,15 @@ __all__ = [
 _PROVENANCE = frozenset({"origin", "derived_from", "grounding"})
 
 
+class _Shown(Result):
+    """A result that renders itself in a notebook (plain fields as a table, row lists as tables)."""
+
+    __slots__ = ()
+
+    def _repr_html_(self) -> str:
+        return shape_html(self)
+
+
 _V = TypeVar("_V")
 
 
@@ -83,7 +93,7 @@ def _frozen_map(value: Mapping[str, _V]) -> Mapping[str, _V]:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class EmotionScore(Result):
+class EmotionScore(_Shown):
     """Distilled emotional state, each signal in [0, 1]; 0 is an extreme reading."""
 
     valence: float = 0.0
@@ -92,7 +102,7 @@ class EmotionScore(Result):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class MBTIScore(Result):
+class MBTIScore(_Shown):
     """Distilled MBTI axes in [-1, 1] (negative leans I, N, T, J)."""
 
     i_e: float = 0.0
@@ -107,7 +117,7 @@ class MBTIScore(Result):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ProfileSlot(Result):
+class ProfileSlot(_Shown):
     """A domain's L0 profile: the host's fields, Dream's distillation and the library's stamps."""
 
     name: str = ""
@@ -127,7 +137,7 @@ class ProfileSlot(Result):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SceneSlot(Result):
+class SceneSlot(_Shown):
     """A scene (one host session); ``l3_id`` is "" when no graph anchors it."""
 
     _OMITEMPTY = frozenset({"l3_id"})
@@ -138,7 +148,7 @@ class SceneSlot(Result):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class TopicSlot(Result):
+class TopicSlot(_Shown):
     """A settled turn or a Dream-fused group; ``parent_id`` None is a depth-1 root."""
 
     _OMITEMPTY = frozenset({"parent_id", "name"})
@@ -158,7 +168,7 @@ class TopicSlot(Result):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SearchResult(Result):
+class SearchResult(_Shown):
     """One turn's opening read: profile and its brief, the scene, its surface, the new turn."""
 
     profile: ProfileSlot = ProfileSlot()
@@ -169,7 +179,7 @@ class SearchResult(Result):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SceneMessage(Result):
+class SceneMessage(_Shown):
     """One utterance of a listed topic, in seq order."""
 
     role: ArchiveRole | int = ArchiveRole.USER
@@ -180,7 +190,7 @@ class SceneMessage(Result):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SceneContextTopic(Result):
+class SceneContextTopic(_Shown):
     """One row of a scene's depth <= 2 listing; ``child_count`` > 0 marks a fused group."""
 
     _OMITEMPTY = frozenset({"name", "messages"})
@@ -200,7 +210,7 @@ class SceneContextTopic(Result):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SceneContext(Result):
+class SceneContext(_Shown):
     """A scene's whole listing; a domain with no scene yet answers ``scene_name`` ""."""
 
     scene_name: str = ""
@@ -211,7 +221,7 @@ class SceneContext(Result):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ArchiveSlot(Result):
+class ArchiveSlot(_Shown):
     """One L4 record of a turn, addressed by (``topic_id``, ``seq``)."""
 
     _OMITEMPTY = frozenset({"event_type", "node_seq"})
@@ -232,7 +242,7 @@ class ArchiveSlot(Result):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SceneNodeView(Result):
+class SceneNodeView(_Shown):
     """A scene's L1 node as Dream last wrote it; ``emotion_set`` False means never stamped."""
 
     id: str
@@ -251,7 +261,7 @@ class SceneNodeView(Result):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class HypergraphSlot(Result):
+class HypergraphSlot(_Shown):
     """An L3 graph's container; ``updated_at`` is its content-change clock."""
 
     id: str
@@ -261,7 +271,7 @@ class HypergraphSlot(Result):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class HypergraphNode(Result):
+class HypergraphNode(_Shown):
     """An L3 node; ``source_ref`` "" (no reference) is left out of the JSON."""
 
     _OMITEMPTY = frozenset({"source_ref"})
@@ -278,7 +288,7 @@ class HypergraphNode(Result):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class HypergraphEdge(Result):
+class HypergraphEdge(_Shown):
     """An L3 hyperedge over ascending ``node_ids``; no weight."""
 
     id: str
@@ -289,7 +299,7 @@ class HypergraphEdge(Result):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class L3Graph(Result):
+class L3Graph(_Shown):
     """One whole graph: its slot, nodes and edges."""
 
     slot: HypergraphSlot
@@ -298,7 +308,7 @@ class L3Graph(Result):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class L3Subgraph(Result):
+class L3Subgraph(_Shown):
     """The nodes a walk reached and the edges whose every member it reached."""
 
     nodes: tuple[HypergraphNode, ...] = ()
@@ -306,7 +316,7 @@ class L3Subgraph(Result):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class L3ImportResult(Result):
+class L3ImportResult(_Shown):
     """What one import batch did; ``errors`` lists the per-item failures."""
 
     _OMITEMPTY = frozenset({"edges_created"})
@@ -323,7 +333,7 @@ class L3ImportResult(Result):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class PlanNodeView(Result):
+class PlanNodeView(_Shown):
     """One plan step and its sub-steps (seq order); ``finished_at`` 0 while in progress."""
 
     seq: int
@@ -338,7 +348,7 @@ class PlanNodeView(Result):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class PlanTree(Result):
+class PlanTree(_Shown):
     """The open turn's plan forest; the counts cover every step of every tree."""
 
     roots: tuple[PlanNodeView, ...] = ()
@@ -350,7 +360,7 @@ class PlanTree(Result):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DreamStage(Result):
+class DreamStage(_Shown):
     """One stage a Dream pass reached; status is ok, skipped, cancelled or error."""
 
     name: str
@@ -359,7 +369,7 @@ class DreamStage(Result):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DreamReport(Result):
+class DreamReport(_Shown):
     """What one Dream pass did, stage by stage (a stage never reached is absent)."""
 
     _OMITEMPTY = frozenset({"stages"})
@@ -380,7 +390,7 @@ class DreamReport(Result):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class AgentInfo(Result):
+class AgentInfo(_Shown):
     """One domain of the file; the primary's id is ``0000000000000000``."""
 
     id: str
@@ -389,7 +399,7 @@ class AgentInfo(Result):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ModelUsage(Result):
+class ModelUsage(_Shown):
     """Cumulative model use of one domain's model since open (memhop's addition)."""
 
     calls: int = 0
@@ -399,7 +409,7 @@ class ModelUsage(Result):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DBStats(Result):
+class DBStats(_Shown):
     """File size as the engine logged it, live records, and model usage by domain id."""
 
     file_bytes: int = 0
@@ -411,7 +421,7 @@ class DBStats(Result):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class RecallHit(Result):
+class RecallHit(_Shown):
     """One answer of ``Session.recall`` (memhop's own): a surface row or an event, ranked.
 
     ``text`` is what a host can put in a prompt: a turn row's stored lines, a

@@ -1,4 +1,4 @@
-"""Rendering rows as text and HTML: one cell formatter, a truncated table, no dependencies.
+"""Rendering rows and results as text and HTML: one cell formatter, truncated tables.
 
 Both the inspector's ``Table`` and the live API's results render through
 here, so a notebook shows every memhop value the same way: enum members by
@@ -9,12 +9,13 @@ any length as its head and tail with a count of the rows left out.
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping, Sequence
-from datetime import datetime
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import fields, is_dataclass
+from datetime import UTC, datetime
 from enum import Enum
 from typing import Any
 
-__all__ = ["cell_text", "html_table", "text_table"]
+__all__ = ["cell_text", "html_table", "shape_html", "text_table"]
 
 HTML_ROWS = 40
 """Rows a rendered table shows at most: the first 30 and the last 10."""
@@ -55,14 +56,18 @@ def html_table(
     *,
     title: str = "",
     footer: str = "",
+    cell: Callable[[str, Any], str] | None = None,
 ) -> str:
-    """An HTML table of ``rows`` (head and tail when long) with a row count under it."""
+    """An HTML table of ``rows`` (head and tail when long) with a row count under it.
+
+    ``cell(column, value)`` renders one cell as HTML; by default its escaped ``cell_text``.
+    """
     esc = html.escape
+    render = cell or (lambda _, value: esc(cell_text(value)))
     head = "".join(f"<th>{esc(c)}</th>" for c in columns)
 
     def line(row: Mapping[str, Any]) -> str:
-        cells = "".join(f"<td>{esc(cell_text(row.get(c)))}</td>" for c in columns)
-        return f"<tr>{cells}</tr>"
+        return "<tr>" + "".join(f"<td>{render(c, row.get(c))}</td>" for c in columns) + "</tr>"
 
     first, last = _shown(len(rows))
     body = [line(rows[i]) for i in first]
@@ -78,6 +83,55 @@ def html_table(
         f"<tbody>{''.join(body)}</tbody></table>"
         f"<p><small>{esc(' · '.join(notes))}</small></p></div>"
     )
+
+
+# ---- the live API's results (frozen dataclasses) ---------------------------------------------
+
+_TIME_SUFFIXES = ("_at", "_timestamp", "_at_ms")
+
+
+def _is_records(value: object) -> bool:
+    return isinstance(value, tuple) and bool(value) and all(is_dataclass(v) for v in value)
+
+
+def _field_html(name: str, value: Any) -> str:
+    """One field as HTML: nested results as tables, millisecond stamps as UTC times."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return shape_html(value)
+    if _is_records(value):
+        return _records_html(name, value)
+    if isinstance(value, Mapping) and _is_records(tuple(value.values())):
+        columns = ["key", *(f.name for f in fields(next(iter(value.values()))))]
+        rows = [{"key": k, **{c: getattr(v, c) for c in columns[1:]}} for k, v in value.items()]
+        return html_table(columns, rows, title=name, cell=_field_html)
+    if name.endswith(_TIME_SUFFIXES) and type(value) is int and value > 0:
+        when = datetime.fromtimestamp(value / 1000, UTC)
+        return html.escape(f"{cell_text(when)} ({value})")
+    return html.escape(cell_text(value, limit=400))
+
+
+def _records_html(name: str, items: tuple[Any, ...]) -> str:
+    columns = [f.name for f in fields(items[0])]
+    rows = [{c: getattr(item, c) for c in columns} for item in items]
+    return html_table(columns, rows, title=name, cell=_field_html)
+
+
+def shape_html(value: Any) -> str:
+    """A result as HTML: its plain fields as a two-column table, its row lists as tables."""
+    pairs = [(f.name, getattr(value, f.name)) for f in fields(value)]
+    simple = [{"field": n, "value": _field_html(n, v)} for n, v in pairs if not _is_records(v)]
+    parts = []
+    if simple:
+        parts.append(
+            html_table(
+                ("field", "value"),
+                simple,
+                title=type(value).__name__,
+                cell=lambda column, v: html.escape(v) if column == "field" else v,
+            )
+        )
+    parts += [_records_html(n, v) for n, v in pairs if _is_records(v)]
+    return "".join(parts)
 
 
 def text_table(

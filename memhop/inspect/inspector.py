@@ -51,9 +51,9 @@ def inspect(path: str | os.PathLike[str]) -> Inspector:
 class Inspector:
     """What a ``.meh`` file holds, as tables. ``agent=None`` is the primary domain.
 
-    An ``agent`` argument takes a 16-hex domain id or a sub-agent's name; ids
-    are 16 hex digits everywhere. ``refresh()`` reads again, to see what a
-    writer appended since.
+    An ``agent`` argument takes a 16-hex domain id, a sub-agent's name, or the
+    primary's profile name; ids are 16 hex digits everywhere. ``refresh()``
+    reads again, to see what a writer appended since.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
@@ -147,6 +147,9 @@ class Inspector:
             parsed = None
         if parsed is not None and (parsed in names or parsed in self._state.index):
             return parsed
+        primary = self._read(PRIMARY_AGENT_ID, profile_id(), ProfileSlot)
+        if primary is not None and primary.name and primary.name == agent.strip():
+            return PRIMARY_AGENT_ID  # the name agents() shows for it (sub-agents' names first)
         msg = f"{self._path} has no agent {agent!r} (see agents())"
         raise AgentNotFoundError(msg)
 

@@ -1,0 +1,180 @@
+"""The ``memhop`` command line, run as a subprocess (``python -m memhop``) on a real file."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import types
+from importlib.metadata import entry_points
+
+import pytest
+
+import memhop
+import memhop.cli
+from tests.faults import flip_byte
+from tests.inspect.conftest import Demo, signature
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "100"}
+    return subprocess.run(
+        [sys.executable, "-m", "memhop", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        check=False,
+    )
+
+
+def test_listings_print_text_that_fits_and_json_that_parses(demo: Demo) -> None:
+    before = signature(demo.path)
+    text = run("topics", demo.path)
+    assert text.returncode == 0, text.stderr
+    assert demo.turn_ids[0] in text.stdout
+    assert max(len(line) for line in text.stdout.splitlines()) <= 100
+    assert text.stderr == ""  # no progress and no noise when stderr is not a terminal
+    rows = json.loads(run("topics", demo.path, "--json").stdout)
+    assert {r["topic_id"] for r in rows} >= set(demo.turn_ids)
+    assert all(r["scene_id"] == demo.scene_id for r in rows)
+    agents = json.loads(run("--json", "agents", demo.path).stdout)
+    assert [a["name"] for a in agents] == ["Ada", "scout"]
+    scout = json.loads(run("scenes", demo.path, "--agent", "scout", "--json").stdout)
+    assert len(scout) == 1
+    info = json.loads(run("info", demo.path, "--json").stdout)
+    assert info["snapshot"] == "current"
+    assert info["live_records"] > 0
+    assert signature(demo.path) == before  # the command line only reads
+
+
+def test_show_grep_frames_and_export(demo: Demo, tmp_path: object) -> None:
+    shown = run("show", demo.path, demo.turn_ids[0])
+    assert shown.returncode == 0
+    assert f"topic {demo.turn_ids[0]} in agent 0000000000000000" in shown.stdout
+    hits = json.loads(run("grep", demo.path, "aphids", "--json").stdout)
+    assert {h["agent"] for h in hits} == {demo.sub_id}
+    frames = json.loads(run("frames", demo.path, "--json", "--limit", "3").stdout)
+    assert frames[0]["offset"] == 8192
+    assert len(frames) == 3
+    out = f"{tmp_path}/records.jsonl"
+    assert run("export", demo.path, "-o", out).returncode == 0
+    with open(out, encoding="utf-8") as handle:
+        records = [json.loads(line) for line in handle]
+    assert len(records) == memhop.inspect(demo.path).info()["live_records"]
+    assert {r["type"] for r in records} >= {"profile", "scene", "topic", "archive", "registry"}
+    again = run("export", demo.path, "-o", out)  # never overwrites
+    assert again.returncode == 3
+    assert "already exists" in again.stderr
+
+
+def test_verify_exits_1_on_damage_with_a_message_and_no_traceback(demo: Demo) -> None:
+    ok = run("verify", demo.path)
+    assert ok.returncode == 0
+    assert "no damage found" in ok.stdout
+    frame = next(f for f in memhop.inspect(demo.path).frames() if f["size"] > 60)
+    flip_byte(demo.path, frame["offset"] + 40, 0x04)
+    bad = run("verify", demo.path)
+    assert bad.returncode == 1
+    assert str(frame["offset"]) in bad.stdout
+    assert "damage found" in bad.stderr
+    assert "Traceback" not in bad.stderr
+    report = json.loads(run("verify", demo.path, "--json").stdout)
+    assert report["ok"] is False
+    assert [p["offset"] for p in report["problems"] if p["where"] == "frame"] == [frame["offset"]]
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "fragment"),
+    [
+        (("show", "{path}", "0123456789abcdef"), 4, "no live record"),
+        (("show", "{path}", "xyz"), 2, "16 hex digits"),
+        (("topics", "{path}", "--agent", "nobody"), 4, "no agent 'nobody'"),
+        (("info", "{path}.missing"), 3, "no database at"),
+        (("nonsense",), 2, "invalid choice"),
+    ],
+)
+def test_errors_have_documented_exit_codes(
+    demo: Demo,
+    args: tuple[str, ...],
+    code: int,
+    fragment: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """In-process (the subprocess tests above and below cover the real entry point)."""
+    assert memhop.cli.main([a.format(path=demo.path) for a in args]) == code
+    err = capsys.readouterr().err
+    assert fragment in err
+    assert "Traceback" not in err
+
+
+def test_a_file_that_is_not_a_meh_file_exits_1(tmp_path: object) -> None:
+    path = f"{tmp_path}/notes.meh"
+    with open(path, "wb") as handle:
+        handle.write(b"not memhop\n" * 1000)
+    done = run("info", path)
+    assert done.returncode == 1
+    assert "invalid magic" in done.stderr
+
+
+def test_compact_writes_a_verified_copy_with_the_same_live_records(
+    demo: Demo, tmp_path: object
+) -> None:
+    dst = f"{tmp_path}/copy.meh"
+    done = run("compact", demo.path, dst)
+    assert done.returncode == 0, done.stderr
+    assert "compacted" in done.stdout
+    assert run("verify", dst).returncode == 0
+    src_rows = memhop.inspect(demo.path).topics().to_dicts()
+    assert memhop.inspect(dst).topics().to_dicts() == src_rows
+    assert os.path.getsize(dst) < os.path.getsize(demo.path)
+    refused = run("compact", demo.path, dst)  # the destination exists now
+    assert refused.returncode == 2
+    assert "already exists" in refused.stderr
+
+
+def test_compact_of_a_held_file_is_refused(demo: Demo, tmp_path: object) -> None:
+    with memhop.open(demo.path, memhop.LocalModel()):
+        done = run("compact", demo.path, f"{tmp_path}/copy.meh")
+        assert done.returncode == 3
+        assert "another instance" in done.stderr
+        assert run("topics", demo.path).returncode == 0  # reads still work beside the holder
+    assert run("compact", demo.path, f"{tmp_path}/copy.meh").returncode == 0
+
+
+def test_mcp_dispatches_to_memhop_mcp_main_or_names_the_extra(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seen: list[list[str]] = []
+    fake = types.ModuleType("memhop.mcp")
+    fake.main = lambda argv: seen.append(argv) or 7  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "memhop.mcp", fake)
+    assert memhop.cli.main(["mcp", "--stdio", "x.meh"]) == 7
+    assert seen == [["--stdio", "x.meh"]]
+    monkeypatch.setitem(sys.modules, "memhop.mcp", None)  # as if it were not installed
+    assert memhop.cli.main(["mcp"]) == 5
+    assert "pip install 'memhop[mcp]'" in capsys.readouterr().err
+
+
+def test_progress_goes_to_stderr_only_on_a_terminal(demo: Demo) -> None:
+    from memhop.cli.output import progress_for
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    screen = Terminal()
+    report = progress_for("verify", screen)
+    assert report is not None
+    report(50, 100)
+    report(100, 100)
+    assert "verify:  50%" in screen.getvalue()
+    assert screen.getvalue().endswith("\n")
+    assert progress_for("verify", io.StringIO()) is None  # not a terminal: silent
+
+
+def test_the_console_script_is_declared() -> None:
+    scripts = {e.name: e.value for e in entry_points(group="console_scripts")}
+    assert scripts.get("memhop") == "memhop.cli:main"
