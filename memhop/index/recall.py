@@ -22,6 +22,7 @@ Traps: not thread-safe; the root holds the domain lock around every call.
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 from array import array
 from collections.abc import Callable, Iterable
@@ -34,6 +35,7 @@ __all__ = ["K1", "B", "DocKey", "RecallIndex", "RecallState", "Scored", "terms_o
 K1 = 1.2
 B = 0.75
 _MAX_TF = 255  # a term's count in one document saturates here (BM25 flattens long before)
+_CHUNK = 1024  # postings between two checks of whether new documents can still win
 
 DocKey = tuple[int, int]
 """(kind, id): the root's own naming of a document (a row's topic id, an event's content id)."""
@@ -85,6 +87,7 @@ class RecallIndex:
         self._post_docs: list[array[int]] = []  # term id -> document slots (some may be dead)
         self._post_tfs: list[array[int]] = []
         self._docs: list[_Doc | None] = []
+        self._lengths = array("I")  # slot -> document length; 0 once removed
         self._slot_of: dict[DocKey, int] = {}
         self._total_length = 0
         self._dead = 0
@@ -117,6 +120,7 @@ class RecallIndex:
             self._post_docs[term_id].append(slot)
             self._post_tfs[term_id].append(tf)
         self._docs.append(doc)
+        self._lengths.append(length)
         self._slot_of[key] = slot
         self._total_length += length
 
@@ -131,6 +135,7 @@ class RecallIndex:
             self._df[term_id] -= 1
         self._total_length -= doc.length
         self._docs[slot] = None
+        self._lengths[slot] = 0
         self._dead += 1
         if self._dead > 1024 and self._dead > len(self._slot_of):
             self._repack()
@@ -140,6 +145,7 @@ class RecallIndex:
         """Drop dead slots from the postings once they outnumber the live ones."""
         live = [d for d in self._docs if d is not None]
         self._docs = []
+        self._lengths = array("I")
         self._slot_of = {}
         self._post_docs = [array("I") for _ in self._df]
         self._post_tfs = [array("B") for _ in self._df]
@@ -150,6 +156,7 @@ class RecallIndex:
                 self._post_docs[term_id].append(slot)
                 self._post_tfs[term_id].append(tf)
             self._docs.append(doc)
+            self._lengths.append(doc.length)
             self._slot_of[doc.key] = slot
 
     # ---- reads -------------------------------------------------------------------------
@@ -184,49 +191,75 @@ class RecallIndex:
         order = sorted(wanted, key=lambda t: (-idf[t], t))
         bounds = [idf[t] * (K1 + 1.0) for t in order]
         remaining = [sum(bounds[i:]) for i in range(len(order))]
+        # tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / avg)), with the constants folded
+        base, per_length = K1 * (1.0 - B), K1 * B / avg
+        lengths = self._lengths
         scores: dict[int, float] = {}
         refused: set[int] = set()
-        docs = self._docs
-
-        def add(doc: _Doc, slot: int, weight: float, tf: int) -> None:
-            norm = K1 * (1.0 - B + B * doc.length / avg)
-            scores[slot] += weight * tf * (K1 + 1.0) / (tf + norm)
-
         for i, term_id in enumerate(order):
-            weight = idf[term_id]
-            postings = self._post_docs[term_id]
-            if len(scores) >= limit and remaining[i] <= _kth(scores, limit):
-                # No new document can reach the top: only add to those found.
-                if len(scores) * 8 < len(postings):
-                    for slot in scores:
-                        doc = docs[slot]
-                        assert doc is not None  # scored documents are live
-                        if term_id in doc.terms:
-                            add(doc, slot, weight, doc.counts[doc.terms.index(term_id)])
-                    continue
-                for slot, tf in zip(postings, self._post_tfs[term_id], strict=True):
-                    doc = docs[slot]
-                    if doc is not None and slot in scores:
-                        add(doc, slot, weight, tf)
+            weight = idf[term_id] * (K1 + 1.0)
+            pairs = zip(self._post_docs[term_id], self._post_tfs[term_id], strict=True)
+            if not self._closed(scores, limit, remaining[i]):
+                for start in range(0, self._df_slots(term_id), _CHUNK):
+                    for slot, tf in itertools.islice(pairs, _CHUNK):
+                        length = lengths[slot]
+                        if not length:
+                            continue  # a removed document
+                        if slot not in scores:
+                            if slot in refused:
+                                continue
+                            if accept is not None and not self._accepts(accept, slot):
+                                refused.add(slot)
+                                continue
+                            scores[slot] = 0.0
+                        scores[slot] += weight * tf / (tf + base + per_length * length)
+                    if start + _CHUNK < self._df_slots(term_id) and self._closed(
+                        scores, limit, remaining[i]
+                    ):
+                        break
+            # No new document can reach the top now: only add to those found, looking
+            # each one up when they are far fewer than the postings left.
+            if len(scores) * 8 < self._df_slots(term_id):
+                for slot in scores:
+                    tf = self._count_in(slot, term_id)
+                    if tf:
+                        scores[slot] += weight * tf / (tf + base + per_length * lengths[slot])
                 continue
-            for slot, tf in zip(postings, self._post_tfs[term_id], strict=True):
-                doc = docs[slot]
-                if doc is None:
-                    continue
-                if slot not in scores:
-                    if slot in refused:
-                        continue
-                    if accept is not None and not accept(doc.key, doc.scene_id, doc.created_at):
-                        refused.add(slot)
-                        continue
-                    scores[slot] = 0.0
-                add(doc, slot, weight, tf)
+            for slot, tf in pairs:
+                if slot in scores:
+                    scores[slot] += weight * tf / (tf + base + per_length * lengths[slot])
+        docs = self._docs
         ranked = []
         for slot, score in scores.items():
             doc = docs[slot]
-            assert doc is not None
+            assert doc is not None  # scored documents are live
             ranked.append((-score, -doc.created_at, doc.key))
         return [Scored(key, -neg) for neg, _, key in heapq.nsmallest(limit, ranked)]
+
+    def _count_in(self, slot: int, term_id: int) -> int:
+        """How often ``term_id`` occurs in the live document at ``slot`` (0 if not)."""
+        doc = self._docs[slot]
+        assert doc is not None
+        try:
+            return doc.counts[doc.terms.index(term_id)]
+        except ValueError:
+            return 0
+
+    def _df_slots(self, term_id: int) -> int:
+        return len(self._post_docs[term_id])
+
+    def _accepts(self, accept: Callable[[DocKey, int, int], bool], slot: int) -> bool:
+        doc = self._docs[slot]
+        assert doc is not None
+        return accept(doc.key, doc.scene_id, doc.created_at)
+
+    @staticmethod
+    def _closed(scores: dict[int, float], limit: int, reachable: float) -> bool:
+        """True once a document not yet scored cannot beat the k-th score so far.
+
+        Scores only grow, so the k-th so far is a floor under the final k-th.
+        """
+        return len(scores) >= limit and reachable < heapq.nlargest(limit, scores.values())[-1]
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, RecallIndex):
@@ -247,11 +280,6 @@ class RecallIndex:
 
     def __repr__(self) -> str:
         return f"RecallIndex(docs={len(self._slot_of)}, terms={len(self._vocab)})"
-
-
-def _kth(scores: dict[int, float], k: int) -> float:
-    """The k-th best score so far: a floor under the final k-th (scores only grow)."""
-    return heapq.nlargest(k, scores.values())[-1]
 
 
 @dataclass(slots=True)
