@@ -8,6 +8,7 @@ at the first; it reads and never repairs.
 
 from __future__ import annotations
 
+import html
 import json
 from collections import Counter
 from collections.abc import Iterator
@@ -169,8 +170,12 @@ class Verification:
         verdict = "no damage found" if self.ok else f"{len(self.problems)} problem(s)"
         return f"{self.path}: {self.frames:,} frames, {self.file_bytes:,} bytes checked: {verdict}"
 
+    def __repr__(self) -> str:
+        return f"<memhop.Verification {self.summary()}>"
+
     def _repr_html_(self) -> str:
-        return self.problems._repr_html_() if not self.ok else f"<p>{self.summary()}</p>"
+        summary = html.escape(self.summary())
+        return f"<p>{summary}</p>" + ("" if self.ok else self.problems._repr_html_())
 
 
 def _header_problems(state: FileState) -> Iterator[dict[str, Any]]:

@@ -83,7 +83,8 @@ class Table(Sequence[Mapping[str, Any]]):
 
     def __repr__(self) -> str:
         name = f" {self.title!r}" if self.title else ""
-        return f"<memhop.Table{name} {len(self._rows)} rows x {len(self._columns)} columns>"
+        rows = f"{len(self._rows)} row" + ("" if len(self._rows) == 1 else "s")
+        return f"<memhop.Table{name} {rows} x {len(self._columns)} columns>"
 
     def __str__(self) -> str:
         return self.to_text(limit=20)
