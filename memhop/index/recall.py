@@ -199,7 +199,9 @@ class RecallIndex:
         for i, term_id in enumerate(order):
             weight = idf[term_id] * (K1 + 1.0)
             pairs = zip(self._post_docs[term_id], self._post_tfs[term_id], strict=True)
-            if not self._closed(scores, limit, remaining[i]):
+            untouched = self._closed(scores, limit, remaining[i])
+            if not untouched:
+                closed = False
                 for start in range(0, self._df_slots(term_id), _CHUNK):
                     for slot, tf in itertools.islice(pairs, _CHUNK):
                         length = lengths[slot]
@@ -216,10 +218,14 @@ class RecallIndex:
                     if start + _CHUNK < self._df_slots(term_id) and self._closed(
                         scores, limit, remaining[i]
                     ):
+                        closed = True
                         break
-            # No new document can reach the top now: only add to those found, looking
-            # each one up when they are far fewer than the postings left.
-            if len(scores) * 8 < self._df_slots(term_id):
+                if not closed:
+                    continue
+            # No new document can reach the top now: only add to those found. When none
+            # of this term's postings were read yet and the found are far fewer, look
+            # each one up instead of reading the postings.
+            if untouched and len(scores) * 8 < self._df_slots(term_id):
                 for slot in scores:
                     tf = self._count_in(slot, term_id)
                     if tf:
