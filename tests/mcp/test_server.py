@@ -95,7 +95,7 @@ def test_a_turn_through_the_server_is_in_the_file_after_it_exits(tmp_path: Path)
     path = tmp_path / "served.meh"
 
     async def main() -> dict[str, Any]:
-        async with Client(_params("-m", "memhop.mcp", str(path))) as client:
+        async with Client(stdio_client(_params("-m", "memhop.mcp", str(path)))) as client:
             return await _session(client)
 
     seen = asyncio.run(main())
