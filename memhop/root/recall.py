@@ -5,7 +5,9 @@ Dream row's summary, its track, and the tracks and surviving lines of the
 turns it folded) and every event. The recall mirror (``index.recall``) is
 built on a domain's first recall and then kept current from the topic and
 content mirrors' journals: a recall redoes only the rows and events whose
-topics changed since the last one, so no call scans the domain.
+topics changed since the last one, so no call scans the domain. A mirror
+installed whole (Dream rebuilds the topic mirror) has no journal of what it
+replaced: the next recall builds the index again.
 """
 
 from __future__ import annotations
@@ -100,9 +102,11 @@ class _Refresh:
         return kids
 
     def lines(self, topic_ids: Iterable[int]) -> list[ArchiveSlot]:
+        """The topics' stored lines, topic by topic in seq order (the cache answers by id)."""
         contents = self.ctx.mirrors.contents
         wanted = [r.id_hash for t in topic_ids for r in contents.utterances_of(t)]
-        return self.ctx.slots.read(self.engine, self.ctx.agent_id, wanted)
+        read = {s.id_hash: s for s in self.ctx.slots.read(self.engine, self.ctx.agent_id, wanted)}
+        return [read[i] for i in wanted if i in read]
 
     def run(self, changed: set[int]) -> None:
         topics = self.ctx.mirrors.topics
@@ -146,7 +150,7 @@ class _Refresh:
             seen.add(topic.id)
             found.append(topic)
             stack += kids.get(topic.id, ())
-        return found
+        return sorted(found, key=lambda t: (t.user_timestamp, t.id))  # as derived_from lists them
 
     def redo_events(self, topic_id: int) -> None:
         state = self.state
@@ -175,9 +179,12 @@ def _scene_of(ctx: DomainContext, topic_id: int) -> int:
 def current_state(engine: Engine, ctx: DomainContext) -> RecallState:
     """The domain's recall mirror, built on first use and brought up to date."""
     mirrors = ctx.mirrors
+    # A mirror that is not watching was installed whole since the last recall (Dream
+    # rebuilds the topic mirror): what changed before then is unknown, so start again.
+    replaced = not (mirrors.topics.journal.watching and mirrors.contents.journal.watching)
     changed = mirrors.topics.journal.drain() | mirrors.contents.journal.drain()
     state = mirrors.recall
-    if state is None:
+    if state is None or replaced:
         state = mirrors.recall = RecallState()
         changed = set(mirrors.topics.topic_ids()) | set(mirrors.contents.topics())
     if changed:
