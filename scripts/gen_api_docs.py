@@ -21,6 +21,7 @@ import dataclasses
 import enum
 import importlib
 import inspect
+import os
 import pkgutil
 import pprint
 import re
@@ -126,10 +127,35 @@ def group_of(obj: object) -> str:
     return "constants"
 
 
+LITERALS = (type(None), bool, int, float, str, bytes)
+
+
 def fmt_default(value: object) -> str:
+    """A default as source would spell it; never the repr of a live object.
+
+    ``os.environ`` as a default must read ``os.environ``, not the environment of
+    whoever ran the generator (which would put its variables into the page).
+    """
     if isinstance(value, enum.Enum):
         return f"{type(value).__name__}.{value.name}"
-    return repr(value)
+    if value is os.environ:
+        return "os.environ"
+    if isinstance(value, LITERALS):
+        return repr(value)
+    if isinstance(value, tuple | frozenset | list | dict) and not value:
+        return repr(value)
+    if isinstance(value, tuple) and all(isinstance(v, LITERALS) for v in value):
+        return repr(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        try:
+            if value == type(value)():
+                return f"{type(value).__name__}()"
+        except TypeError:  # a record with required fields: not a plain default
+            pass
+    qualname = getattr(value, "__qualname__", None)
+    if isinstance(qualname, str):
+        return f"{getattr(value, '__module__', '')}.{qualname}".lstrip(".")
+    return "..."
 
 
 def fmt_signature(func: Callable[..., Any], *, drop_self: bool = False) -> str:

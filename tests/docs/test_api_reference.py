@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from types import ModuleType
 
 import pytest
@@ -14,6 +15,18 @@ API_MD = DOCS / "api.md"
 @pytest.fixture(scope="module")
 def gen() -> ModuleType:
     return load_generator()
+
+
+SENTINEL = "sentinel-7f3a"
+
+
+@pytest.fixture(scope="module")
+def rendered(gen: ModuleType) -> str:
+    """The page as the generator renders it now, with a sentinel in the environment."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MEMHOP_DOCS_SENTINEL", SENTINEL)
+        text: str = gen.render()
+    return text
 
 
 @pytest.fixture(scope="module")
@@ -54,10 +67,20 @@ def test_the_opt_in_modules_are_the_ones_import_memhop_does_not_load(gen: Module
         assert internal not in modules
 
 
-def test_api_md_is_current(gen: ModuleType) -> None:
+def test_api_md_is_current(rendered: str) -> None:
     """Signatures and docstrings on the page are the code's own (regenerate after a change)."""
-    rendered: str = gen.render()
     assert "#### `memhop.open`" in rendered
     assert API_MD.read_text(encoding="utf-8") == rendered, (
         "docs/api.md is stale: run python scripts/gen_api_docs.py"
     )
+
+
+def test_a_default_of_os_environ_never_puts_the_environment_on_the_page(
+    gen: ModuleType, rendered: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defaults are spelled as source, not as the repr of the live object."""
+    monkeypatch.setenv("MEMHOP_DOCS_SENTINEL", SENTINEL)
+    assert gen.fmt_default(os.environ) == "os.environ"
+    assert SENTINEL in repr(os.environ)  # positive control: a repr would leak it
+    assert gen.fmt_default(0) == "0"
+    assert SENTINEL not in rendered
