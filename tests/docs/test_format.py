@@ -25,6 +25,8 @@ from memhop.engine import (
     create_engine,
     encode_frame,
 )
+from memhop.engine.frame import MAX_PAYLOAD_BYTES
+from memhop.errors import InvalidQueryError
 from tests.docs._docs import DOCS
 
 FORMAT_MD = DOCS / "format.md"
@@ -61,6 +63,17 @@ def test_the_layout_numbers_are_the_engines(page: str) -> None:
     assert f"| record area | {DATA_START} |" in page
     assert f"A fresh file is exactly {DATA_START} bytes" in page
     assert f"a {RECORD_HEADER_SIZE}-byte header" in page
+
+
+def test_the_frame_limit_is_the_engines(page: str) -> None:
+    assert MAX_PAYLOAD_BYTES == (1 << 24) - 1
+    text = page.replace("\n", " ")
+    assert f"at most {MAX_PAYLOAD_BYTES:,} bytes (16 MiB - 1" in text
+    assert f"frame of more than {MAX_PAYLOAD_BYTES:,} bytes" in text
+    largest = encode_frame(0, 1, 0, 1, bytes(MAX_PAYLOAD_BYTES))
+    assert largest[5] == 0  # the length's high byte
+    with pytest.raises(InvalidQueryError, match="frame limit"):
+        encode_frame(0, 1, 0, 1, bytes(MAX_PAYLOAD_BYTES + 1))
 
 
 def test_the_fresh_header_crc(page: str) -> None:
