@@ -11,6 +11,7 @@ strict object cannot have open keys.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import types
 import typing
@@ -52,6 +53,7 @@ class Param:
     required: bool
 
 
+@functools.cache  # signatures and hints are fixed once imported; reading them is slow
 def _signature_params(target: Any, skip: frozenset[str]) -> tuple[Param, ...]:
     hints = typing.get_type_hints(target)
     out = []

@@ -120,14 +120,19 @@ def test_dispatch_answers_every_input_with_a_result_or_an_error(tmp_path: Path) 
     refused: list[int] = []
     escaped: dict[str, str] = {}  # exception type -> first example
 
+    clocks = st.one_of(st.just(1_700_000_000_000), st.none(), python_values)
+
     @settings(max_examples=settings().max_examples * 2, deadline=None)
-    @given(batch=st.lists(calls(), min_size=1, max_size=5), open_turn=st.booleans())
-    def run(batch: list[tuple[Any, Any]], open_turn: bool) -> None:
+    @given(
+        batch=st.lists(st.tuples(calls(), clocks), min_size=1, max_size=5),
+        open_turn=st.booleans(),
+    )
+    def run(batch: list[tuple[tuple[Any, Any], Any]], open_turn: bool) -> None:
         if open_turn:
             session.search()  # so turn writes get past "no turn is open" to the values
-        for name, arguments in batch:
+        for (name, arguments), now_ms in batch:
             try:
-                answer = tools.dispatch(session, name, arguments, now_ms=1_700_000_000_000)
+                answer = tools.dispatch(session, name, arguments, now_ms=now_ms)
                 json.dumps(answer)
             except Exception as exc:  # collected: one report lists every kind
                 escaped.setdefault(type(exc).__name__, f"{name!r} {arguments!r:.200} -> {exc!r}")
