@@ -344,9 +344,36 @@ STEP = st.one_of(
         st.booleans(),  # with an event
     ),
     st.tuples(st.just("delete"), st.integers(0, 20)),
+    st.tuples(st.just("drop_scene"), st.integers(0, 20)),
+    st.tuples(st.just("merge"), st.integers(0, 20)),
     st.tuples(st.just("dream")),
     st.tuples(st.just("recall"), st.sampled_from(VOCAB)),
 )
+
+
+def apply(me: memhop.Session, steps: list[tuple[Any, ...]]) -> None:
+    """Run ``steps`` on ``me``; a step naming something already gone does nothing."""
+    made: list[memhop.TopicSlot] = []
+    gone = (memhop.NotFoundError, memhop.InvalidQueryError)  # deleted, merged or folded away
+    for i, step in enumerate(steps):
+        if step[0] == "turn":
+            _, words, new_scene, event = step
+            text = " ".join(words)
+            note = ("note", f"{text} event") if event else None
+            made.append(say(me, (text, f"reply {i}"), TS + i, new_scene=new_scene, event=note))
+        elif step[0] == "delete" and made:
+            with contextlib.suppress(*gone):
+                me.delete_topic(made[step[1] % len(made)].id)
+        elif step[0] == "drop_scene" and made:
+            with contextlib.suppress(*gone):
+                me.delete_scene(made[step[1] % len(made)].scene_id)
+        elif step[0] == "merge" and made:
+            with contextlib.suppress(*gone):
+                me.merge_scenes(made[0].scene_id, [made[step[1] % len(made)].scene_id])
+        elif step[0] == "dream":
+            me.dream()
+        elif step[0] == "recall":
+            me.recall(step[1])
 
 
 @settings(max_examples=30, deadline=None)
@@ -355,31 +382,10 @@ def test_any_history_recalls_as_a_reopened_file(steps: list[tuple[Any, ...]]) ->
     queries = [*VOCAB, "ferry kitten storm"]
     with tempfile.TemporaryDirectory() as tmp:
         path = str(Path(tmp) / "memory.meh")
-        db = open_new(path, DreamModel(), defaults=defaults())
-        me = db.primary()
-        me.recall("ferry")  # keep the mirror from the start
-        made: list[str] = []
-        for i, step in enumerate(steps):
-            if step[0] == "turn":
-                _, words, new_scene, event = step
-                text = " ".join(words)
-                row = say(
-                    me,
-                    (text, f"reply {i}"),
-                    TS + i,
-                    new_scene=new_scene,
-                    event=("note", f"{text} event") if event else None,
-                )
-                made.append(row.id)
-            elif step[0] == "delete" and made:
-                # NotFound: deleted already, or with the Dream row it was folded into
-                with contextlib.suppress(memhop.NotFoundError):
-                    me.delete_topic(made[step[1] % len(made)])
-            elif step[0] == "dream":
-                me.dream()
-            elif step[0] == "recall":
-                me.recall(step[1])
-        kept = answers(me, queries)
-        db.close()
+        with open_new(path, DreamModel(), defaults=defaults()) as db:
+            me = db.primary()
+            me.recall("ferry")  # keep the mirror from the start
+            apply(me, steps)
+            kept = answers(me, queries)
         with memhop.open(path, memhop.LocalModel()) as again:
             assert answers(again.primary(), queries) == kept
