@@ -452,7 +452,9 @@ class UsageCounts(Protocol):
     """Anything counting model use (the model seam's ``Usage`` is one)."""
 
     @property
-    def calls(self) -> int: ...
+    def operations(self) -> int: ...
+    @property
+    def requests(self) -> int: ...
     @property
     def prompt_tokens(self) -> int: ...
     @property
@@ -472,7 +474,8 @@ def db_stats(file_bytes: int, record_count: int, usage: Mapping[int, UsageCounts
         record_count=record_count,
         model_usage={
             format_id(agent): ModelUsage(
-                calls=u.calls,
+                operations=u.operations,
+                requests=u.requests,
                 prompt_tokens=u.prompt_tokens,
                 completion_tokens=u.completion_tokens,
                 failures=u.failures,

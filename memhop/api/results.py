@@ -400,12 +400,24 @@ class AgentInfo(_Shown):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ModelUsage(_Shown):
-    """Cumulative model use of one domain's model since open (memhop's addition)."""
+    """Cumulative model use of one domain's model since open (memhop's addition).
 
-    calls: int = 0
+    ``operations``: keyword extractions, consolidations and distillations asked;
+    ``requests``: the HTTP requests they made (retries, structured-output fallbacks
+    and escalations included; 0 for a model that reports none); ``failures``:
+    operations that failed; tokens as the endpoint reported them.
+    """
+
+    operations: int = 0
+    requests: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     failures: int = 0
+
+    @property
+    def calls(self) -> int:
+        """The former name of ``operations``."""
+        return self.operations
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

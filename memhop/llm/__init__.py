@@ -7,27 +7,33 @@ endpoints are served by ``OpenAIModel`` (the only importer of ``openai``);
 
 Contract:
 - Every failure is ``LLMError`` (9002), or ``OperationCancelledError`` (5008)
-  when the caller's ``cancel`` event was set; no ``openai`` type or exception
-  escapes this package.
+  when the caller's ``cancel`` event was set (a request on the wire is cut);
+  no ``openai`` type or exception escapes this package.
 - The API key never reaches a log line or an exception message.
-- ``usage()`` is cumulative for the model object (calls, tokens, failures).
+- ``usage()`` is cumulative for the model object (operations, requests,
+  failures, tokens).
 
 Layout: ``types`` (the protocol and value types), ``chat`` (the ``ChatClient``
-seam, escalation, ``ask_json``), ``keywords`` / ``consolidate`` / ``distill``
-(pure prompt builders and parsers plus their call points), ``openai_client``
-(``OpenAIChat``, imported lazily: ``openai`` is slow to import), ``remote``
-(``ChatModel``, ``OpenAIModel``) and ``local`` (``LocalModel``).
+seam and ``ask_json``, the one ladder: budgets that fit, climbing only after a
+truncation, one format retry), ``_decode`` (tolerant finding, strict reading of
+a JSON reply), ``keywords`` / ``consolidate`` / ``distill`` (prompts, reply
+schemas, parsers and their call points), ``structured`` (the ``response_format``
+modes and stepping down), ``_abort`` (cutting a request on the wire),
+``openai_client`` (``OpenAIChat``, imported lazily: ``openai`` is slow to
+import), ``remote`` (``ChatModel``, ``OpenAIModel``) and ``local``
+(``LocalModel``).
 
-Traps: replies are parsed strictly; an off-contract reply is an error, never
-a guess. If you change a prompt, the fake server in tests/llm must still tell
-the three call points apart by their system prompt.
+Traps: finding the JSON in a reply is tolerant, reading it is strict: an
+off-contract reply (or one that names an id it was not shown, or a template's
+placeholder) is an error, never a guess. If you change a prompt, the fake server
+in tests/llm must still tell the three call points apart by their system prompt.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from memhop.llm.chat import ChatClient, TruncationError
+from memhop.llm.chat import ChatClient, ReplySchema, TruncationError
 from memhop.llm.local import LocalModel
 from memhop.llm.remote import ChatModel, OpenAIModel
 from memhop.llm.types import (
@@ -65,6 +71,7 @@ __all__ = [
     "NodeMood",
     "OpenAIChat",
     "OpenAIModel",
+    "ReplySchema",
     "ReportsUsage",
     "TopicDigest",
     "TruncationError",

@@ -1,11 +1,15 @@
 """Decode a model's JSON reply the way Go's ``encoding/json`` fills a struct.
 
-The replies are parsed strictly, with Go's leniencies and strictnesses kept:
-object keys match field names case-insensitively (the last matching key wins),
-unknown keys are ignored, ``null`` is the zero value, trailing data is an error,
-and a value of the wrong JSON type is an error. Numbers keep their source text
-(``GoNumber``) so an id field can be read the way Go reads a raw message, and
-non-finite floats (which Go cannot decode) are refused.
+Finding the reply is tolerant, reading it is strict. ``first_object`` takes the
+first JSON object out of the reply: prose or a code fence before it and anything
+after it are ignored (a model that wraps or annotates its JSON still answered).
+The object itself is read with Go's leniencies and strictnesses: keys match field
+names case-insensitively (the last matching key wins), unknown keys are ignored,
+``null`` is the zero value, and a value of the wrong JSON type is an error.
+Numbers keep their source text (``GoNumber``) so an id field can be read the way
+Go reads a raw message, and non-finite floats (which Go cannot decode) are
+refused. ``is_placeholder`` names a template's stand-in ("...", "<id>", ""), which
+a caller must never store as content.
 """
 
 from __future__ import annotations
@@ -15,7 +19,20 @@ import math
 
 from memhop.errors import LLMError
 
-__all__ = ["GoNumber", "as_float", "as_list", "as_object", "as_str", "field", "loads"]
+__all__ = [
+    "GoNumber",
+    "as_float",
+    "as_list",
+    "as_object",
+    "as_str",
+    "field",
+    "first_object",
+    "is_placeholder",
+]
+
+_MAX_STARTS = 64
+"""How many ``{`` a reply may open before its JSON object (bounds the work on a long reply)."""
+_FILLER = "…. \t\n_-*"
 
 
 class GoNumber(str):
@@ -35,19 +52,72 @@ def _no_constant(name: str) -> object:
     raise ValueError(msg)
 
 
-def loads(text: str, what: str) -> object:
-    """Decode ``text`` or raise ``LLMError`` naming ``what`` (the reply being read)."""
-    try:
-        return json.loads(
-            text,
-            object_pairs_hook=_object,
-            parse_int=GoNumber,
-            parse_float=GoNumber,
-            parse_constant=_no_constant,
-        )
-    except (ValueError, RecursionError) as exc:
-        msg = f"{what}: reply is not valid JSON: {exc}"
-        raise LLMError(msg) from exc
+_DECODER = json.JSONDecoder(
+    object_pairs_hook=_object,
+    parse_int=GoNumber,
+    parse_float=GoNumber,
+    parse_constant=_no_constant,
+)
+
+
+def first_object(text: str, what: str) -> dict[str, object]:
+    """The first JSON object in ``text``, or ``LLMError`` naming ``what`` (the reply being read).
+
+    Each ``{`` outside a span already tried is tried in turn until one starts a
+    complete object; what precedes it and what follows it are ignored. A ``{`` that
+    starts no JSON skips its balanced span (``{like this}`` in prose); one that never
+    closes ends the search, so an object nested in a broken reply is never taken for
+    the answer.
+    """
+    start = text.find("{")
+    error: Exception | None = None
+    for _ in range(_MAX_STARTS):
+        if start < 0:
+            break
+        try:
+            value, _end = _DECODER.raw_decode(text, start)
+        except (ValueError, RecursionError) as exc:
+            error = error or exc
+            end = _span_end(text, start)
+            if end is None:
+                break
+        else:
+            if isinstance(value, dict):
+                return value
+            end = start + 1
+        start = text.find("{", end)
+    detail = f": {error}" if error is not None else ""
+    msg = f"{what}: reply holds no JSON object{detail}"
+    raise LLMError(msg)
+
+
+def _span_end(text: str, start: int) -> int | None:
+    """Just past the bracket that balances the one at ``start`` (strings respected), or None."""
+    depth, in_string, escaped = 0, False, False
+    for index in range(start, len(text)):
+        char = text[index]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+            if depth == 0:
+                return index + 1
+    return None
+
+
+def is_placeholder(text: str) -> bool:
+    """True for a template's stand-in: empty, only dots or dashes, or ``<like this>``."""
+    stripped = text.strip()
+    return not stripped.strip(_FILLER) or (stripped.startswith("<") and stripped.endswith(">"))
 
 
 def _mismatch(what: str, expected: str, value: object) -> LLMError:

@@ -1,40 +1,59 @@
-"""The chat seam every call point uses, and the helpers shared by the call points.
+"""The chat seam every call point uses, and the one way a call point asks for JSON.
 
 ``ChatClient`` is one non-streaming chat completion (system + user message) under a
-token budget; ``OpenAIChat`` is the real one, tests use scripted fakes. On top of
-it: ``chat_with_retry`` (one escalation after a truncated answer), ``ask_json``
-(parse, then one format-constrained retry), ``strip_code_blocks`` and
-``parse_uint64_flex`` (an id echoed as a number or as a decimal/hex string).
+token budget, optionally held to the reply's JSON schema (``ReplySchema``);
+``OpenAIChat`` is the real one, tests use scripted fakes.
+
+``ask_json`` walks the same ladder for every operation (an ``Ask``):
+
+- budgets: the call point's rungs, each bounded by the endpoint's output ceiling and
+  by the room the model's context leaves beside the prompt (``context_tokens``);
+  rungs that end up equal are asked once;
+- a reply truncated at its budget climbs to the next rung; one truncated at the last
+  rung, or short of its budget (the context ran out first), is an error naming the
+  limit that stopped it: climbing cannot help;
+- an unreadable reply gets one format retry (the call point's suffix appended) at the
+  same budget; any other failure is raised as is.
+
+So no request is sent twice in one operation: rungs differ in budget, and the
+format retry differs in its prompt.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
-from typing import Protocol, TypeVar, runtime_checkable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar, runtime_checkable
 
 from memhop.errors import LLMError, MemHopError, OperationCancelledError
 
 __all__ = [
     "CONSOLIDATION_MAX_TOKENS",
+    "MIN_REPLY_TOKENS",
+    "Ask",
+    "Budget",
     "ChatClient",
+    "ReplySchema",
     "TruncationError",
     "ask_json",
-    "chat_with_retry",
     "escalation_ceiling",
-    "is_truncation",
-    "min_tokens",
+    "estimate_prompt_tokens",
     "parse_uint64_flex",
+    "plan_budgets",
     "rewrap",
-    "strip_code_blocks",
 ]
 
 CONSOLIDATION_MAX_TOKENS = 8192
 """Consolidation's ceiling and the widest keyword rung (equal to the default endpoint ceiling,
 so a host that leaves ``max_output_tokens`` unset has no escalation headroom, as upstream)."""
+MIN_REPLY_TOKENS = 32
+"""Below this much room for a reply a request is not sent: no answer could fit."""
+_BYTES_PER_TOKEN = 3
+_MESSAGE_OVERHEAD_TOKENS = 16
+"""Per request: the chat template's role markers around the two messages."""
 
 _U64_MAX = (1 << 64) - 1
-_FENCE = "```"
 _DEC = frozenset("0123456789")
 _HEX = frozenset("0123456789abcdefABCDEF")
 
@@ -42,20 +61,48 @@ T = TypeVar("T")
 
 
 class TruncationError(LLMError):
-    """The model stopped at its ``max_tokens`` budget (finish_reason "length")."""
+    """The model stopped before finishing its reply (finish_reason "length").
 
-    def __init__(self, max_tokens: int) -> None:
-        super().__init__(f"llm response truncated: finish_reason=length at max_tokens={max_tokens}")
+    ``produced`` is the completion tokens the endpoint reported (0 when it reported
+    none). A reply cut short of ``max_tokens`` was stopped by something else: the
+    model's context ran out, so a larger budget would not help.
+    """
+
+    def __init__(self, max_tokens: int, produced: int = 0) -> None:
         self.max_tokens = max_tokens
+        self.produced = produced
+        if self.short:
+            message = (
+                f"llm response truncated after {produced} tokens, short of"
+                f" max_tokens={max_tokens}: the model's context ran out"
+                " (set LlmConfig.context_tokens to the model's context size)"
+            )
+        else:
+            message = f"llm response truncated: finish_reason=length at max_tokens={max_tokens}"
+        super().__init__(message)
+
+    @property
+    def short(self) -> bool:
+        return 0 < self.produced < self.max_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class ReplySchema:
+    """The JSON schema a reply must follow, under a short name (sent as structured output)."""
+
+    name: str
+    schema: Mapping[str, object]
 
 
 @runtime_checkable
 class ChatClient(Protocol):
     """One chat completion: ``system`` then ``user``, at most ``max_tokens`` of output.
 
-    Returns the first choice's content as is (an empty string is a success). Raises
-    ``TruncationError`` when the answer was cut at the budget, ``LLMError`` for any
-    other failure, ``OperationCancelledError`` when ``cancel`` was set.
+    ``schema``, when given, is the reply's JSON schema: a client that can hold the
+    model to it does, one that cannot ignores it. Returns the first choice's content
+    as is (an empty string is a success). Raises ``TruncationError`` when the answer
+    was cut, ``LLMError`` for any other failure, ``OperationCancelledError`` when
+    ``cancel`` was set.
     """
 
     @property
@@ -63,20 +110,45 @@ class ChatClient(Protocol):
         """The endpoint's output ceiling; <= 0 means "not stated"."""
         ...
 
+    @property
+    def context_tokens(self) -> int:
+        """The model's context window in tokens; <= 0 means "not stated"."""
+        ...
+
     def chat(
-        self, system: str, user: str, max_tokens: int, *, cancel: threading.Event | None = None
+        self,
+        system: str,
+        user: str,
+        max_tokens: int,
+        *,
+        schema: ReplySchema | None = None,
+        cancel: threading.Event | None = None,
     ) -> str: ...
 
 
-def is_truncation(exc: BaseException | None) -> bool:
-    """True when ``exc`` or an exception in its cause chain is a ``TruncationError``."""
-    seen: set[int] = set()
-    while exc is not None and id(exc) not in seen:
-        if isinstance(exc, TruncationError):
-            return True
-        seen.add(id(exc))
-        exc = exc.__cause__
-    return False
+@dataclass(frozen=True, slots=True)
+class Ask(Generic[T]):
+    """One operation's request: prompts, reply schema, budget rungs, parser, format suffix.
+
+    ``what`` names the operation in error messages ("keyword extraction").
+    ``rungs`` ascend; the first is asked first.
+    """
+
+    what: str
+    system: str
+    user: str
+    schema: ReplySchema
+    rungs: tuple[int, ...]
+    parse: Callable[[str], T]
+    format_suffix: str
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """One rung as it will be asked: its ``max_tokens`` and what set it (for error messages)."""
+
+    tokens: int
+    limit: str
 
 
 def rewrap(exc: MemHopError, message: str) -> MemHopError:
@@ -89,79 +161,97 @@ def rewrap(exc: MemHopError, message: str) -> MemHopError:
     return LLMError(message, code=exc.code)
 
 
-def min_tokens(configured: int, ceiling: int) -> int:
-    """The endpoint's ceiling bounded by the call point's (``configured`` <= 0 means unstated)."""
-    return ceiling if configured <= 0 or configured > ceiling else configured
-
-
 def escalation_ceiling(chat: ChatClient) -> int:
-    """The budget a truncated answer escalates to: the endpoint ceiling, or 8192 if unstated."""
+    """The widest budget an operation may climb to: the endpoint ceiling, or 8192 if unstated."""
     ceiling = chat.max_output_tokens
     return ceiling if ceiling > 0 else CONSOLIDATION_MAX_TOKENS
 
 
-def chat_with_retry(
-    chat: ChatClient,
-    system: str,
-    user: str,
-    primary_max: int,
-    retry_max: int,
-    *,
-    cancel: threading.Event | None = None,
-) -> str:
-    """Ask at ``primary_max``; only a truncated answer with headroom is asked again (``retry_max``).
+def estimate_prompt_tokens(system: str, user: str) -> int:
+    """A deliberately high estimate of a request's prompt tokens (no tokenizer at hand).
 
-    Every other outcome (success, any other error, no headroom) is returned unchanged.
+    One token per three UTF-8 bytes plus the chat template's overhead: English runs
+    about four bytes a token and a CJK character (three bytes) about one token, so
+    the estimate leaves room to spare rather than overflow the context.
     """
-    try:
-        return chat.chat(system, user, primary_max, cancel=cancel)
-    except TruncationError:
-        if primary_max >= retry_max:
-            raise
-    return chat.chat(system, user, retry_max, cancel=cancel)
+    size = len(system.encode("utf-8", "replace")) + len(user.encode("utf-8", "replace"))
+    return -(-size // _BYTES_PER_TOKEN) + _MESSAGE_OVERHEAD_TOKENS
 
 
-def ask_json(
-    chat: ChatClient,
-    system: str,
-    user: str,
-    *,
-    ceiling: int,
-    parse: Callable[[str], T],
-    format_suffix: str,
-    cancel: threading.Event | None = None,
-) -> T:
-    """Ask, parse; on an off-contract reply ask once more with ``format_suffix`` appended.
+def plan_budgets(chat: ChatClient, ask: Ask[T]) -> list[Budget]:
+    """The rungs of ``ask`` as they will be sent, each bounded by the endpoint and the context.
 
-    A transport failure of the first ask is raised as is. A failed format retry is
-    raised under the retry's own code (a cancelled retry reads as cancelled), naming
-    both the off-contract reply and the retry's failure; the retry error is the cause.
+    The prompt is measured with the format suffix, so the retry fits too. A context
+    that leaves fewer than ``MIN_REPLY_TOKENS`` beside the prompt refuses the ask.
     """
-    budget = min_tokens(chat.max_output_tokens, ceiling)
-    reply = chat_with_retry(chat, system, user, budget, escalation_ceiling(chat), cancel=cancel)
-    try:
-        return parse(reply)
-    except LLMError as exc:
-        first = exc
-    try:
-        retry = chat.chat(system, user + format_suffix, budget, cancel=cancel)
-    except MemHopError as exc:
-        msg = f"model answered off contract ({first.message}); format retry failed: {exc.message}"
-        raise rewrap(exc, msg) from exc
-    return parse(retry)
+    ceiling, context = chat.max_output_tokens, chat.context_tokens
+    prompt = estimate_prompt_tokens(ask.system, ask.user + ask.format_suffix)
+    room = context - prompt
+    if context > 0 and room < MIN_REPLY_TOKENS:
+        msg = (
+            f"{ask.what}: the prompt (about {prompt} tokens) leaves no room for a reply in the"
+            f" model's context of {context} tokens (LlmConfig.context_tokens)"
+        )
+        raise LLMError(msg)
+    budgets: list[Budget] = []
+    for rung in ask.rungs:
+        budget = Budget(rung, f"the widest budget of {ask.what}")
+        if 0 < ceiling < budget.tokens:
+            budget = Budget(ceiling, f"the endpoint's max_output_tokens={ceiling}")
+        if context > 0 and room < budget.tokens:
+            budget = Budget(
+                room,
+                f"the model's context (context_tokens={context}) beside a prompt of about"
+                f" {prompt} tokens",
+            )
+        if not budgets or budget.tokens > budgets[-1].tokens:
+            budgets.append(budget)
+    return budgets
 
 
-def strip_code_blocks(text: str) -> str:
-    """Remove a Markdown fence that wraps the whole reply; prose before a fence is kept."""
-    text = text.strip()
-    if not text.startswith(_FENCE):
-        return text
-    newline = text.find("\n")
-    body = "" if newline < 0 else text[newline + 1 :]
-    closing = body.rfind(_FENCE)
-    if closing >= 0:
-        body = body[:closing]
-    return body.strip()
+def ask_json(chat: ChatClient, ask: Ask[T], *, cancel: threading.Event | None = None) -> T:
+    """Walk the ladder (see the module) and return the parsed reply.
+
+    A failure after the format retry names the first off-contract reply too and
+    keeps the retry's code (a cancelled retry reads as cancelled).
+    """
+    budgets = plan_budgets(chat, ask)
+    rung, user = 0, ask.user
+    first: LLMError | None = None
+    while True:
+        budget = budgets[rung]
+        try:
+            reply = chat.chat(ask.system, user, budget.tokens, schema=ask.schema, cancel=cancel)
+        except TruncationError as exc:
+            if not exc.short and rung + 1 < len(budgets):
+                rung += 1
+                continue
+            failure: MemHopError = exc if exc.short else _cut_at(ask, budget, exc)
+            break
+        except MemHopError as exc:
+            failure = exc
+            break
+        try:
+            return ask.parse(reply)
+        except LLMError as exc:
+            if first is not None:
+                failure = exc
+                break
+            first, user = exc, ask.user + ask.format_suffix
+    if first is None:
+        raise failure
+    msg = f"{ask.what}: the model answered off contract ({first.message}); format retry: "
+    raise rewrap(failure, msg + failure.message) from failure
+
+
+def _cut_at(ask: Ask[T], budget: Budget, cause: TruncationError) -> LLMError:
+    """A truncation at the last rung, naming the limit that set that rung."""
+    error = LLMError(
+        f"{ask.what}: reply truncated at max_tokens={budget.tokens}, the limit set by"
+        f" {budget.limit}"
+    )
+    error.__cause__ = cause
+    return error
 
 
 def parse_uint64_flex(raw: object) -> int:

@@ -2,24 +2,28 @@
 
 The listing names each topic by its decimal id with its depth and keyword track;
 the model answers ``{"l2_groups": [{"node_hashes": [...], "merged_summary": "..."}]}``.
-The parser refuses only what it cannot read (bad JSON, an unreadable member id);
-whether a group is usable (two members, all listed, no overlap, a non-empty
-summary) is decided by the Dream pass that applies it, not here.
+The reply's schema lists the ids that may be named, so an endpoint that enforces
+it cannot answer with another. The parser refuses what it cannot read (bad JSON,
+an unreadable member id) and what would invent: an id that was not listed, or a
+summary that is empty or a stand-in ("<text>", "..."). Whether a group is usable
+(two adjacent members, no overlap) is decided by the Dream pass that applies it.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from memhop.errors import LLMError
-from memhop.llm._decode import as_list, as_object, as_str, field, loads
+from memhop.llm._decode import as_list, as_object, as_str, field, first_object, is_placeholder
 from memhop.llm.chat import (
     CONSOLIDATION_MAX_TOKENS,
+    Ask,
     ChatClient,
+    ReplySchema,
     ask_json,
+    escalation_ceiling,
     parse_uint64_flex,
-    strip_code_blocks,
 )
 from memhop.llm.types import Group, TopicDigest
 
@@ -29,6 +33,7 @@ __all__ = [
     "build_consolidate_system",
     "build_consolidate_user",
     "consolidate",
+    "consolidation_schema",
     "go_list",
     "parse_consolidation",
 ]
@@ -61,19 +66,20 @@ names. Never drop, merge away or generalise an item; relative time words such as
 effects, attitudes, preferences and every specific fact.
 - Keep the emotional tone of the original.
 - Keep the original language, mixed-language terms, numbers and proper names as they are.
-- Copy the member ids exactly as they are listed.
+- Copy the member ids exactly as they are listed, each as a quoted string.
 - If nothing can be merged, or the scene already holds {floor} topics or fewer, return \
 an empty group list.
 
 Reply with one JSON object and nothing else (no markdown, no code fences):
-{{"l2_groups": [{{"node_hashes": [<id>, <id>], "merged_summary": "<text>"}}]}}
+{{"l2_groups": [{{"node_hashes": ["<id>", "<id>"], "merged_summary": "<text>"}}]}}
 Every group must carry a non-empty merged_summary.
 """
 
 CONSOLIDATE_FORMAT_SUFFIX = """
 
-Your previous answer could not be read. Reply with JSON only, in exactly the shape the \
-system message gives, with no markdown and no commentary."""
+That answer could not be used. Answer again with one JSON object in the shape the system \
+message gives, naming only ids from the listing above and writing real text for every \
+merged_summary. JSON only: no prose before or after it and no code fence."""
 
 
 def go_list(items: Sequence[str]) -> str:
@@ -94,16 +100,40 @@ def build_consolidate_user(topics: Sequence[TopicDigest]) -> str:
     return "\n".join(lines)
 
 
-def parse_consolidation(reply: str) -> tuple[Group, ...]:
-    """Read the proposed groups; an unreadable reply or member id refuses the whole reply.
+def consolidation_schema(topics: Sequence[TopicDigest]) -> ReplySchema:
+    """The reply's schema for this listing: member ids are the listed ids, as decimal strings."""
+    group = {
+        "type": "object",
+        "properties": {
+            "node_hashes": {
+                "type": "array",
+                "items": {"type": "string", "enum": [str(t.id) for t in topics]},
+            },
+            "merged_summary": {"type": "string"},
+        },
+        "required": ["node_hashes", "merged_summary"],
+        "additionalProperties": False,
+    }
+    return ReplySchema(
+        "consolidation",
+        {
+            "type": "object",
+            "properties": {"l2_groups": {"type": "array", "items": group}},
+            "required": ["l2_groups"],
+            "additionalProperties": False,
+        },
+    )
 
-    A missing ``l2_groups`` is a decline (no groups); a missing ``merged_summary`` reads
-    as ``""`` and a one-member group is kept: the applier judges usability.
+
+def parse_consolidation(reply: str, listed: Collection[int]) -> tuple[Group, ...]:
+    """Read the proposed groups; one unreadable or invented part refuses the whole reply.
+
+    A missing ``l2_groups`` is a decline (no groups); a one-member group is kept:
+    the applier judges usability.
     """
     what = "consolidation reply"
-    obj = as_object(loads(strip_code_blocks(reply), what), what)
     groups: list[Group] = []
-    for item in as_list(field(obj, "l2_groups"), f"{what} l2_groups"):
+    for item in as_list(field(first_object(reply, what), "l2_groups"), f"{what} l2_groups"):
         group = as_object(item, f"{what} group")
         raw_ids = as_list(field(group, "node_hashes"), f"{what} node_hashes")
         try:
@@ -111,7 +141,14 @@ def parse_consolidation(reply: str) -> tuple[Group, ...]:
         except LLMError as exc:
             msg = f"{what}: {exc.message}"
             raise LLMError(msg) from exc
+        unlisted = [f"{i}" for i in ids if i not in listed]
+        if unlisted:
+            msg = f"{what}: member ids {', '.join(unlisted)} were not in the listing"
+            raise LLMError(msg)
         summary = as_str(field(group, "merged_summary"), f"{what} merged_summary")
+        if is_placeholder(summary):
+            msg = f"{what}: merged_summary {summary!r} is empty or a placeholder"
+            raise LLMError(msg)
         groups.append(Group(member_ids=ids, summary=summary))
     return tuple(groups)
 
@@ -126,12 +163,14 @@ def consolidate(
     """Ask for folds of ``topics`` toward ``floor``; an empty listing asks nothing."""
     if not topics:
         return ()
-    return ask_json(
-        chat,
-        build_consolidate_system(floor),
-        build_consolidate_user(topics),
-        ceiling=CONSOLIDATION_MAX_TOKENS,
-        parse=parse_consolidation,
+    listed = frozenset(t.id for t in topics)
+    ask = Ask(
+        what="consolidation",
+        system=build_consolidate_system(floor),
+        user=build_consolidate_user(topics),
+        schema=consolidation_schema(topics),
+        rungs=(CONSOLIDATION_MAX_TOKENS, escalation_ceiling(chat)),
+        parse=lambda reply: parse_consolidation(reply, listed),
         format_suffix=CONSOLIDATE_FORMAT_SUFFIX,
-        cancel=cancel,
     )
+    return ask_json(chat, ask, cancel=cancel)

@@ -4,8 +4,10 @@ The listing names each L1 sample by its 16-hex id with its importance and keywor
 the model answers with ``emotion``, ``mbti``, ``personality`` and ``per_node``. Both
 the ``emotion`` and the ``mbti`` objects are required (``{}`` in each is a valid
 neutral answer); values are clamped, the personality is cut to 160 runes, and a
-``per_node`` row survives only if it names a sampled node. No MBTI type is read:
-the caller derives it from the axes.
+``per_node`` row survives only if it names a sampled node. A personality that is a
+template's stand-in ("<text>", "...") refuses the reply; an empty one is a valid
+"no reading". No MBTI type is read: the caller derives it from the axes. The
+reply's schema lists the sampled ids, so an endpoint that enforces it names no other.
 """
 
 from __future__ import annotations
@@ -15,8 +17,16 @@ import threading
 from collections.abc import Collection, Sequence
 
 from memhop.errors import LLMError
-from memhop.llm._decode import as_float, as_list, as_object, as_str, field, loads
-from memhop.llm.chat import ChatClient, ask_json, strip_code_blocks
+from memhop.llm._decode import (
+    as_float,
+    as_list,
+    as_object,
+    as_str,
+    field,
+    first_object,
+    is_placeholder,
+)
+from memhop.llm.chat import Ask, ChatClient, ReplySchema, ask_json, escalation_ceiling
 from memhop.llm.consolidate import go_list
 from memhop.llm.types import Distillation, NodeDigest, NodeMood
 
@@ -28,6 +38,7 @@ __all__ = [
     "DISTILL_TASK",
     "build_distill_user",
     "distill",
+    "distillation_schema",
     "parse_distillation",
 ]
 
@@ -65,8 +76,38 @@ emotional signal; leave neutral nodes out; copy id_hex exactly as listed.
 
 DISTILL_FORMAT_SUFFIX = """
 
-Your previous answer could not be read. Reply with valid JSON that follows the schema \
-in the system message, and nothing else."""
+That answer could not be used. Answer again with one JSON object in the shape the system \
+message gives, with numbers for every value and real text for personality. JSON only: \
+no prose before or after it and no code fence."""
+
+
+def _closed(properties: dict[str, object]) -> dict[str, object]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+def distillation_schema(samples: Sequence[NodeDigest]) -> ReplySchema:
+    """The reply's schema for these samples: ``per_node`` ids are the sampled ids in hex."""
+    number = {"type": "number"}
+    node = {"type": "string", "enum": [f"{s.id:016x}" for s in samples]}
+    return ReplySchema(
+        "distillation",
+        _closed(
+            {
+                "emotion": _closed({"valence": number, "arousal": number, "dominance": number}),
+                "mbti": _closed({"i_e": number, "n_s": number, "t_f": number, "j_p": number}),
+                "personality": {"type": "string"},
+                "per_node": {
+                    "type": "array",
+                    "items": _closed({"id_hex": node, "valence": number, "arousal": number}),
+                },
+            }
+        ),
+    )
 
 
 def build_distill_user(samples: Sequence[NodeDigest]) -> str:
@@ -96,7 +137,7 @@ def _node_id(text: str) -> int | None:
 def parse_distillation(reply: str, sampled: Collection[int]) -> Distillation:
     """Read a distilled profile; rows for nodes outside ``sampled`` are dropped."""
     what = "distillation reply"
-    obj = as_object(loads(strip_code_blocks(reply), what), what)
+    obj = first_object(reply, what)
     emotion = as_object(field(obj, "emotion"), f"{what} emotion")
     mbti = as_object(field(obj, "mbti"), f"{what} mbti")
     if emotion is None or mbti is None:
@@ -110,6 +151,9 @@ def parse_distillation(reply: str, sampled: Collection[int]) -> Distillation:
         return _clamp(as_float(field(mbti, name), f"{what} {name}"), -1.0, 1.0)
 
     personality = as_str(field(obj, "personality"), f"{what} personality").strip()
+    if personality and is_placeholder(personality):
+        msg = f"{what}: personality {personality!r} is a placeholder"
+        raise LLMError(msg)
     rows: dict[int, NodeMood] = {}
     for item in as_list(field(obj, "per_node"), f"{what} per_node"):
         row = as_object(item, f"{what} per_node row") or {}
@@ -135,12 +179,13 @@ def distill(
 ) -> Distillation:
     """Ask for a profile over ``samples`` (the caller skips the stage when there are none)."""
     sampled = frozenset(s.id for s in samples)
-    return ask_json(
-        chat,
-        DISTILL_SYSTEM,
-        build_distill_user(samples),
-        ceiling=DISTILL_MAX_TOKENS,
+    ask = Ask(
+        what="distillation",
+        system=DISTILL_SYSTEM,
+        user=build_distill_user(samples),
+        schema=distillation_schema(samples),
+        rungs=(DISTILL_MAX_TOKENS, escalation_ceiling(chat)),
         parse=lambda reply: parse_distillation(reply, sampled),
         format_suffix=DISTILL_FORMAT_SUFFIX,
-        cancel=cancel,
     )
+    return ask_json(chat, ask, cancel=cancel)

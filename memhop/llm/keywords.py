@@ -1,11 +1,14 @@
-"""Keyword extraction: prompt, reply parser, normaliser, chunking and the budget ladder.
+"""Keyword extraction: prompt, schema, reply parser, normaliser and chunking.
 
 One text (a rendered turn, or a Dream summary) becomes a tuple of keywords. Text
 over 2,000 runes is cut into chunks at sentence or line boundaries and each chunk
-walks the ladder on its own, in order; the first failing chunk stops the call.
-The ladder asks at 512, 4096 and 8192 tokens (each bounded by the endpoint's
-ceiling), moving up after a truncated or unreadable reply, then makes one
-format-constrained retry at the widest budget.
+is asked on its own, in order; the first failing chunk stops the call. Each chunk
+walks ``ask_json``'s ladder over the rungs 512, 4096 and 8192 tokens: it climbs
+only after a truncated reply; an unreadable one gets one format retry.
+
+The reader never stores a template's stand-in: "...", "<keyword>" and empty items
+are dropped, and a reply made only of them is off contract (the model echoed the
+example instead of answering).
 """
 
 from __future__ import annotations
@@ -14,24 +17,25 @@ import threading
 from collections.abc import Iterable
 
 from memhop.errors import LLMError, MemHopError
-from memhop.llm._decode import as_list, as_object, as_str, field, loads
+from memhop.llm._decode import as_list, as_str, field, first_object, is_placeholder
 from memhop.llm.chat import (
     CONSOLIDATION_MAX_TOKENS,
+    Ask,
     ChatClient,
-    is_truncation,
-    min_tokens,
+    ReplySchema,
+    ask_json,
     rewrap,
-    strip_code_blocks,
 )
 
 __all__ = [
     "KEYWORDS_FORMAT_SUFFIX",
+    "KEYWORDS_RUNGS",
+    "KEYWORDS_SCHEMA",
     "KEYWORDS_SYSTEM",
     "KEYWORDS_TASK",
     "KEYWORD_CHUNK_RUNES",
     "build_keywords_user",
     "extract_keywords",
-    "keyword_budgets",
     "normalise_keywords",
     "parse_keywords",
     "split_chunks",
@@ -41,7 +45,16 @@ KEYWORDS_TASK = "keyword-extraction"
 """The tag that opens the system prompt; test fakes dispatch on it."""
 KEYWORD_CHUNK_RUNES = 2000
 _BOUNDARIES = frozenset("\n。；;.")
-_RUNGS = (512, 4096, CONSOLIDATION_MAX_TOKENS)
+KEYWORDS_RUNGS = (512, 4096, CONSOLIDATION_MAX_TOKENS)
+KEYWORDS_SCHEMA = ReplySchema(
+    "keywords",
+    {
+        "type": "object",
+        "properties": {"keywords": {"type": "array", "items": {"type": "string"}}},
+        "required": ["keywords"],
+        "additionalProperties": False,
+    },
+)
 
 KEYWORDS_SYSTEM = f"""Task: {KEYWORDS_TASK}.
 You turn a piece of conversation into the complete set of meaningful keywords and short \
@@ -71,8 +84,9 @@ to a specific action.
 
 KEYWORDS_FORMAT_SUFFIX = """
 
-Your previous answer could not be read. Reply with valid JSON only, exactly of the form \
-{"keywords": ["...", "..."]}, with no markdown, no code fences and no explanation."""
+That answer could not be used. Answer again with the keywords of the text above as a JSON \
+object with one key, "keywords", holding an array of strings taken from that text. JSON \
+only: no prose before or after it and no code fence."""
 
 
 def build_keywords_user(text: str) -> str:
@@ -91,21 +105,20 @@ def normalise_keywords(items: Iterable[str]) -> tuple[str, ...]:
 
 
 def parse_keywords(reply: str) -> tuple[str, ...]:
-    """Read ``{"keywords": [...]}`` (fences stripped); anything off contract raises ``LLMError``.
+    """Read the ``{"keywords": [...]}`` object in ``reply``; off contract raises ``LLMError``.
 
-    As Go decodes it: a missing or null ``keywords`` (or a bare ``null``) is a valid
-    empty answer; a non-string item, a top-level array or trailing text is not.
+    Prose, a fence or trailing text around the object is ignored. A missing or null
+    ``keywords`` is a valid empty answer; a non-string item is not. Stand-ins are
+    dropped, and a reply whose items were all stand-ins is refused.
     """
     what = "keyword reply"
-    obj = as_object(loads(strip_code_blocks(reply), what), what)
-    items = as_list(field(obj, "keywords"), f"{what} keywords")
-    return normalise_keywords(as_str(item, f"{what} keyword") for item in items)
-
-
-def keyword_budgets(ceiling: int) -> tuple[int, int, int]:
-    """The three rungs under an endpoint ceiling (<= 0 means unstated); the last is the widest."""
-    low, mid, wide = (min_tokens(ceiling, rung) for rung in _RUNGS)
-    return low, mid, wide
+    items = as_list(field(first_object(reply, what), "keywords"), f"{what} keywords")
+    texts = [as_str(item, f"{what} keyword") for item in items]
+    kept = [text for text in texts if not is_placeholder(text)]
+    if texts and not kept:
+        msg = f"{what}: the reply holds only placeholders such as {texts[0]!r}"
+        raise LLMError(msg)
+    return normalise_keywords(kept)
 
 
 def split_chunks(text: str, limit: int = KEYWORD_CHUNK_RUNES) -> list[str]:
@@ -130,26 +143,16 @@ def split_chunks(text: str, limit: int = KEYWORD_CHUNK_RUNES) -> list[str]:
 
 
 def _extract_one(chat: ChatClient, text: str, cancel: threading.Event | None) -> tuple[str, ...]:
-    user = build_keywords_user(text)
-    budgets = keyword_budgets(chat.max_output_tokens)
-    for budget in budgets:
-        try:
-            reply = chat.chat(KEYWORDS_SYSTEM, user, budget, cancel=cancel)
-        except LLMError as exc:
-            if is_truncation(exc):
-                continue
-            raise
-        try:
-            return parse_keywords(reply)
-        except LLMError:
-            continue
-    # The format retry's own failure (truncation included) is reported as it is.
-    reply = chat.chat(KEYWORDS_SYSTEM, user + KEYWORDS_FORMAT_SUFFIX, budgets[-1], cancel=cancel)
-    try:
-        return parse_keywords(reply)
-    except LLMError as exc:
-        msg = f"keyword extraction returned no parseable JSON after the format retry: {exc.message}"
-        raise LLMError(msg) from exc
+    ask = Ask(
+        what="keyword extraction",
+        system=KEYWORDS_SYSTEM,
+        user=build_keywords_user(text),
+        schema=KEYWORDS_SCHEMA,
+        rungs=KEYWORDS_RUNGS,
+        parse=parse_keywords,
+        format_suffix=KEYWORDS_FORMAT_SUFFIX,
+    )
+    return ask_json(chat, ask, cancel=cancel)
 
 
 def extract_keywords(

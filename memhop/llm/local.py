@@ -16,7 +16,8 @@ resolve meaning, synonyms, tone or paraphrase, and it never writes new text.
 - Distillation is neutral: emotion 0.5, MBTI axes 0, an empty personality (so the
   host's text is kept) and no per-node rows.
 
-The same input always gives the same output. ``usage()`` counts calls; tokens are 0.
+The same input always gives the same output. ``usage()`` counts operations; it makes no
+requests and reports no tokens.
 """
 
 from __future__ import annotations
@@ -147,4 +148,4 @@ class LocalModel:
 
     def usage(self) -> Usage:
         with self._lock:
-            return Usage(calls=self._calls)
+            return Usage(operations=self._calls)

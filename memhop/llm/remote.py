@@ -64,6 +64,11 @@ class OpenAIModel(ChatModel):
         self._openai = OpenAIChat(config)
         super().__init__(self._openai)
 
+    @property
+    def structured_output(self) -> str:
+        """The ``response_format`` mode requests go out in now (see ``memhop.llm.structured``)."""
+        return self._openai.structured_output
+
     def close(self) -> None:
         """Release the HTTP connection pool."""
         self._openai.close()

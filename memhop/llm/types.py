@@ -71,19 +71,28 @@ class Distillation:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """Cumulative model usage: calls made, tokens reported, calls that failed."""
+    """Cumulative model usage, each count on its own.
 
-    calls: int = 0
+    ``operations``: keyword extractions, consolidations and distillations asked;
+    ``requests``: HTTP requests they made (retries, fallbacks and escalations
+    included; 0 for a model that makes none); ``failures``: operations that
+    failed (for a chat client, which sees no operations: requests that failed);
+    tokens as the endpoint reported them.
+    """
+
+    operations: int = 0
+    requests: int = 0
+    failures: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    failures: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
-            self.calls + other.calls,
+            self.operations + other.operations,
+            self.requests + other.requests,
+            self.failures + other.failures,
             self.prompt_tokens + other.prompt_tokens,
             self.completion_tokens + other.completion_tokens,
-            self.failures + other.failures,
         )
 
 

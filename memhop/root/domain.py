@@ -20,10 +20,10 @@ T = TypeVar("T")
 class MeteredModel:
     """A domain's model with the domain's own usage count.
 
-    Calls and failures are counted here; tokens are the difference in the
-    model's own ``usage()`` across each call. The meter survives a change of
-    model (``SubAgent``/``Agent`` re-point a live domain), so usage is per
-    domain, not per model object.
+    Operations and failed operations are counted here; requests and tokens are
+    the difference in the model's own ``usage()`` across each operation. The
+    meter survives a change of model (``SubAgent``/``Agent`` re-point a live
+    domain), so usage is per domain, not per model object.
     """
 
     def __init__(self, model: Model) -> None:
@@ -51,7 +51,8 @@ class MeteredModel:
     def _add(self, before: Usage, *, failed: bool) -> None:
         after = self._reported()
         delta = Usage(
-            calls=1,
+            operations=1,
+            requests=max(after.requests - before.requests, 0),
             prompt_tokens=max(after.prompt_tokens - before.prompt_tokens, 0),
             completion_tokens=max(after.completion_tokens - before.completion_tokens, 0),
             failures=int(failed),

@@ -166,10 +166,13 @@ def test_import_result_renders_ids() -> None:
 
 def test_agent_info_and_stats() -> None:
     assert m.agent_info(0, "p", primary=True).id == "0000000000000000"
-    usage = SimpleNamespace(calls=2, prompt_tokens=10, completion_tokens=5, failures=1)
+    usage = SimpleNamespace(
+        operations=2, requests=3, prompt_tokens=10, completion_tokens=5, failures=1
+    )
     stats = m.db_stats(100, 4, {BIG: usage, 0: usage})
     assert list(stats.model_usage) == ["0000000000000000", "fedcba9876543210"]
     assert stats.model_usage["fedcba9876543210"].prompt_tokens == 10
+    assert stats.model_usage["fedcba9876543210"].requests == 3
 
 
 # ---- plan trees ---------------------------------------------------------------------------

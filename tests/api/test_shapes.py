@@ -339,8 +339,16 @@ def _zero_and_full() -> list[tuple[Result, dict[str, Any]]]:
             {"id": "0000000000000000", "name": "p", "primary": True},
         ),
         (
-            res.ModelUsage(calls=1, prompt_tokens=2, completion_tokens=3, failures=4),
-            {"calls": 1, "prompt_tokens": 2, "completion_tokens": 3, "failures": 4},
+            res.ModelUsage(
+                operations=1, requests=5, prompt_tokens=2, completion_tokens=3, failures=4
+            ),
+            {
+                "operations": 1,
+                "requests": 5,
+                "prompt_tokens": 2,
+                "completion_tokens": 3,
+                "failures": 4,
+            },
         ),
         (res.DBStats(), {"file_bytes": 0, "record_count": 0, "model_usage": {}}),
         (
@@ -359,12 +367,20 @@ def _zero_and_full() -> list[tuple[Result, dict[str, Any]]]:
             },
         ),
         (
-            res.DBStats(file_bytes=10, record_count=2, model_usage={A: res.ModelUsage(calls=1)}),
+            res.DBStats(
+                file_bytes=10, record_count=2, model_usage={A: res.ModelUsage(operations=1)}
+            ),
             {
                 "file_bytes": 10,
                 "record_count": 2,
                 "model_usage": {
-                    A: {"calls": 1, "prompt_tokens": 0, "completion_tokens": 0, "failures": 0}
+                    A: {
+                        "operations": 1,
+                        "requests": 0,
+                        "prompt_tokens": 0,
+                        "completion_tokens": 0,
+                        "failures": 0,
+                    }
                 },
             },
         ),

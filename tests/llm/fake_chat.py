@@ -6,6 +6,8 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from memhop.llm.chat import ReplySchema
+
 Answer = str | BaseException | Callable[[str, str, int], str]
 
 
@@ -14,6 +16,7 @@ class Call:
     system: str
     user: str
     max_tokens: int
+    schema: ReplySchema | None = None
 
 
 @dataclass
@@ -23,12 +26,19 @@ class FakeChat:
     answers: list[Answer] = field(default_factory=list)
     default: Answer = '{"keywords": ["default"]}'
     max_output_tokens: int = 8192
+    context_tokens: int = 0
     calls: list[Call] = field(default_factory=list)
 
     def chat(
-        self, system: str, user: str, max_tokens: int, *, cancel: threading.Event | None = None
+        self,
+        system: str,
+        user: str,
+        max_tokens: int,
+        *,
+        schema: ReplySchema | None = None,
+        cancel: threading.Event | None = None,
     ) -> str:
-        self.calls.append(Call(system, user, max_tokens))
+        self.calls.append(Call(system, user, max_tokens, schema))
         answer = self.answers.pop(0) if self.answers else self.default
         if isinstance(answer, BaseException):
             raise answer

@@ -8,6 +8,13 @@ one-off ``Step`` answers (a status, an off-contract text, finish_reason
 "length", a delay); ``off_contract`` answers every call with one text.
 ``stop()`` shuts the server down and joins every thread it started.
 
+Like real endpoints and models it can also: ``refuse`` a ``response_format`` type
+with a status (llama.cpp answers ``json_schema`` with a 500); ``ramble``, wrapping
+its JSON in prose, a code fence and trailing text unless the request was held to
+a schema; ``echo_template``, answering with the example object of the system
+prompt; and fill a ``context_tokens`` window like llama.cpp, cutting a reply short
+(finish_reason "length") when the prompt and ``max_tokens`` do not fit.
+
 A request that offers ``tools`` is an agent loop's, not a call point's: it is
 answered from ``script_agent(...)`` (``AgentReply``: tool calls, or a final
 text once the script is spent) and recorded with the point "agent".
@@ -17,6 +24,8 @@ from __future__ import annotations
 
 import json
 import re
+import select
+import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -50,6 +59,7 @@ class Step:
     body: str | None = None
     echo_auth: bool = False
     on_request: Callable[[], None] | None = None
+    hang: bool = False  # never answer: wait for the client to hang up (counted) or the stop
 
 
 @dataclass
@@ -85,6 +95,11 @@ class _State:
     off_contract: str | None = None
     minimal: bool = False
     stop: threading.Event = field(default_factory=threading.Event)
+    refuse: dict[str, int] = field(default_factory=dict)
+    ramble: bool = False
+    echo_template: bool = False
+    context_tokens: int = 0
+    hangups: int = 0
 
 
 class _Server(ThreadingHTTPServer):
@@ -124,6 +139,11 @@ class _Handler(BaseHTTPRequestHandler):
             step.on_request()
         if step.delay and state.stop.wait(step.delay):
             return
+        if step.hang:
+            if self._await_hangup():
+                with state.lock:
+                    state.hangups += 1
+            return
         if not point:
             self._send(500, '{"error": {"message": "unknown call point"}}')
         elif step.status != 200:
@@ -131,9 +151,28 @@ class _Handler(BaseHTTPRequestHandler):
             if step.echo_auth:
                 text = json.dumps({"error": {"message": f"bad {self.headers['Authorization']}"}})
             self._send(step.status, text)
+        elif _format_type(body) in state.refuse:
+            message = f"response_format type {_format_type(body)} is not supported"
+            self._send(
+                state.refuse[_format_type(body)], json.dumps({"error": {"message": message}})
+            )
         else:
-            content = step.content or off_contract or _canned(point, body)
-            self._send(200, json.dumps(_completion(content, step.finish_reason, state.minimal)))
+            content = step.content or off_contract or _modelled(state, point, body)
+            finish, produced = _fit(state, body, step.finish_reason)
+            reply = _completion(content, finish, state.minimal, produced)
+            self._send(200, json.dumps(reply))
+
+    def _await_hangup(self) -> bool:
+        """Wait until the client closes its end (True) or the server stops (False)."""
+        while not self.server.state.stop.is_set():
+            readable, _, _ = select.select([self.connection], [], [], 0.02)
+            if readable:
+                try:
+                    if not self.connection.recv(1, socket.MSG_PEEK):
+                        return True
+                except OSError:
+                    return True
+        return False
 
     def _agent(self, body: dict[str, Any]) -> None:
         state = self.server.state
@@ -163,7 +202,38 @@ def _canned(point: str, body: dict[str, Any]) -> str:
     return json.dumps(DISTILL_REPLY, ensure_ascii=False)
 
 
-def _completion(content: str, finish_reason: str | None, minimal: bool) -> dict[str, Any]:
+def _format_type(body: dict[str, Any]) -> str | None:
+    fmt = body.get("response_format")
+    return str(fmt.get("type")) if isinstance(fmt, dict) else None
+
+
+def _modelled(state: _State, point: str, body: dict[str, Any]) -> str:
+    """The canned reply as the configured model would word it."""
+    if state.echo_template:
+        system = str(body["messages"][0]["content"])
+        return system[system.index("{") : system.rindex("}") + 1]
+    content = _canned(point, body)
+    if state.ramble and _format_type(body) not in ("json_schema", "json_object"):
+        return f"Sure! Here is the JSON:\n```json\n{content}\n```\n{content}\nAnything else?"
+    return content
+
+
+def _fit(state: _State, body: dict[str, Any], finish: str | None) -> tuple[str | None, int]:
+    """Finish reason and completion tokens: a reply fills the context it is not fitted to."""
+    if finish == "length":  # a scripted cut: the model spent its whole budget
+        return finish, int(body["max_tokens"])
+    if not state.context_tokens:
+        return finish, 7
+    words = sum(len(str(m["content"]).encode("utf-8")) for m in body["messages"])
+    room = state.context_tokens - (words // 4 + 8)
+    if int(body["max_tokens"]) > room:
+        return "length", max(room, 0)
+    return finish, 7
+
+
+def _completion(
+    content: str, finish_reason: str | None, minimal: bool, produced: int = 7
+) -> dict[str, Any]:
     if minimal:  # upstream's mock shape: choices only
         return {"choices": [{"message": {"content": content}}]}
     return {
@@ -178,7 +248,11 @@ def _completion(content: str, finish_reason: str | None, minimal: bool) -> dict[
                 "finish_reason": finish_reason,
             }
         ],
-        "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
+        "usage": {
+            "prompt_tokens": 11,
+            "completion_tokens": produced,
+            "total_tokens": 11 + produced,
+        },
     }
 
 
@@ -251,6 +325,35 @@ class FakeOpenAI:
     @minimal.setter
     def minimal(self, value: bool) -> None:
         self._state.minimal = value
+
+    def configure(
+        self,
+        *,
+        refuse: dict[str, int] | None = None,
+        ramble: bool | None = None,
+        echo_template: bool | None = None,
+        context_tokens: int | None = None,
+    ) -> None:
+        """Model a real endpoint (see the module); unnamed settings are left as they are."""
+        with self._state.lock:
+            if refuse is not None:
+                self._state.refuse = dict(refuse)
+            if ramble is not None:
+                self._state.ramble = ramble
+            if echo_template is not None:
+                self._state.echo_template = echo_template
+            if context_tokens is not None:
+                self._state.context_tokens = context_tokens
+
+    @property
+    def hangups(self) -> int:
+        """How many ``hang`` requests the client closed before the server stopped."""
+        with self._state.lock:
+            return self._state.hangups
+
+    def formats(self, point: str | None = None) -> list[str | None]:
+        """The ``response_format`` type of each request, in order (None: none sent)."""
+        return [_format_type(s.body) for s in self.seen if point is None or s.point == point]
 
     @property
     def seen(self) -> list[Seen]:

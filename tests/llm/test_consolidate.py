@@ -14,6 +14,7 @@ from memhop.llm.consolidate import (
     build_consolidate_system,
     build_consolidate_user,
     consolidate,
+    consolidation_schema,
     go_list,
     parse_consolidation,
 )
@@ -60,14 +61,14 @@ def test_parse_accepts_fenced_replies_and_every_id_shape() -> None:
         ' "merged_summary": "They talked about running."}], "scene_id": 5}\n'
         "```"
     )
-    assert parse_consolidation(reply) == (
+    assert parse_consolidation(reply, {11, 12, 13, 255}) == (
         Group(member_ids=(11, 12, 13, 255), summary="They talked about running."),
     )
 
 
 def test_parse_reads_keys_case_insensitively() -> None:
     reply = '{"L2_Groups": [{"Node_Hashes": [1, 2], "MERGED_SUMMARY": "s"}]}'
-    assert parse_consolidation(reply) == (Group((1, 2), "s"),)
+    assert parse_consolidation(reply, {1, 2}) == (Group((1, 2), "s"),)
 
 
 @pytest.mark.parametrize(
@@ -76,20 +77,16 @@ def test_parse_reads_keys_case_insensitively() -> None:
         ("{}", ()),
         ('{"l2_groups": []}', ()),
         ('{"l2_groups": null}', ()),
-        ("null", ()),
         # Usability is the applier's call: the parser keeps these as proposed.
-        ('{"l2_groups": [{"node_hashes": [5]}]}', (Group((5,), ""),)),
-        (
-            '{"l2_groups": [{"node_hashes": [5, 5], "merged_summary": "  "}]}',
-            (Group((5, 5), "  "),),
-        ),
-        ('{"l2_groups": [null]}', (Group((), ""),)),
+        ('{"l2_groups": [{"node_hashes": [5], "merged_summary": "s"}]}', (Group((5,), "s"),)),
+        ('{"l2_groups": [{"node_hashes": [5, 5], "merged_summary": "s"}]}', (Group((5, 5), "s"),)),
+        ('Groups: {"l2_groups": []} as asked.', ()),
     ],
 )
 def test_parse_leaves_group_validation_to_the_applier(
     reply: str, expected: tuple[Group, ...]
 ) -> None:
-    assert parse_consolidation(reply) == expected
+    assert parse_consolidation(reply, {5}) == expected
 
 
 @pytest.mark.parametrize(
@@ -103,19 +100,29 @@ def test_parse_leaves_group_validation_to_the_applier(
         '{"l2_groups": [{"node_hashes": [1, 2], "merged_summary": 5}]}',
         '{"l2_groups": {"node_hashes": [1, 2]}}',
         "I would merge topics 1 and 2.",
-        '[{"node_hashes": [1, 2]}]',
+        "null",
+        # What would invent: an id never listed, a summary that is a stand-in or missing.
+        '{"l2_groups": [{"node_hashes": [1, 99], "merged_summary": "s"}]}',
+        '{"l2_groups": [{"node_hashes": ["<id>", "<id>"], "merged_summary": "<text>"}]}',
+        '{"l2_groups": [{"node_hashes": [1, 2], "merged_summary": "<text>"}]}',
+        '{"l2_groups": [{"node_hashes": [1, 2], "merged_summary": "..."}]}',
+        '{"l2_groups": [{"node_hashes": [1, 2], "merged_summary": "  "}]}',
+        '{"l2_groups": [{"node_hashes": [1, 2]}]}',
+        '{"l2_groups": [null]}',
     ],
 )
 def test_parse_refuses_what_it_cannot_use(reply: str) -> None:
     with pytest.raises(LLMError):
-        parse_consolidation(reply)
+        parse_consolidation(reply, {1, 2})
+    good = '{"l2_groups": [{"node_hashes": [1, 2], "merged_summary": "s"}]}'
+    assert parse_consolidation(good, {1, 2}) == (Group((1, 2), "s"),)  # positive control
 
 
 def test_a_bad_id_refuses_the_whole_reply_not_just_its_group() -> None:
     good = '{"node_hashes": [1, 2], "merged_summary": "fine"}'
     bad = '{"node_hashes": [3, "zz"], "merged_summary": "bad"}'
     with pytest.raises(LLMError, match="zz"):
-        parse_consolidation(f'{{"l2_groups": [{good}, {bad}]}}')
+        parse_consolidation(f'{{"l2_groups": [{good}, {bad}]}}', {1, 2, 3})
 
 
 def test_an_empty_listing_asks_nothing() -> None:
@@ -131,6 +138,16 @@ def test_consolidate_asks_at_its_ceiling_then_retries_the_format_once() -> None:
     assert chat.budgets == [8192, 8192]
     assert chat.calls[1].user.endswith(CONSOLIDATE_FORMAT_SUFFIX)
     assert chat.calls[0].system == build_consolidate_system(2)
+    assert chat.calls[0].schema == consolidation_schema(TOPICS)
+
+
+def test_the_schema_offers_only_the_listed_ids() -> None:
+    schema = consolidation_schema(TOPICS).schema
+    group = schema["properties"]["l2_groups"]["items"]  # type: ignore[index]
+    ids = group["properties"]["node_hashes"]["items"]["enum"]
+    assert ids == ["11", "18446744073709551615", "7"]
+    assert group["required"] == ["node_hashes", "merged_summary"]
+    assert group["additionalProperties"] is False
 
 
 def test_consolidate_escalates_a_truncation_to_the_endpoint_ceiling() -> None:

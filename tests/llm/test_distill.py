@@ -15,6 +15,7 @@ from memhop.llm.distill import (
     DISTILL_TASK,
     build_distill_user,
     distill,
+    distillation_schema,
     parse_distillation,
 )
 from memhop.llm.types import Distillation, NodeDigest, NodeMood
@@ -76,7 +77,7 @@ def test_parse_clamps_every_value() -> None:
 
 @pytest.mark.parametrize(
     "reply",
-    ["{}", "null", '{"emotion": {}}', '{"mbti": {}}', '{"emotion": null, "mbti": {}}'],
+    ["{}", '{"emotion": {}}', '{"mbti": {}}', '{"emotion": null, "mbti": {}}'],
 )
 def test_parse_refuses_a_reply_with_no_contract(reply: str) -> None:
     with pytest.raises(LLMError, match="required"):
@@ -85,6 +86,7 @@ def test_parse_refuses_a_reply_with_no_contract(reply: str) -> None:
 
 def test_empty_blocks_are_a_valid_neutral_answer() -> None:
     assert parse_distillation('{"emotion": {}, "mbti": {}}', set()) == NEUTRAL
+    assert parse_distillation('Here: {"emotion": {}, "mbti": {}} done.', set()) == NEUTRAL
     partial = parse_distillation('{"emotion": {}, "mbti": {"n_s": -0.5, "t_f": 0.5}}', set())
     assert (partial.i_e, partial.n_s, partial.t_f, partial.j_p) == (0.0, -0.5, 0.5, 0.0)
 
@@ -99,7 +101,9 @@ def test_empty_blocks_are_a_valid_neutral_answer() -> None:
         '{"emotion": {}, "mbti": {}, "personality": 5}',
         '{"emotion": {}, "mbti": {}, "per_node": {}}',
         '{"emotion": {"valence": 1e400}, "mbti": {}}',
-        '{"emotion": {}, "mbti": {}} extra',
+        "null",
+        '{"emotion": {}, "mbti": {}, "personality": "<text>"}',  # the template echoed back
+        '{"emotion": {}, "mbti": {}, "personality": "..."}',
     ],
 )
 def test_parse_refuses_non_json_and_wrong_types(reply: str) -> None:
@@ -131,9 +135,17 @@ def test_distill_asks_at_its_ceiling_and_escalates_to_the_endpoint() -> None:
     chat = FakeChat(answers=[TruncationError(2048), "not json", _reply()])
     got = distill(chat, SAMPLES)
     assert got.valence == 0.8
-    assert chat.budgets == [2048, 8192, 2048]
+    assert chat.budgets == [2048, 8192, 8192]  # climbed after the truncation only
     assert chat.calls[2].user.endswith(DISTILL_FORMAT_SUFFIX)
     assert chat.calls[0].user == build_distill_user(SAMPLES)
+    assert chat.calls[0].schema == distillation_schema(SAMPLES)
+
+
+def test_the_schema_offers_only_the_sampled_ids() -> None:
+    schema = distillation_schema(SAMPLES).schema
+    row = schema["properties"]["per_node"]["items"]  # type: ignore[index]
+    assert row["properties"]["id_hex"]["enum"] == ["00000000000000ab", "ffffffffffffffff"]
+    assert schema["required"] == ["emotion", "mbti", "personality", "per_node"]
 
 
 def test_distill_under_a_small_endpoint_ceiling() -> None:

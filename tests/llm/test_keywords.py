@@ -1,4 +1,4 @@
-"""Keyword extraction: parser, normaliser, budget ladder and chunking (no network)."""
+"""Keyword extraction: parser, normaliser, schema, budget ladder and chunking (no network)."""
 
 from __future__ import annotations
 
@@ -9,15 +9,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memhop.errors import Code, LLMError, OperationCancelledError, code_of
-from memhop.llm.chat import TruncationError, is_truncation
+from memhop.llm.chat import TruncationError
 from memhop.llm.keywords import (
     KEYWORD_CHUNK_RUNES,
     KEYWORDS_FORMAT_SUFFIX,
+    KEYWORDS_SCHEMA,
     KEYWORDS_SYSTEM,
     KEYWORDS_TASK,
     build_keywords_user,
     extract_keywords,
-    keyword_budgets,
     normalise_keywords,
     parse_keywords,
     split_chunks,
@@ -25,10 +25,18 @@ from memhop.llm.keywords import (
 from tests.llm.fake_chat import FakeChat
 
 
+def _truncated(exc: BaseException | None) -> bool:
+    while exc is not None and not isinstance(exc, TruncationError):
+        exc = exc.__cause__
+    return exc is not None
+
+
 def test_the_prompt_states_the_contract() -> None:
     assert KEYWORDS_SYSTEM.startswith(f"Task: {KEYWORDS_TASK}.")
     assert '{"keywords": ' in KEYWORDS_SYSTEM
     assert '"keywords"' in KEYWORDS_FORMAT_SUFFIX
+    assert "..." not in KEYWORDS_FORMAT_SUFFIX  # no template for a weak model to echo back
+    assert KEYWORDS_SCHEMA.schema["required"] == ["keywords"]
     assert build_keywords_user("a\nb").endswith("\na\nb")
     assert build_keywords_user("x").count("\n") == 1
 
@@ -38,12 +46,15 @@ def test_the_prompt_states_the_contract() -> None:
     [
         ('{"keywords": ["coffee", "morning walk"]}', ("coffee", "morning walk")),
         ('```json\n{"keywords": ["a"]}\n```', ("a",)),
+        ('Sure! Here you go:\n```json\n{"keywords": ["a"]}\n```', ("a",)),
+        ('{"keywords": ["a"]}\n{"keywords": ["b"]}', ("a",)),  # trailing data is ignored
+        ('{"keywords": ["a"]} trailing', ("a",)),
+        ('{"keywords": ["cat", "...", "<keyword>", "…"]}', ("cat",)),  # stand-ins are dropped
         ('{"Keywords": ["a"]}', ("a",)),  # Go matches keys case-insensitively
         ('{"keywords": ["a"], "KEYWORDS": ["b"]}', ("b",)),  # the last match wins
         ('{"keywords": ["a"], "extra": 1}', ("a",)),
         ('{"keywords": null}', ()),
         ("{}", ()),
-        ("null", ()),
         ('{"keywords": [" a ", "", "a", "A", null, "b"]}', ("a", "A", "b")),
     ],
 )
@@ -58,11 +69,12 @@ def test_parse_keywords_reads_the_contract(reply: str, expected: tuple[str, ...]
         '["a", "b"]',
         '{"keywords": ["a", 1]}',
         '{"keywords": "a"}',
-        '{"keywords": ["a"]} trailing',
         '{"keywords": ["a"',
         '"keywords"',
         '{"keywords": [NaN]}',
-        'Sure! Here you go:\n```json\n{"keywords": ["a"]}\n```',
+        "null",
+        '{"keywords": ["...", "..."]}',  # the template echoed back
+        '{"keywords": ["<keyword>"]}',
     ],
 )
 def test_parse_keywords_refuses_what_is_off_contract(reply: str) -> None:
@@ -77,39 +89,37 @@ def test_normalise_trims_drops_empties_and_exact_duplicates_in_order() -> None:
 @pytest.mark.parametrize(
     ("ceiling", "ladder"),
     [
-        (64, (64, 64, 64)),
-        (1024, (512, 1024, 1024)),
-        (8192, (512, 4096, 8192)),
-        (16384, (512, 4096, 8192)),
-        (0, (512, 4096, 8192)),
+        (64, [64]),
+        (1024, [512, 1024]),
+        (8192, [512, 4096, 8192]),
+        (16384, [512, 4096, 8192]),
+        (0, [512, 4096, 8192]),
     ],
 )
-def test_keyword_ladder_stays_within_the_configured_ceiling(
-    ceiling: int, ladder: tuple[int, int, int]
+def test_truncation_climbs_the_ladder_within_the_ceiling_and_stops(
+    ceiling: int, ladder: list[int]
 ) -> None:
-    assert keyword_budgets(ceiling) == ladder
     chat = FakeChat(default=TruncationError(0), max_output_tokens=ceiling)
-    with pytest.raises(LLMError):
-        extract_keywords(chat, "some text")
-    assert chat.budgets == [*ladder, ladder[-1]]
-
-
-def test_truncation_on_every_rung_is_reported_as_the_ceiling_it_is() -> None:
-    chat = FakeChat(default=TruncationError(8192))
     with pytest.raises(LLMError) as info:
-        extract_keywords(chat, "text")
-    assert is_truncation(info.value)
-    assert "no parseable JSON" not in str(info.value)
-    assert len(chat.calls) == 4
-    assert chat.calls[-1].user.endswith(KEYWORDS_FORMAT_SUFFIX)
+        extract_keywords(chat, "some text")
+    assert chat.budgets == ladder
+    assert _truncated(info.value)
+    assert not any(c.user.endswith(KEYWORDS_FORMAT_SUFFIX) for c in chat.calls)
+    assert all(c.schema == KEYWORDS_SCHEMA for c in chat.calls)
 
 
-def test_unreadable_replies_climb_the_ladder_then_fail_as_no_json() -> None:
+def test_an_unreadable_reply_is_retried_once_for_format_at_the_same_budget() -> None:
     chat = FakeChat(default="I think the keywords are coffee and tea.")
-    with pytest.raises(LLMError, match="no parseable JSON"):
+    with pytest.raises(LLMError, match="off contract"):
         extract_keywords(chat, "text")
-    assert chat.budgets == [512, 4096, 8192, 8192]
-    assert [c.user.endswith(KEYWORDS_FORMAT_SUFFIX) for c in chat.calls] == [0, 0, 0, 1]
+    assert chat.budgets == [512, 512]
+    assert [c.user.endswith(KEYWORDS_FORMAT_SUFFIX) for c in chat.calls] == [False, True]
+
+
+def test_an_echoed_template_is_retried_and_never_stored() -> None:
+    chat = FakeChat(answers=['{"keywords": ["...", "..."]}', '{"keywords": ["tea"]}'])
+    assert extract_keywords(chat, "I drink tea") == ("tea",)
+    assert len(chat.calls) == 2
 
 
 def test_a_truncated_first_rung_escalates_then_succeeds() -> None:
@@ -191,8 +201,8 @@ def test_a_failing_chunk_is_named_and_stops_the_call() -> None:
     with pytest.raises(LLMError, match="chunk 0 of 3") as info:
         extract_keywords(chat, "x" * 5000)
     assert code_of(info.value) == Code.LLM
-    assert is_truncation(info.value)
-    assert len(chat.calls) == 4  # the first chunk's whole ladder, nothing after
+    assert _truncated(info.value)
+    assert len(chat.calls) == 3  # the first chunk's whole ladder, nothing after
 
 
 def test_a_cancelled_chunk_stays_cancelled() -> None:

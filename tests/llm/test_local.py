@@ -157,12 +157,12 @@ def test_distillation_is_neutral() -> None:
     assert got.per_node == ()
 
 
-def test_usage_counts_calls_with_no_tokens() -> None:
+def test_usage_counts_operations_with_no_requests_or_tokens() -> None:
     model = LocalModel()
     model.extract_keywords("coffee")
     model.consolidate(_topics(("a",), ("a",)), 0)
     model.distill([])
-    assert model.usage() == Usage(calls=3)
+    assert model.usage() == Usage(operations=3)
 
 
 def test_a_cancelled_call_is_refused() -> None:

@@ -13,7 +13,7 @@ import pytest
 from memhop.config import LlmConfig
 from memhop.errors import Code, ConfigError, LLMError, OperationCancelledError, code_of
 from memhop.llm import Group, Model, NodeDigest, TopicDigest, Usage
-from memhop.llm.chat import is_truncation
+from memhop.llm.chat import TruncationError
 from memhop.llm.consolidate import CONSOLIDATE_FORMAT_SUFFIX
 from memhop.llm.openai_client import OpenAIChat
 from memhop.llm.remote import ChatModel, OpenAIModel
@@ -44,7 +44,7 @@ def test_the_request_has_upstreams_shape(fake_openai: FakeOpenAI, make_chat: Mak
     assert body["top_p"] == 1
     assert body["max_tokens"] == 512
     assert [m["role"] for m in body["messages"]] == ["system", "user"]
-    assert "response_format" not in body
+    assert body["response_format"]["type"] == "json_schema"  # "auto" starts at the strongest
     assert "tools" not in body
     assert not body.get("stream")
     assert seen.user.endswith("\nUser: I walk every morning")
@@ -74,7 +74,7 @@ def test_upstreams_minimal_reply_shape_is_accepted(
     fake_openai.minimal = True  # choices only: no finish_reason, no usage
     chat = make_chat()
     assert ChatModel(chat).extract_keywords("text") == tuple(KEYWORDS_REPLY)
-    assert chat.usage() == Usage(calls=1)
+    assert chat.usage() == Usage(requests=1)
 
 
 def test_an_off_contract_reply_gets_one_format_retry(
@@ -93,10 +93,10 @@ def test_an_always_off_contract_model_is_an_llm_error(
     model = ChatModel(make_chat())
     with pytest.raises(LLMError):
         model.distill(SAMPLES)
-    with pytest.raises(LLMError, match="no parseable JSON"):
+    with pytest.raises(LLMError, match="off contract"):
         model.extract_keywords("text")
     assert fake_openai.count("distill") == 2
-    assert fake_openai.budgets("keywords") == [512, 4096, 8192, 8192]
+    assert fake_openai.budgets("keywords") == [512, 512]  # one format retry, no climb
 
 
 def test_429_then_success_is_retried_and_counted(
@@ -106,7 +106,7 @@ def test_429_then_success_is_retried_and_counted(
     chat = make_chat()
     assert ChatModel(chat).extract_keywords("text") == tuple(KEYWORDS_REPLY)
     assert fake_openai.count() == 2
-    assert chat.usage() == Usage(calls=2, prompt_tokens=11, completion_tokens=7, failures=1)
+    assert chat.usage() == Usage(requests=2, prompt_tokens=11, completion_tokens=7, failures=1)
 
 
 def test_three_500s_are_an_llm_error_naming_the_status(
@@ -118,7 +118,7 @@ def test_three_500s_are_an_llm_error_naming_the_status(
         chat.chat("Task: keyword-extraction.", "u", 64)
     assert code_of(info.value) == Code.LLM
     assert fake_openai.count() == 3
-    assert chat.usage() == Usage(calls=3, failures=3)
+    assert chat.usage() == Usage(requests=3, failures=3)
 
 
 def test_the_real_backoff_waits_are_taken(fake_openai: FakeOpenAI, make_chat: MakeChat) -> None:
@@ -161,7 +161,7 @@ def test_an_unreachable_endpoint_is_not_retried() -> None:
         with pytest.raises(LLMError, match="llm api call failed"):
             chat.chat("s", "u", 64)
         assert time.monotonic() - started < 2  # no backoff wait was taken
-        assert chat.usage() == Usage(calls=1, failures=1)
+        assert chat.usage() == Usage(requests=1, failures=1)
 
 
 def test_finish_reason_length_climbs_the_keyword_ladder(
@@ -188,7 +188,7 @@ def test_a_truncated_answer_carries_the_llm_code_and_its_budget(
     fake_openai.script(Step(finish_reason="length"))
     with pytest.raises(LLMError, match="max_tokens=777") as info:
         make_chat().chat("Task: keyword-extraction.", "u", 777)
-    assert is_truncation(info.value)
+    assert isinstance(info.value, TruncationError)
     assert code_of(info.value) == Code.LLM
     assert fake_openai.budgets() == [777]
 
@@ -238,7 +238,7 @@ def test_usage_accumulates_tokens_calls_and_failures(
         model.extract_keywords("a")
     model.extract_keywords("b")
     model.distill(SAMPLES)
-    assert model.usage() == Usage(calls=3, prompt_tokens=22, completion_tokens=14, failures=1)
+    assert model.usage() == Usage(requests=3, prompt_tokens=22, completion_tokens=14, failures=1)
 
 
 def test_the_api_key_never_leaks(
@@ -280,7 +280,7 @@ def test_openai_model_validates_then_serves_the_protocol(fake_openai: FakeOpenAI
     try:
         assert isinstance(model, Model)
         assert model.extract_keywords("text") == tuple(KEYWORDS_REPLY)
-        assert model.usage().calls == 1
+        assert model.usage().requests == 1
         assert SECRET not in repr(model)
     finally:
         model.close()

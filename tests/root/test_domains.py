@@ -154,8 +154,8 @@ def test_usage_is_metered_per_domain(meh_path: str) -> None:
         worker.search(0, 0, False)
         worker.update("one", "two", "", T0)
         _, _, usage = root.stats()
-        assert usage[worker_id].calls == 1
-        assert usage[0].calls == 0
+        assert usage[worker_id].operations == 1
+        assert usage[0].operations == 0
     finally:
         root.close()
 
@@ -216,6 +216,6 @@ def test_a_host_model_without_usage_is_accepted_and_metered(meh_path: str) -> No
         primary.search(0, 0, False)
         assert primary.update("hi", "hello", "", T0).fused_keywords == ("plain",)
         _, _, usage = root.stats()
-        assert (usage[0].calls, usage[0].prompt_tokens, usage[0].failures) == (1, 0, 0)
+        assert (usage[0].operations, usage[0].prompt_tokens, usage[0].failures) == (1, 0, 0)
     finally:
         root.close()
