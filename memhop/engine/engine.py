@@ -44,6 +44,7 @@ class Engine:
         next_offset: int,
         *,
         damaged_frames: int = 0,
+        unread_from: int = 0,
     ) -> None:
         self._file = file
         self._live = LiveIndex(index)
@@ -52,9 +53,13 @@ class Engine:
         self._closed = False
         # Damage met so far: live records whose frame or payload would not
         # read, (agent, id) -> the offset that failed; and frames the open's
-        # log replay skipped (damaged frames of any kind, tombstones included).
+        # log replay resumed past (a damaged frame of any kind, tombstones included).
         self._damaged: dict[tuple[int, int], int] = {}
         self._damaged_frames = damaged_frames
+        # Where the open gave up on a damaged region too large to resync past
+        # (0: it did not). Appending behind it would hide the new frames from
+        # the next scan, so writes are refused.
+        self._unread_from = unread_from
 
     # ---- state -------------------------------------------------------------------------
 
@@ -93,6 +98,13 @@ class Engine:
 
     def _check_writable(self) -> None:
         self._check_open()
+        if self._unread_from:
+            msg = (
+                f"writes refused: the damaged region at offset {self._unread_from} is too large"
+                " to search for records after it; reads still work, and salvage copies every"
+                " record that verifies to a new file"
+            )
+            raise CorruptionError(msg)
         self._log.check_writable()
 
     # ---- reads -------------------------------------------------------------------------
@@ -342,7 +354,8 @@ class Engine:
         with self._lock:
             self._check_open()
             try:
-                if self._log.failure is None and not self._log.snapshot_is_current():
+                writable = self._log.failure is None and not self._unread_from
+                if writable and not self._log.snapshot_is_current():
                     self.checkpoint()
             finally:
                 self._release()

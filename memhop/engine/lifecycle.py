@@ -76,8 +76,11 @@ def open_engine(path: str) -> Engine:
             next_offset = _record_area_end(file, header)
         else:
             next_offset = scan.end
-        engine = Engine(file, headers, index, next_offset)
-        if snapshot_broken:
+        damaged = scan.resumed + (1 if scan.unresolved else 0)
+        engine = Engine(
+            file, headers, index, next_offset, damaged_frames=damaged, unread_from=scan.unresolved
+        )
+        if snapshot_broken and not scan.unresolved:
             engine.forget_snapshot()
     except MemHopError:
         file.close()

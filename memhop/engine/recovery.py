@@ -8,47 +8,124 @@ use them on a file another process is writing.
 from __future__ import annotations
 
 import logging
+import struct
 from collections import defaultdict
 from dataclasses import dataclass
 
-from memhop.engine.frame import FLAG_DELETED, ByteView, frame_bounds
+from memhop.engine.frame import FLAG_DELETED, RECORD_HEADER_SIZE, ByteView, frame_bounds
 from memhop.engine.header import DATA_START
-from memhop.engine.snapshot import Index, snapshot_length_at
+from memhop.engine.snapshot import SNAPSHOT_MAGIC_BYTES, Index, snapshot_length_at
 from memhop.errors import CorruptionError, CRCMismatchError
 
 log = logging.getLogger("memhop.engine")
+_LENGTH = struct.Struct("<I")
+
+
+RESYNC_MAX_CANDIDATES = 1 << 16
+"""Possible frame starts one resync may look at, besides one per 128 bytes it walks past.
+
+Honest damage (a torn frame, a zeroed page, a flipped bit) is followed by an
+intact frame, or the end, well within this; random bytes use about half of
+it. Only bytes crafted to look like frame starts exhaust it.
+"""
+RESYNC_MAX_CHECKS = 1 << 14
+"""Checksum checks one resync may make, besides one per 4 KiB it walks past."""
+RESYNC_CRC_BUDGET = 64 << 20
+"""Bytes one resync may checksum, besides twice the bytes it walks past."""
+
+_CHECK_FREELY = 64 << 10  # claims up to this are checksummed without looking past them
+_ZEROS = bytes(4096)
+_ZERO_HEADER = bytes(RECORD_HEADER_SIZE)
 
 
 @dataclass(frozen=True, slots=True)
 class ScanResult:
-    """Where a scan stopped, whether the bytes from there on must be cut, and what it skipped."""
+    """Where a scan stopped and what it met.
+
+    ``truncate``: the bytes from ``end`` on hold no frame and must be cut.
+    ``skipped``: damaged regions met, the first at ``first_skipped``; of
+    them, ``resumed`` had intact frames after them (damage inside the log,
+    not a torn tail). ``unresolved``: the offset of a damaged region the
+    resync gave up on (0 if none); the bytes from there on are left unread.
+    """
 
     end: int
     truncate: bool
     skipped: int = 0
     first_skipped: int = 0
     frames: int = 0
+    resumed: int = 0
+    unresolved: int = 0
+
+
+def _zero_run_end(buf: ByteView, at: int, size: int) -> int:
+    """Return the first offset at or after ``at`` (a zero byte) that is not zero, or ``size``."""
+    step = len(_ZEROS)
+    while at + step <= size and buf[at : at + step] == _ZEROS:
+        at += step
+    while at < size and buf[at] == 0:
+        at += 1
+    return at
+
+
+def _next_could_start(buf: ByteView, at: int, size: int) -> bool:
+    """True when what starts at ``at`` could follow a frame: the end, a frame, or a snapshot."""
+    if at + RECORD_HEADER_SIZE > size:
+        return True  # the end, or a torn last header
+    if buf[at + 1] <= 1 and buf[at + 5] == 0:
+        return True
+    return buf[at : at + 4] == SNAPSHOT_MAGIC_BYTES
 
 
 def _resync(buf: ByteView, offset: int, size: int) -> int | None:
-    """Return the first offset after ``offset`` where a whole frame decodes cleanly."""
-    for candidate in range(offset + 1, size):
+    """Return the first offset after ``offset`` where a whole frame decodes cleanly.
+
+    None when no frame follows; -1 when the budget ran out first. Linear in
+    the bytes walked: every frame the engine writes has a zero at +5 (the high
+    byte of a length under the frame limit), so candidates are found with
+    ``find``; zero runs are stepped over a page at a time; a claim over 64 KiB
+    is checksummed only when a frame, a snapshot or the end could follow it;
+    the candidates looked at and the bytes checksummed are capped.
+    """
+    finder = bytes(buf).find if isinstance(buf, memoryview) else buf.find
+    region = size - offset
+    candidates = RESYNC_MAX_CANDIDATES + region // 128
+    checks = RESYNC_MAX_CHECKS + region // 4096
+    crc_bytes = RESYNC_CRC_BUDGET + 2 * region
+    last = size - RECORD_HEADER_SIZE
+    pos = offset + 6  # the +5 byte of the first candidate, offset + 1
+    while True:
+        zero = finder(b"\0", pos)
+        c = zero - 5
+        if zero < 0 or c > last:
+            return None
+        pos = zero + 1
+        candidates -= 1
+        if candidates < 0:
+            return -1
+        flags = buf[c + 1]
+        if flags > 1:
+            continue
+        if not (flags or buf[c]) and buf[c : c + RECORD_HEADER_SIZE] == _ZERO_HEADER:
+            # Every start inside a zero run is a zero header: go on with the
+            # first candidate whose header reaches past the run.
+            pos = max(pos, _zero_run_end(buf, c, size) - RECORD_HEADER_SIZE + 6)
+            continue
+        (length,) = _LENGTH.unpack_from(buf, c + 2)
+        end = c + RECORD_HEADER_SIZE + length
+        if (flags and length) or end > size:
+            continue  # a tombstone has no payload; a frame fits in the file
+        if length > _CHECK_FREELY and not _next_could_start(buf, end, size):
+            continue  # a long claim is checksummed only when something frame-like follows it
+        checks -= 1
+        crc_bytes -= RECORD_HEADER_SIZE + length
+        if checks < 0 or crc_bytes < 0:
+            return -1
         try:
-            if frame_bounds(buf, candidate, size) is not None:
-                return candidate
+            if frame_bounds(buf, c, size) is not None:
+                return c
         except (CorruptionError, CRCMismatchError):
             continue
-    return None
-
-
-def _resume_point(buf: ByteView, offset: int, size: int, snapshot_offset: int) -> int | None:
-    """Where to go on after damage at ``offset``; None means cut the file there.
-
-    Damage at or behind a committed snapshot is the tail of a crashed write.
-    """
-    if snapshot_offset and offset >= snapshot_offset:
-        return None
-    return _resync(buf, offset, size)
 
 
 def scan_records(
@@ -58,11 +135,13 @@ def scan_records(
 
     A damaged frame loses only itself: its length field sits inside the bytes
     its checksum just disbelieved, so the scan never steps by it and instead
-    searches byte by byte for the next frame that passes its own CRC. Damage at
-    or behind a committed snapshot is the tail of a crashed write, so it is cut.
+    searches for the next frame that passes its own CRC (``_resync``). Damage
+    at or behind a committed snapshot, or with no frame after it, is the tail
+    of a crashed write, so it is cut. A resync that runs out of budget stops
+    the scan there and cuts nothing (``unresolved``).
     """
     offset = start
-    skipped = first_skipped = frames = 0
+    skipped = first_skipped = frames = resumed = unresolved = 0
     truncate = False
     while offset != size:
         try:
@@ -76,11 +155,16 @@ def scan_records(
             skipped += 1
             if skipped == 1:
                 first_skipped = offset
-            resumed = _resume_point(buf, offset, size, snapshot_offset)
-            if resumed is None:
+            behind_snapshot = snapshot_offset and offset >= snapshot_offset
+            found = None if behind_snapshot else _resync(buf, offset, size)
+            if found is None:
                 truncate = True
                 break
-            offset = resumed
+            if found < 0:
+                unresolved = offset
+                break
+            resumed += 1
+            offset = found
             continue
         _, flags, agent, id_hash, end = bounds
         frames += 1
@@ -101,7 +185,14 @@ def scan_records(
             offset,
             truncate,
         )
-    return ScanResult(offset, truncate, skipped, first_skipped, frames)
+    if unresolved:
+        log.error(
+            "the damaged region at offset %d is too large to resync past; the %d bytes from"
+            " there on are left unread and writes are refused",
+            unresolved,
+            size - unresolved,
+        )
+    return ScanResult(offset, truncate, skipped, first_skipped, frames, resumed, unresolved)
 
 
 def walk_record_area(buf: ByteView, size: int, fallback: int) -> int:
