@@ -52,17 +52,22 @@ async def _open(path: Path, llm: Any = None, **kwargs: Any) -> memhop.aio.AsyncD
 
 
 class BarrierModel:
-    """A ``memhop.Model`` whose keyword call waits for ``parties`` callers to be inside at once."""
+    """A ``memhop.Model`` whose first two keyword calls must be inside it at the same time."""
 
-    def __init__(self, parties: int) -> None:
+    def __init__(self) -> None:
         self._local = memhop.LocalModel()
-        self.barrier = threading.Barrier(parties, timeout=30)
+        self._lock = threading.Lock()
+        self._gated = 2
+        self.barrier = threading.Barrier(2, timeout=30)
 
     def extract_keywords(self, text: str, *, cancel: threading.Event | None = None) -> Any:
-        try:
-            self.barrier.wait()
-        except threading.BrokenBarrierError as exc:
-            raise memhop.LLMError("the other domain's update never came in") from exc
+        with self._lock:
+            gated, self._gated = self._gated > 0, self._gated - 1
+        if gated:
+            try:
+                self.barrier.wait()
+            except threading.BrokenBarrierError as exc:
+                raise memhop.LLMError("the other domain's update never came in") from exc
         return self._local.extract_keywords(text, cancel=cancel)
 
     def consolidate(self, topics: Any, floor: int, *, cancel: threading.Event | None = None) -> Any:
@@ -73,34 +78,40 @@ class BarrierModel:
 
 
 def test_tasks_on_different_domains_run_at_the_same_time(tmp_path: Path) -> None:
-    """Two updates meet inside the model (a barrier), then eight domains interleave turns."""
+    """Two updates meet inside the model (a barrier); then eight domains' turns interleave."""
+    started: list[str] = []
 
-    async def main() -> list[list[str]]:
-        model = BarrierModel(parties=2)
+    async def turns(session: memhop.aio.AsyncSession, n: int) -> None:
+        for t in range(n):
+            started.append(session.agent_id)
+            await session.search()
+            tag = f"{session.agent_id}-{t}"
+            await session.update(input=f"from {tag}", output="ok", created_at=TS + t)
+
+    async def main() -> tuple[list[str], list[list[str]]]:
+        model = BarrierModel()
         async with memhop.aio.open(
             str(tmp_path / "many.meh"), model, NO_AUTO_DREAM, memhop.ProfileInput(name="p")
         ) as db:
             subs = [
                 await db.sub_agent(model, memhop.ProfileInput(name=f"worker-{i}")) for i in range(8)
             ]
-
-            async def turns(session: memhop.aio.AsyncSession, n: int) -> None:
-                for t in range(n):
-                    await session.search()
-                    tag = f"{session.agent_id}-{t}"
-                    await session.update(input=f"from {tag}", output="ok", created_at=TS + t)
-
-            # Pairs of domains: each pair's updates must be in the model together.
-            await asyncio.gather(*(turns(s, 3) for s in subs))
+            # Without two calls in flight at once, neither update could leave the barrier.
+            await asyncio.gather(turns(subs[0], 1), turns(subs[1], 1))
+            started.clear()
+            await asyncio.gather(*(turns(s, 3) for s in subs[2:]))
             seen = []
             for s in subs:
                 context = await s.scene_context()
                 seen.append([t.messages[0].content for t in context.topics])
-            return [[s.agent_id for s in subs], *seen]
+            return [s.agent_id for s in subs], seen
 
-    ids, *seen = asyncio.run(main())
-    for agent_id, lines in zip(ids, seen, strict=True):
-        assert lines == [f"from {agent_id}-{t}" for t in range(3)]  # its own turns, and only
+    ids, seen = asyncio.run(main())
+    for i, (agent_id, lines) in enumerate(zip(ids, seen, strict=True)):
+        n = 1 if i < 2 else 3
+        assert lines == [f"from {agent_id}-{t}" for t in range(n)]  # its own turns, and only
+    assert started[:6] == ids[2:]  # every domain's first turn began before any second one
+    assert len(started) == 18
 
 
 def test_the_loop_keeps_running_while_update_waits_on_a_slow_model(tmp_path: Path) -> None:

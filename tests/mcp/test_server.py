@@ -157,3 +157,16 @@ def test_usage_errors_exit_2_and_help_exits_0(capsys: pytest.CaptureFixture[str]
     assert memhop.mcp.main([]) == 2
     assert memhop.mcp.main(["--help"]) == 0
     assert "LLM_URL" in capsys.readouterr().out
+
+
+def test_a_file_held_elsewhere_is_a_clear_refusal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The server cannot take a file another handle holds: exit 1 and the reason, no traceback."""
+    path = str(tmp_path / "held.meh")
+    with memhop.open(path, memhop.LocalModel(), profile=memhop.ProfileInput(name="p")):
+        assert memhop.mcp.main([path]) == 1
+    err = capsys.readouterr().err
+    assert "another instance" in err
+    assert "Traceback" not in err
+    assert memhop.open(path, memhop.LocalModel()).close() is None  # the control: it is free now
