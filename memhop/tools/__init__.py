@@ -1,7 +1,7 @@
 """The task face as model tools: strict OpenAI tool definitions and a dispatcher.
 
 ``schemas()`` returns one OpenAI function definition per task-face method
-(upstream's 18 tool names), each with a description a model can act on (when
+(upstream's 18 tool names, and memhop's own ``memory_recall``), each with a description a model can act on (when
 to call it, then the method's contract) and a strict JSON Schema whose every
 parameter is described; enums are offered by name. ``dispatch(session, name,
 arguments, now_ms=None)`` runs a model's call and returns compact JSON-ready
