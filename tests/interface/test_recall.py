@@ -208,9 +208,9 @@ def test_a_query_of_only_stop_words_finds_nothing(db: memhop.DB) -> None:
 def test_bad_input_is_refused(db: memhop.DB, call: dict[str, Any], fragment: str) -> None:
     me = db.primary()
     ferry = say(me, FERRY, TS)
-    query = call.pop("query")
+    options = {k: v for k, v in call.items() if k != "query"}
     with refused(db, memhop.InvalidQueryError, 1003, fragment):
-        me.recall(query, **call)
+        me.recall(call["query"], **options)
     # control: the same call with the bad argument fixed answers
     assert me.recall("ferry", limit=100)[0].topic_id == ferry.id
     assert me.recall("ferry", limit=1, start=TS, end=TS)[0].topic_id == ferry.id

@@ -70,10 +70,8 @@ def test_bm25_order_and_scores_on_a_hand_computed_corpus() -> None:
     # "ferry" alone: twice in a longer document (0.548) beats once in a short one (0.508)
     two = part(idf_ferry, 2, 6)
     hits = index.search(["ferry"], 5)
-    assert [(h.key, h.score) for h in hits] == [
-        ((0, 2), pytest.approx(two)),
-        ((0, 1), pytest.approx(doc1)),
-    ]
+    assert [h.key for h in hits] == [(0, 2), (0, 1)]
+    assert [h.score for h in hits] == pytest.approx([two, doc1])
     assert two > doc1 + 0.03  # the hand computation orders them clearly
     # a repeated query term counts once; an unknown term adds nothing
     assert index.search(["ferry", "ferry", "zeppelin"], 5) == index.search(["ferry"], 5)
