@@ -346,6 +346,22 @@ def render_name(module: str, name: str, obj: object, names: set[str]) -> list[st
     return [f"#### `{qual}`", "", *code([f"{name}: {kind} = {value}"])]
 
 
+def anchors(qualified: list[str]) -> dict[str, str]:
+    """GitHub's anchors for the headings ``#### `name` ``, in page order.
+
+    Lower case, punctuation dropped; a repeat gets "-1", "-2" as GitHub numbers
+    it (``memhop.Defaults`` and ``memhop.DEFAULTS`` share a base).
+    """
+    seen: dict[str, int] = {}
+    out = {}
+    for name in qualified:
+        base = re.sub(r"[^\w-]", "", name.lower())
+        count = seen.get(base, 0)
+        seen[base] = count + 1
+        out[name] = f"{base}-{count}" if count else base
+    return out
+
+
 def grouped(module: object, names: list[str], group: str) -> list[str]:
     """The names of ``group`` in ``module``, sorted case-insensitively."""
     chosen = (n for n in names if group_of(getattr(module, n)) == group)
@@ -357,13 +373,21 @@ def render() -> str:
     every = {name for names in surface.values() for name in names}
     lines = [*PREAMBLE.splitlines(), ""]
     lines += ["## Contents", ""]
+    order = [
+        f"{module}.{n}"
+        for module, names in surface.items()
+        for group, _ in GROUPS
+        for n in grouped(importlib.import_module(module), names, group)
+    ]
+    anchor = anchors(order)
     for module, names in surface.items():
         mod = importlib.import_module(module)
         lines.append(f"- `{module}`")
         for group, title in GROUPS:
             chosen = grouped(mod, names, group)
             if chosen:
-                lines.append(f"  - {title}: {', '.join(f'`{n}`' for n in chosen)}")
+                links = ", ".join(f"[`{n}`](#{anchor[f'{module}.{n}']})" for n in chosen)
+                lines.append(f"  - {title}: {links}")
     lines.append("")
     for module, names in surface.items():
         mod = importlib.import_module(module)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from types import ModuleType
 
 import pytest
@@ -84,3 +85,14 @@ def test_a_default_of_os_environ_never_puts_the_environment_on_the_page(
     assert SENTINEL in repr(os.environ)  # positive control: a repr would leak it
     assert gen.fmt_default(0) == "0"
     assert SENTINEL not in rendered
+
+
+def test_every_contents_link_lands_on_a_heading(gen: ModuleType) -> None:
+    """Anchors are numbered in heading order, as GitHub numbers a repeated anchor."""
+    text = API_MD.read_text(encoding="utf-8")
+    headings = re.findall(r"^#### `([\w.]+)`$", text, re.MULTILINE)
+    targets = set(gen.anchors(headings).values())
+    links = re.findall(r"\]\(#([\w-]+)\)", text)
+    assert {"memhopdefaults", "memhopdefaults-1"} <= set(links)  # Defaults and DEFAULTS
+    assert len(links) == len(headings)
+    assert set(links) == targets
