@@ -16,7 +16,10 @@ its ``user_timestamp``), followed by a keyword search of the archive and the fil
 
 The model is ``memhop.LocalModel()`` (offline, deterministic, extractive keywords), unless
 ``LLM_URL``, ``LLM_KEY`` and ``LLM_MODEL`` are all set: then it is that OpenAI-compatible
-chat-completions endpoint. Run ``python examples/quickstart.py --help`` for the options.
+chat-completions endpoint (``LLM_CONTEXT_TOKENS``, if set, is the model's context window).
+A real model can fail a turn (it answered off contract, or too slowly): the script reports
+that turn and goes on, and the end shows what memory holds all the same. Run
+``python examples/quickstart.py --help`` for the options.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ TURN_SPACING_MS = 60_000  # LoCoMo dates each session, not each line: one minute
 DEFAULT_SESSIONS = 3
 DEFAULT_KEYWORD = "support group"
 ENV_VARS = ("LLM_URL", "LLM_KEY", "LLM_MODEL")
+CONTEXT_VAR = "LLM_CONTEXT_TOKENS"
 
 
 @dataclass(frozen=True)
@@ -122,7 +126,11 @@ def choose_model() -> memhop.LlmConfig | memhop.LocalModel:
     url, key, model = (os.environ.get(name, "").strip() for name in ENV_VARS)
     if url and key and model:
         print(f"model: {model} at {url} (from LLM_URL / LLM_MODEL; LLM_KEY set, not shown)")
-        return memhop.LlmConfig(api_url=url, api_key=key, model=model)
+        context = os.environ.get(CONTEXT_VAR, "").strip()
+        context_tokens = int(context) if context.isdigit() else 0
+        return memhop.LlmConfig(
+            api_url=url, api_key=key, model=model, context_tokens=context_tokens
+        )
     print(
         "model: memhop.LocalModel() (offline, extractive keywords; "
         "set LLM_URL, LLM_KEY and LLM_MODEL to use an endpoint)"
@@ -167,9 +175,13 @@ def render_scene(context: memhop.SceneContext, labels: dict[int, str]) -> list[s
     return lines
 
 
-def replay(session: memhop.Session, conversation: Conversation, count: int) -> int:
-    """Drive the turn loop over the first ``count`` sessions; return the number of turns."""
-    turns = 0
+def replay(session: memhop.Session, conversation: Conversation, count: int) -> tuple[int, int]:
+    """Drive the turn loop over the first ``count`` sessions; return (turns, failed turns).
+
+    A turn the model fails (``MemHopError``: an off-contract reply, a timeout) is reported
+    and left behind; the loop goes on with the next exchange.
+    """
+    turns = failed = 0
     for locomo in conversation.sessions[:count]:
         for i, exchange in enumerate(locomo.exchanges):
             created_at = locomo.started_at_ms + i * TURN_SPACING_MS
@@ -184,9 +196,13 @@ def replay(session: memhop.Session, conversation: Conversation, count: int) -> i
                     ),
                     created_at=created_at,
                 )
-            session.update(input=exchange.said, output=exchange.answered, created_at=created_at)
             turns += 1
-    return turns
+            try:
+                session.update(input=exchange.said, output=exchange.answered, created_at=created_at)
+            except memhop.MemHopError as exc:
+                failed += 1
+                print(f"turn {turns} (session {locomo.number}) not recorded: {exc}")
+    return turns, failed
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -229,11 +245,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         with memhop.open(path, llm, profile=profile) as db:
             session = db.primary()
             started = time.perf_counter()
-            turns = replay(session, conversation, count)
+            turns, failed = replay(session, conversation, count)
             elapsed = time.perf_counter() - started
             scenes = "scene" if count == 1 else "scenes"
+            recorded = f"{turns - failed} of {turns}" if failed else f"{turns}"
             print(
-                f"recorded {turns} turns in {count} {scenes} in {elapsed:.2f} s (temporary {path})"
+                f"recorded {recorded} turns in {count} {scenes} in {elapsed:.2f} s"
+                f" (temporary {path})"
             )
 
             # The host's next turn: search() opens it and hands back the profile brief;
