@@ -296,3 +296,4 @@ class RecallState:
     row_of: dict[int, int] = field(default_factory=dict)  # topic -> the row indexing it
     members: dict[int, set[int]] = field(default_factory=dict)  # row -> its topics
     events: dict[int, set[int]] = field(default_factory=dict)  # topic -> its event ids
+    open_topic: int = 0  # the open turn when last brought up to date (its events take its scene)

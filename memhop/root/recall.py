@@ -187,6 +187,14 @@ def current_state(engine: Engine, ctx: DomainContext) -> RecallState:
     if state is None or replaced:
         state = mirrors.recall = RecallState()
         changed = set(mirrors.topics.topic_ids()) | set(mirrors.contents.topics())
+    # Events of the open turn were indexed under its scene. No journal notes a turn
+    # dropped unclosed, so once it is no longer open its events are redone here.
+    turn = ctx.open_turn
+    open_topic = turn.topic_id if turn is not None else 0
+    if state.open_topic != open_topic:
+        if state.open_topic:
+            changed.add(state.open_topic)
+        state.open_topic = open_topic
     if changed:
         _Refresh(engine, ctx, state).run(changed)
     return state

@@ -238,6 +238,23 @@ def test_later_turns_and_events_are_found(meh_path: str, opened: Callable[..., m
     assert_same_after_reopen(db, meh_path)
 
 
+def test_an_event_of_a_turn_dropped_unclosed_leaves_its_scene(
+    meh_path: str, opened: Callable[..., memhop.DB]
+) -> None:
+    db = opened()
+    me = db.primary()
+    first = say(me, FERRY, TS, new_scene=True)
+    turn = me.search()
+    me.append_archive(content="a storm warning", created_at=TS + 1, kind=EVENT, event_type="e")
+    (hit,) = me.recall("storm", scene_id=first.scene_id)  # control: while open, the scene's
+    assert (hit.topic_id, hit.scene_id) == (turn.new_topic_id, first.scene_id)
+    me.search(new_scene=True)  # the unclosed turn is dropped; its event stays stored
+    assert me.recall("storm", scene_id=first.scene_id) == []
+    (orphan,) = me.recall("storm")
+    assert (orphan.topic_id, orphan.scene_id, orphan.event_type) == (turn.new_topic_id, "", "e")
+    assert_same_after_reopen(db, meh_path, ["storm", "ferry"])
+
+
 def test_a_deleted_topic_is_no_longer_recalled(
     meh_path: str, opened: Callable[..., memhop.DB]
 ) -> None:
