@@ -9,7 +9,9 @@ Cancelling a task that awaits a call never leaves half a call behind: a call
 still queued is dropped (it never ran, nothing was written); a call already
 running completes in its thread as the whole sync call it is (a turn closes,
 or is refused, entirely) and only its result is discarded. ``close()`` waits
-for such calls before it closes the file.
+for such calls before it closes the file. ``dream`` is the one call a
+cancellation reaches: unless the caller passed its own ``cancel`` event, the
+pass stops at its next stage boundary (each stage applies whole or not at all).
 """
 
 from memhop.aio.db import AsyncDB, Opening, open

@@ -8,12 +8,14 @@ runs a model's tool call (``memhop.tools.dispatch``) the same way.
 
 from __future__ import annotations
 
+import asyncio
 import functools
+import threading
 from collections.abc import Callable, Coroutine, Mapping
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from memhop.aio.pool import Pool
-from memhop.api import Session
+from memhop.api import DreamReport, Session
 from memhop.tools import dispatch
 
 __all__ = ["AsyncSession"]
@@ -82,10 +84,30 @@ class AsyncSession:
     query_l3_subgraph = _bridge(Session.query_l3_subgraph)
     update_l3 = _bridge(Session.update_l3)
     delete_l3 = _bridge(Session.delete_l3)
-    dream = _bridge(Session.dream)
+
+    async def dream(
+        self, scene_id: str = "", *, cancel: threading.Event | None = None
+    ) -> DreamReport:
+        """Run one Dream pass over this domain now (``Session.dream``) and return its report.
+
+        Without a ``cancel`` event of the caller's, cancelling the awaiting task
+        stops the pass at its next stage boundary (each stage is applied whole
+        or not at all), as ``cancel.set()`` would.
+        """
+        stop = cancel if cancel is not None else threading.Event()
+        running = asyncio.wrap_future(self._pool.start(self.sync.dream, scene_id, cancel=stop))
+        try:
+            return await running
+        except asyncio.CancelledError:
+            if cancel is None:
+                stop.set()
+            raise
+
     # administration (host code only)
     update_scene = _bridge(Session.update_scene)
     rename_topic = _bridge(Session.rename_topic)
     merge_scenes = _bridge(Session.merge_scenes)
     delete_scene = _bridge(Session.delete_scene)
     delete_topic = _bridge(Session.delete_topic)
+    purge_scene = _bridge(Session.purge_scene)
+    purge_topic = _bridge(Session.purge_topic)

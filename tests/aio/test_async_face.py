@@ -239,3 +239,53 @@ def test_dispatch_runs_a_tool_call_on_the_pool(tmp_path: Path, no_aio_threads: N
     opened, refused = asyncio.run(main())
     assert opened["new_topic_id"]
     assert refused["error"]["code"] == 1003
+
+
+class GatedDreamModel:
+    """Consolidation waits until its ``cancel`` is set (or 30 s); counts the distill calls."""
+
+    def __init__(self) -> None:
+        self._local = memhop.LocalModel()
+        self.entered = threading.Event()
+        self.saw_cancel: list[bool] = []
+        self.distilled = 0
+
+    def extract_keywords(self, text: str, *, cancel: threading.Event | None = None) -> Any:
+        return self._local.extract_keywords(text, cancel=cancel)
+
+    def consolidate(self, topics: Any, floor: int, *, cancel: threading.Event | None = None) -> Any:
+        self.entered.set()
+        assert cancel is not None
+        self.saw_cancel.append(cancel.wait(30))
+        return self._local.consolidate(topics, floor, cancel=cancel)
+
+    def distill(self, samples: Any, *, cancel: threading.Event | None = None) -> Any:
+        self.distilled += 1
+        return self._local.distill(samples, cancel=cancel)
+
+
+def test_cancelling_a_dream_task_stops_the_pass(tmp_path: Path) -> None:
+    """The pass sees its cancel set and stops before distilling; a turn closed before stays."""
+    model = GatedDreamModel()
+    defaults = memhop.Defaults(scene_dream_topic_threshold=-1, dream_compress_min_topics=-1)
+    path = tmp_path / "dream.meh"
+
+    async def main() -> None:
+        profile = memhop.ProfileInput(name="p")
+        async with memhop.aio.open(str(path), model, defaults, profile) as db:
+            me = await db.primary()
+            for i in range(4):
+                await me.search()
+                await me.update(input=f"question {i} on coffee", output="ok", created_at=TS + i)
+            task = asyncio.create_task(me.dream())
+            while not model.entered.is_set():
+                await asyncio.sleep(0.005)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+    asyncio.run(main())
+    assert model.saw_cancel == [True]  # the pass's own event was set by the task's cancel
+    assert model.distilled == 0  # stopped before its last stage
+    with memhop.open(str(path), memhop.LocalModel()) as db:
+        assert len(db.primary().scene_context().topics) == 4  # the control: turns are whole
