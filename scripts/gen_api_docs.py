@@ -19,6 +19,7 @@ import argparse
 import builtins
 import dataclasses
 import enum
+import functools
 import importlib
 import inspect
 import os
@@ -66,13 +67,14 @@ examples.
 """
 
 
-def loaded_by_import() -> set[str]:
+@functools.cache
+def loaded_by_import() -> frozenset[str]:
     """The modules a fresh ``import memhop`` loads (a fresh interpreter, so nothing else is)."""
     code = "import sys, memhop; print('\\n'.join(sorted(sys.modules)))"
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
     ).stdout
-    return set(out.split())
+    return frozenset(out.split())
 
 
 def public_modules() -> list[str]:
