@@ -122,3 +122,33 @@ def test_the_knob_defaults_quoted_in_prose_are_the_codes() -> None:
     text = (DOCS / "integration.md").read_text(encoding="utf-8").replace("\n", " ")
     quoted = re.findall(r"`scene_dream_topic_threshold` \((\d+);", text)
     assert quoted == [str(memhop.DEFAULTS.scene_dream_topic_threshold)]
+
+
+def test_every_error_code_the_docs_name_is_the_codes() -> None:
+    """ "`NotFoundError` 3001" and its kind: the number is the class's code."""
+    pairs = [
+        (name, int(code))
+        for page in scanned()
+        for name, code in re.findall(
+            r"`(\w+Error)`,? \(?(\d{4})\b", page.read_text(encoding="utf-8").replace("\n", " ")
+        )
+    ]
+    assert ("NotFoundError", 3001) in pairs  # integration.md's table of codes
+    for name, code in pairs:
+        assert memhop.code_of(getattr(memhop, name)("x")) == code, name
+
+
+def test_the_timestamp_ranges_the_guide_states_are_the_ones_refused(tmp_path: Path) -> None:
+    """Seconds ([1e9, 1e11)) and microseconds (> 1e14) are refused; milliseconds are not."""
+    text = (DOCS / "integration.md").read_text(encoding="utf-8").replace("\n", " ")
+    assert "Seconds (`[1e9, 1e11)`)" in text
+    assert "microseconds (`> 1e14`)" in text
+    profile = memhop.ProfileInput(name="A")
+    with memhop.open(tmp_path / "t.meh", memhop.LocalModel(), profile=profile) as db:
+        me = db.primary()
+        me.search()
+        for refused in (10**9, 10**11 - 1, 10**14 + 1):
+            with pytest.raises(memhop.InvalidQueryError, match="not milliseconds"):
+                me.append_archive(content="x", created_at=refused)
+        for accepted in (10**9 - 1, 10**11, 10**14):
+            assert me.append_archive(content="x", created_at=accepted) >= 3
