@@ -166,7 +166,8 @@ def show(conversation: Conversation, kept: Kept) -> None:
         f"{kept.sample_id} ({conversation.speaker_a} and {conversation.speaker_b}): "
         f"{kept.sessions} sessions, {kept.lines} lines -> {kept.turns} turns"
     )
-    print(f"  scenes: {kept.scenes[0]} ... {kept.scenes[-1]}")
+    span = kept.scenes[0] if len(kept.scenes) == 1 else f"{kept.scenes[0]} ... {kept.scenes[-1]}"
+    print(f"  scenes: {span}")
     print(
         f"  dream: swept {r.l4_records_pruned} originals, kept {r.l4_records_kept_unfolded} "
         f"past the window (no summary carries them); folded {r.l2_topics_compressed} rows "
@@ -189,10 +190,21 @@ def show(conversation: Conversation, kept: Kept) -> None:
         print(f"    ... and {len(ordered) - SHOWN_ASSOCIATIONS} more")
 
 
+def positive(text: str) -> int:
+    """An argparse type: an integer of at least 1."""
+    value = int(text)
+    if value < 1:
+        msg = f"must be at least 1, got {value}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--limit", type=int, metavar="N", help="the first N conversations only")
-    parser.add_argument("--sessions", type=int, metavar="N", help="the first N sessions of each")
+    parser.add_argument("--limit", type=positive, metavar="N", help="the first N conversations")
+    parser.add_argument(
+        "--sessions", type=positive, metavar="N", help="the first N sessions of each"
+    )
     parser.add_argument("--out", metavar="DIR", help="write the .meh files here (kept)")
     parser.add_argument(
         "--sweep-unfolded",
