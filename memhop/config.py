@@ -16,6 +16,7 @@ from memhop.errors import ConfigError, InvalidQueryError
 
 __all__ = [
     "DEFAULTS",
+    "DEFAULT_COMPACT_DEAD_RATIO",
     "DEFAULT_MAX_OUTPUT_TOKENS",
     "DEFAULT_TIMEOUT_SECS",
     "MAX_CONTENT_RETENTION_MS",
@@ -33,6 +34,8 @@ MAX_TIMEOUT_SECS = (2**63 - 1) // 10**9
 MAX_CONTENT_RETENTION_MS = (2**63 - 1) // 10**6
 DEFAULT_TIMEOUT_SECS = 120
 DEFAULT_MAX_OUTPUT_TOKENS = 8192
+DEFAULT_COMPACT_DEAD_RATIO = 0.5
+"""Compact in place once half the file is dead: chosen by benches/compaction.py."""
 STRUCTURED_OUTPUT_MODES = ("auto", "json_schema", "json_object", "off")
 
 
@@ -123,6 +126,11 @@ class Defaults:
     ``sweep_unfolded`` (memhop's own): False keeps an original line or event
     past the window until its turn is folded into a Dream row that still
     exists; True sweeps every original past the window, as upstream does.
+    ``compact_dead_ratio`` (memhop's own, a float): after a Dream pass or a
+    delete, the file is compacted in place once its dead bytes (deleted and
+    superseded records, tombstones, old snapshots) pass this share of it;
+    0 (or negative) compacts only when the host asks, as upstream. Unlike the
+    integer knobs, its default is the value itself, not 0.
     """
 
     scene_dream_topic_threshold: int = 0
@@ -130,6 +138,7 @@ class Defaults:
     agent_idle_ttl_ms: int = 0
     content_retention_ms: int = 0
     sweep_unfolded: bool = False
+    compact_dead_ratio: float = DEFAULT_COMPACT_DEAD_RATIO
 
     def validate(self) -> None:
         """Refuse non-integer knobs and a retention that is negative or past Go's range."""
@@ -146,6 +155,16 @@ class Defaults:
         if not isinstance(self.sweep_unfolded, bool):
             kind = type(self.sweep_unfolded).__name__
             msg = f"Defaults.sweep_unfolded must be a bool, not {kind}"
+            raise ConfigError(msg)
+        ratio = self.compact_dead_ratio
+        if isinstance(ratio, bool) or not isinstance(ratio, int | float):
+            msg = f"Defaults.compact_dead_ratio must be a number, not {type(ratio).__name__}"
+            raise ConfigError(msg)
+        if not ratio < 1:  # also refuses NaN
+            msg = (
+                f"Defaults.compact_dead_ratio {ratio} must be below 1 (a share of the file;"
+                " 0 compacts only when asked)"
+            )
             raise ConfigError(msg)
         if self.content_retention_ms < 0:
             msg = "Defaults.content_retention_ms must not be negative: retention cannot be off"
@@ -168,8 +187,13 @@ class Defaults:
             agent_idle_ttl_ms=self.agent_idle_ttl_ms or _LIBRARY.agent_idle_ttl_ms,
             content_retention_ms=self.content_retention_ms or _LIBRARY.content_retention_ms,
         )
-        # A negative floor means "no floor": converge as far as the model allows.
-        return replace(filled, dream_compress_min_topics=max(filled.dream_compress_min_topics, 0))
+        # A negative floor means "no floor": converge as far as the model allows; a
+        # negative ratio means "never on its own", as 0 does.
+        return replace(
+            filled,
+            dream_compress_min_topics=max(filled.dream_compress_min_topics, 0),
+            compact_dead_ratio=max(float(filled.compact_dead_ratio), 0.0),
+        )
 
 
 _LIBRARY = Defaults(

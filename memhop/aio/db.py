@@ -85,6 +85,7 @@ class AsyncDB:
 
     agents = _bridge(DB.agents)
     checkpoint = _bridge(DB.checkpoint)
+    compact = _bridge(DB.compact)
     compact_to = _bridge(DB.compact_to)
     stats = _bridge(DB.stats)
 

@@ -56,7 +56,7 @@ class AdminFace:
         different graphs when the primary has no anchor; an unknown scene is
         NotFoundError. A turn open on a secondary is dropped.
         """
-        self._ops.run(
+        self._ops.delete(
             admin.merge_scenes,
             _args.scene_id(primary_id, "primary_id"),
             _args.scene_id_list(secondary_ids, "secondary_ids"),
@@ -66,14 +66,37 @@ class AdminFace:
         """Delete a scene with its topics, their lines, events and plans, and its L1 node.
 
         NotFoundError for an unknown (or already deleted) scene. A turn open
-        on it is dropped; the next ``search`` picks another scene.
+        on it is dropped; the next ``search`` picks another scene. The bytes
+        stay in the file until a compaction (``Defaults.compact_dead_ratio``,
+        ``DB.compact``); ``purge_scene`` removes them now.
         """
-        self._ops.run(admin.delete_scene, _args.scene_id(scene_id))
+        self._ops.delete(admin.delete_scene, _args.scene_id(scene_id))
 
     def delete_topic(self, topic_id: str) -> None:
         """Delete a topic, every topic folded below it, and their lines, events and plans.
 
         The reserved zero id is refused; an unknown (or already deleted)
         topic is NotFoundError. A turn open on a deleted topic is dropped.
+        The bytes stay in the file until a compaction; ``purge_topic``
+        removes them now.
         """
-        self._ops.run(admin.delete_topic, _args.topic_id(topic_id))
+        self._ops.delete(admin.delete_topic, _args.topic_id(topic_id))
+
+    def purge_scene(self, scene_id: str) -> None:
+        """``delete_scene``, then compact the file in place: returns once the bytes are gone.
+
+        Every other Session of the file keeps working (current scenes and
+        open turns survive). NotFoundError for an unknown scene, as
+        ``delete_scene``; a scene deleted earlier is purged by ``DB.compact``.
+        A compaction that fails (a full disk, a record that will not read)
+        raises with the delete done and the old file whole.
+        """
+        self._ops.purge(admin.delete_scene, _args.scene_id(scene_id))
+
+    def purge_topic(self, topic_id: str) -> None:
+        """``delete_topic``, then compact the file in place: returns once the bytes are gone.
+
+        As ``purge_scene``: NotFoundError for an unknown topic, a compaction
+        failure raises with the delete done and the old file whole.
+        """
+        self._ops.purge(admin.delete_topic, _args.topic_id(topic_id))

@@ -94,6 +94,17 @@ class DB:
         """
         self._root.compact_to(new_path)
 
+    def compact(self) -> None:
+        """Compact the open file in place: keep only live records, under the same name.
+
+        Deleted and superseded payloads, tombstones and old snapshots leave
+        the file. The copy is made beside it, fsynced and renamed over it, so
+        a crash leaves the old file or the new one, whole. Every Session keeps
+        working (current scenes and open turns survive); calls wait while it
+        runs, and background Dream passes start after it.
+        """
+        self._root.compact()
+
     def stats(self) -> DBStats:
         """File bytes, live records, and model usage per domain."""
         file_bytes, records, usage = self._root.stats()

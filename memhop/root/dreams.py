@@ -14,6 +14,10 @@ set. The root's ``close`` sets ``closing``, then joins the background threads
 
 Lock order: ``DreamThreads``' own mutex is a leaf (nothing is taken under
 it), so scheduling from inside a domain lock is safe.
+
+Pause: an in-place compaction pauses scheduling (``pause``/``resume``); a
+pass asked for meanwhile starts on resume. Every pass, foreground or not,
+runs the dead-bytes policy (``Root.compact_if_due``) once it returns.
 """
 
 from __future__ import annotations
@@ -51,12 +55,20 @@ class DreamThreads:
         self._mu = threading.Lock()
         self._running: dict[tuple[int, int], threading.Thread] = {}
         self._closed = False
+        self._pauses = 0
+        self._deferred: dict[tuple[int, int], Callable[[], None]] = {}
 
     def start(self, agent_id: int, scene_id: int, body: Callable[[], None]) -> bool:
-        """Start ``body`` on a named thread unless one runs for this scene; True if started."""
+        """Start ``body`` on a named thread unless one runs for this scene; True if started.
+
+        While paused, the pass is kept (one per scene) and started by ``resume``.
+        """
         key = (agent_id, scene_id)
         with self._mu:
             if self._closed or key in self._running:
+                return False
+            if self._pauses:
+                self._deferred.setdefault(key, body)
                 return False
             thread = threading.Thread(
                 target=self._run, args=(key, body), name=thread_name(*key), daemon=True
@@ -71,6 +83,21 @@ class DreamThreads:
         finally:
             with self._mu:
                 self._running.pop(key, None)
+
+    def pause(self) -> None:
+        """Start no pass until the matching ``resume`` (pauses nest)."""
+        with self._mu:
+            self._pauses += 1
+
+    def resume(self) -> None:
+        """End one ``pause``; the last one starts the passes asked for meanwhile."""
+        with self._mu:
+            self._pauses -= 1
+            if self._pauses:
+                return
+            deferred, self._deferred = self._deferred, {}
+        for (agent_id, scene_id), body in deferred.items():
+            self.start(agent_id, scene_id, body)
 
     def close_and_join(self, timeout: float = JOIN_TIMEOUT_S) -> None:
         """Refuse new passes and wait (up to ``timeout`` in all) for those in flight."""
@@ -97,6 +124,8 @@ class Root(Protocol):
     dreams: DreamThreads
 
     def domain(self, agent_id: int) -> AbstractContextManager[DomainContext]: ...
+
+    def compact_if_due(self) -> None: ...
 
 
 @contextlib.contextmanager
@@ -129,7 +158,10 @@ def run_pass(
         cancel=AnyEvent(cancel, root.closing),
         sweep_unfolded=root.defaults.sweep_unfolded,
     )
-    return run_dream(env, scene_id)
+    outcome = run_dream(env, scene_id)
+    # The sweeps may have left dead bytes past the policy's ratio; no lock is held here.
+    root.compact_if_due()
+    return outcome
 
 
 def _background(root: Root, agent_id: int, scene_id: int) -> None:

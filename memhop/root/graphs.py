@@ -192,6 +192,7 @@ def delete_l3(ops: AgentOps, gid: int) -> None:
 
     ops.run(run)
     detach_anchors(ops.root, gid)
+    ops.root.compact_if_due()
 
 
 def detach_anchors(root: Root, gid: int) -> int:

@@ -18,30 +18,25 @@ from memhop.engine.storefile import LOCK_MESSAGE
 from memhop.errors import ConfigError, InvalidQueryError, MemHopError, StorageIOError
 from memhop.layers import profile
 from memhop.records import AgentType, ProfileSlot
+from memhop.root.compaction import identity
 from memhop.root.root import Clock, Root, check_model, wall_clock_ms
 
-# The files this process holds open, by (device, inode), so a second open can
-# name the DB that holds it (a re-run notebook cell, a handle left in Out[]).
-_OPEN_HERE: dict[tuple[int, int], weakref.ref[Root]] = {}
-
-
-def _identity(path: str) -> tuple[int, int] | None:
-    try:
-        stat = os.stat(path)
-    except OSError:
-        return None
-    return stat.st_dev, stat.st_ino
+# The roots this process holds open, so a second open can name the DB that
+# holds a file (a re-run notebook cell, a handle left in Out[]). Matched by
+# each root's current (device, inode): an in-place compaction changes it.
+_OPEN_HERE: weakref.WeakSet[Root] = weakref.WeakSet()
 
 
 def _holder(key: tuple[int, int]) -> Root | None:
-    ref = _OPEN_HERE.get(key)
-    root = None if ref is None else ref()
-    return None if root is None or root.closed else root
+    for root in list(_OPEN_HERE):
+        if not root.closed and root.file_identity == key:
+            return root
+    return None
 
 
 def _refuse_if_open_here(path: str) -> None:
     """StorageIOError naming the DB of this process that already holds ``path``."""
-    key = _identity(path)
+    key = identity(path)
     holder = None if key is None else _holder(key)
     if holder is None:
         return
@@ -53,12 +48,8 @@ def _refuse_if_open_here(path: str) -> None:
     raise StorageIOError(msg)
 
 
-def _remember(path: str, root: Root) -> None:
-    for gone in [k for k in _OPEN_HERE if _holder(k) is None]:
-        del _OPEN_HERE[gone]
-    key = _identity(path)
-    if key is not None:
-        _OPEN_HERE[key] = weakref.ref(root)
+def _remember(root: Root) -> None:
+    _OPEN_HERE.add(root)
 
 
 def _open_existing(path: str) -> Engine:
@@ -143,7 +134,7 @@ def open_root(
     try:
         _seed_primary(engine, seed, clock())
         root = Root(engine, table, model, clock)
-        _remember(path, root)
+        _remember(root)
         return root
     except MemHopError:
         with contextlib.suppress(MemHopError):

@@ -37,3 +37,27 @@ class AgentOps:
         """Call ``op(engine, ctx, *args, **kwargs)`` holding this domain's lock."""
         with self.root.domain(self.agent_id) as ctx:
             return op(self.root.engine, ctx, *args, **kwargs)
+
+    def delete(
+        self,
+        op: Callable[Concatenate[Engine, DomainContext, P], None],
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> None:
+        """``run`` a delete, then (the lock released) the root's dead-bytes policy."""
+        self.run(op, *args, **kwargs)
+        self.root.compact_if_due()
+
+    def purge(
+        self,
+        op: Callable[Concatenate[Engine, DomainContext, P], None],
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> None:
+        """``run`` a delete, then compact the file in place whatever the policy says.
+
+        Returns once the deleted bytes are gone from the file; a compaction
+        that fails raises (the delete stands).
+        """
+        self.run(op, *args, **kwargs)
+        self.root.compact()

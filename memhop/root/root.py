@@ -2,7 +2,9 @@
 
 Lock order: ``_agents_mu`` (registry and context table) is never taken while
 a domain lock is held; a domain lock is taken before ``pool_lock`` (the shared
-L3 pool), and both before the engine's own lock.
+L3 pool), and both before the engine's own lock. ``engine`` is replaced by an
+in-place compaction (``memhop.root.compaction``) while all of these are held:
+read it under one of them.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from memhop.layers import archive, plan, profile, registry, topic
 from memhop.llm import Model, Usage
 from memhop.llm.remote import OpenAIModel
 from memhop.records import AgentType, ProfileSlot
-from memhop.root import dreams
+from memhop.root import compaction, dreams
 from memhop.root.domain import DomainContext, MeteredModel, Mirrors
 
 Clock = Callable[[], int]
@@ -62,6 +64,9 @@ class Root:
         self.dreams = dreams.DreamThreads()  # background passes in flight, joined by close()
         # Serializes the shared L3 pool across domains; taken inside a domain lock.
         self.pool_lock = threading.Lock()
+        # The file as opened, for an in-place compaction: it must still be this one.
+        self.file_path = os.path.abspath(engine.path)
+        self.file_identity = compaction.identity(self.file_path)
 
     # ---- lifecycle -----------------------------------------------------------------------
 
@@ -90,19 +95,46 @@ class Root:
         self.engine.close()
 
     def checkpoint(self) -> None:
-        self.check_open()
-        self.engine.checkpoint()
+        with self._agents_mu:  # the engine is not swapped meanwhile
+            self.check_open()
+            self.engine.checkpoint()
 
     def compact_to(self, new_path: str | os.PathLike[str]) -> None:
         """Write a compacted copy; a point-in-time copy, no domain lock taken."""
-        self.check_open()
-        compact_to(self.engine, new_path)
+        with self._agents_mu:
+            self.check_open()
+            compact_to(self.engine, new_path)
+
+    def compact(self) -> None:
+        """Compact the open file in place (``memhop.root.compaction.compact``)."""
+        compaction.compact(self)
+
+    def compact_if_due(self) -> None:
+        """Compact in place when dead bytes pass ``Defaults.compact_dead_ratio`` (never raises)."""
+        compaction.compact_if_due(self)
+
+    @contextlib.contextmanager
+    def quiesced(self) -> Iterator[list[DomainContext]]:
+        """Hold the registry lock, every live domain's lock (ascending) and ``pool_lock``.
+
+        No call of this handle touches the file in the body; the contexts are
+        yielded. For work that replaces the engine. Hold no domain lock when
+        entering: the registry lock comes first, as everywhere.
+        """
+        with self._agents_mu:
+            self.check_open()
+            contexts = [self._contexts[agent_id] for agent_id in sorted(self._contexts)]
+            with contextlib.ExitStack() as held:
+                for ctx in contexts:
+                    held.enter_context(ctx.lock)
+                held.enter_context(self.pool_lock)
+                yield contexts
 
     def stats(self) -> tuple[int, int, dict[int, Usage]]:
         """Return file bytes, live records and model usage per domain (no domain lock)."""
-        self.check_open()
-        file_bytes, records = self.engine.stats()
         with self._agents_mu:
+            self.check_open()
+            file_bytes, records = self.engine.stats()
             usage = {agent: meter.usage() for agent, meter in sorted(self._meters.items())}
         return file_bytes, records, usage
 

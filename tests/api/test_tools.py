@@ -14,7 +14,7 @@ import memhop
 from memhop import tools
 
 ADMIN = {"update_scene", "rename_topic", "merge_scenes", "delete_scene", "delete_topic"}
-ADMIN |= {"update_l3", "delete_l3", "agent_id"}
+ADMIN |= {"update_l3", "delete_l3", "agent_id", "purge_scene", "purge_topic"}
 TS = 1_700_000_000_000
 
 
