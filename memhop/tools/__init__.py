@@ -1,11 +1,12 @@
 """The task face as model tools: strict OpenAI tool definitions and a dispatcher.
 
 ``schemas()`` returns one OpenAI function definition per task-face method
-(upstream's 18 tool names, and memhop's own ``memory_recall``), each with a description a model can act on (when
-to call it, then the method's contract) and a strict JSON Schema whose every
-parameter is described; enums are offered by name. ``dispatch(session, name,
-arguments, now_ms=None)`` runs a model's call and returns compact JSON-ready
-results (``encode`` gives the text). The host owns the clock: ``created_at``
+(upstream's 18 tool names, and memhop's own ``memory_recall``), each with a
+description a model can act on (when to call it, then the method's contract)
+and a strict JSON Schema whose every parameter is described; enums are
+offered by name. ``dispatch(session, name, arguments, now_ms=None)`` runs a
+model's call and returns compact JSON-ready results (``encode`` gives the
+text). The host owns the clock: ``created_at``
 is never asked of the model. The admin methods are never tools: a model that
 can destroy records needs the host's approval path, not a schema.
 """
