@@ -365,11 +365,16 @@ STEP = st.one_of(
     st.tuples(st.just("merge"), st.integers(0, 20)),
     st.tuples(st.just("dream")),
     st.tuples(st.just("recall"), st.sampled_from(VOCAB)),
+    st.tuples(st.just("open"), st.sampled_from(VOCAB)),  # an event; the next turn drops it
 )
 
 
 def apply(me: memhop.Session, steps: list[tuple[Any, ...]]) -> None:
-    """Run ``steps`` on ``me``; a step naming something already gone does nothing."""
+    """Run ``steps`` on ``me``; a step naming something already gone does nothing.
+
+    One more ``update`` ends the history: it closes a turn left open (a reopen forgets
+    an open turn) or replays the last closed one, which rewrites that turn's input line.
+    """
     made: list[memhop.TopicSlot] = []
     gone = (memhop.NotFoundError, memhop.InvalidQueryError)  # deleted, merged or folded away
     for i, step in enumerate(steps):
@@ -391,18 +396,30 @@ def apply(me: memhop.Session, steps: list[tuple[Any, ...]]) -> None:
             me.dream()
         elif step[0] == "recall":
             me.recall(step[1])
+        elif step[0] == "open":
+            me.search()
+            me.append_archive(content=step[1], created_at=TS + i, kind=EVENT, event_type="o")
+    with contextlib.suppress(memhop.InvalidQueryError):  # "no turn is open": none was closed
+        me.update(input="closing words", created_at=TS + len(steps))
 
 
 @settings(max_examples=30, deadline=None)
 @given(steps=st.lists(STEP, min_size=1, max_size=10))
 def test_any_history_recalls_as_a_reopened_file(steps: list[tuple[Any, ...]]) -> None:
     queries = [*VOCAB, "ferry kitten storm"]
+
+    def everything(me: memhop.Session) -> list[list[memhop.RecallHit]]:
+        """Each query, then all words in each scene (what the scene filter sees)."""
+        scenes = [s.scene_id for s in me.list_scenes()]
+        every = " ".join(VOCAB)
+        return answers(me, queries) + [me.recall(every, limit=10, scene_id=s) for s in scenes]
+
     with tempfile.TemporaryDirectory() as tmp:
         path = str(Path(tmp) / "memory.meh")
         with open_new(path, DreamModel(), defaults=defaults()) as db:
             me = db.primary()
             me.recall("ferry")  # keep the mirror from the start
             apply(me, steps)
-            kept = answers(me, queries)
+            kept = everything(me)
         with memhop.open(path, memhop.LocalModel()) as again:
-            assert answers(again.primary(), queries) == kept
+            assert everything(again.primary()) == kept
