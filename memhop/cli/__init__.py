@@ -1,7 +1,7 @@
 """The ``memhop`` command line (console script ``memhop`` and ``python -m memhop``).
 
 Responsibility: look into a ``.meh`` file from a shell (``info``, ``agents``,
-``scenes``, ``topics``, ``show``, ``grep``, ``frames``, ``verify``,
+``scenes``, ``topics``, ``stats``, ``show``, ``grep``, ``frames``, ``verify``,
 ``export``), make a compacted copy (``compact``), and start the MCP server
 (``mcp``, from the ``memhop[mcp]`` extra).
 
@@ -75,6 +75,7 @@ def _parser() -> argparse.ArgumentParser:
     topics = command("topics", "an agent's topics with provenance")
     topics.add_argument("--agent", help="16-hex id or sub-agent name (default: the primary)")
     topics.add_argument("--scene", help="16-hex scene id or scene name")
+    command("stats", "live and dead records and bytes per record type")
     command("show", "every live record with this id").add_argument("id", help="16-hex id")
     grep = command("grep", "live records whose text holds TEXT (case-insensitive)")
     grep.add_argument("text")

@@ -52,6 +52,10 @@ def cmd_topics(args: argparse.Namespace, out: TextIO) -> int:
     return _show(args, inspect(args.file).topics(args.agent, args.scene), out)
 
 
+def cmd_stats(args: argparse.Namespace, out: TextIO) -> int:
+    return _show(args, inspect(args.file).stats(progress_for("stats")), out)
+
+
 def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
     found = inspect(args.file).lookup(args.id)
     if not found:
@@ -129,6 +133,7 @@ COMMANDS = {
     "agents": cmd_agents,
     "scenes": cmd_scenes,
     "topics": cmd_topics,
+    "stats": cmd_stats,
     "show": cmd_show,
     "grep": cmd_grep,
     "frames": cmd_frames,

@@ -43,7 +43,17 @@ from memhop.records import (
     TopicSlot,
 )
 
-__all__ = ["DECODERS", "Verification", "frames_table", "live_records", "stats_table", "verify"]
+__all__ = [
+    "DECODERS",
+    "RECORD_COLUMNS",
+    "Verification",
+    "frames_table",
+    "live_records",
+    "stats_table",
+    "stored_json",
+    "type_name",
+    "verify",
+]
 
 DECODERS: dict[int, Any] = {
     cls.RECORD_TYPE: cls
@@ -74,15 +84,22 @@ def type_name(rec_type: int) -> str:
         return f"0x{rec_type:02x}"
 
 
-def _payload(state: FileState, region: Region) -> Any:
-    """The stored JSON of a frame as Python values (the raw text if it is not JSON)."""
-    raw = state.data[region.payload_start : region.end]
+RECORD_COLUMNS = ("agent", "type", "id", "offset", "record")
+"""The columns of a listing of whole records (lookup, grep, export)."""
+
+
+def stored_json(raw: bytes) -> Any:
+    """A payload's stored JSON as Python values (its text if it is not JSON; None if empty)."""
     if not raw:
         return None
     try:
         return json.loads(raw)
     except ValueError:
         return raw.decode("utf-8", "replace")
+
+
+def _payload(state: FileState, region: Region) -> Any:
+    return stored_json(state.data[region.payload_start : region.end])
 
 
 def _is_live(state: FileState, region: Region) -> bool:

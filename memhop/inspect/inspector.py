@@ -322,8 +322,22 @@ class Inspector:
     def lookup(self, record_id: str) -> Table:
         """Every live record with this id, in any domain, with its stored JSON."""
         id_hash = parse_id(record_id, "id")
-        out = [r for r in self.records() if r["id"] == format_id(id_hash)]
-        return Table(("agent", "type", "id", "offset", "record"), out, title=f"id {record_id}")
+        data, size = self._state.data, self._state.size
+        out = []
+        for agent_id, ids in sorted(self._state.index.items()):
+            offset = ids.get(id_hash)
+            frame = None if offset is None else decode_frame(data, offset, size)
+            if frame is not None:
+                out.append(
+                    {
+                        "agent": format_id(agent_id),
+                        "type": audit.type_name(frame.rec_type),
+                        "id": format_id(id_hash),
+                        "offset": offset,
+                        "record": audit.stored_json(frame.payload),
+                    }
+                )
+        return Table(audit.RECORD_COLUMNS, out, title=f"id {record_id}")
 
     def grep(self, text: str, agent: str | None = None) -> Table:
         """Live records whose stored values hold ``text`` (case-insensitive), in log order."""
@@ -338,7 +352,7 @@ class Inspector:
             if only in (None, record["agent"])
             and needle in json.dumps(record["record"], ensure_ascii=False).casefold()
         ]
-        return Table(("agent", "type", "id", "offset", "record"), out, title=f"grep {text!r}")
+        return Table(audit.RECORD_COLUMNS, out, title=f"grep {text!r}")
 
     def records(self, progress: Progress | None = None) -> Iterator[dict[str, Any]]:
         """Every live record in log order as agent, type, id, offset and its stored JSON."""

@@ -30,33 +30,50 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_listings_print_text_that_fits_and_json_that_parses(demo: Demo) -> None:
+def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """Run ``memhop.cli.main`` in this process: (exit code, stdout, stderr).
+
+    For the variations; the real entry point runs as a subprocess (``run``) in
+    each test's main case.
+    """
+    code = memhop.cli.main(list(args))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_listings_print_text_that_fits_and_json_that_parses(
+    demo: Demo, capsys: pytest.CaptureFixture[str]
+) -> None:
     before = signature(demo.path)
     text = run("topics", demo.path)
     assert text.returncode == 0, text.stderr
     assert demo.turn_ids[0] in text.stdout
     assert max(len(line) for line in text.stdout.splitlines()) <= 100
     assert text.stderr == ""  # no progress and no noise when stderr is not a terminal
-    rows = json.loads(run("topics", demo.path, "--json").stdout)
+    rows = json.loads(cli(capsys, "topics", demo.path, "--json")[1])
     assert {r["topic_id"] for r in rows} >= set(demo.turn_ids)
     assert all(r["scene_id"] == demo.scene_id for r in rows)
-    agents = json.loads(run("--json", "agents", demo.path).stdout)
+    agents = json.loads(cli(capsys, "--json", "agents", demo.path)[1])
     assert [a["name"] for a in agents] == ["Ada", "scout"]
-    scout = json.loads(run("scenes", demo.path, "--agent", "scout", "--json").stdout)
+    scout = json.loads(cli(capsys, "scenes", demo.path, "--agent", "scout", "--json")[1])
     assert len(scout) == 1
-    info = json.loads(run("info", demo.path, "--json").stdout)
+    stats = json.loads(cli(capsys, "stats", demo.path, "--json")[1])
+    assert {"topic", "archive", "snapshot"} <= {row["type"] for row in stats}
+    info = json.loads(cli(capsys, "info", demo.path, "--json")[1])
     assert info["snapshot"] == "current"
     assert info["live_records"] > 0
     assert signature(demo.path) == before  # the command line only reads
 
 
-def test_show_grep_frames_and_export(demo: Demo, tmp_path: object) -> None:
-    shown = run("show", demo.path, demo.turn_ids[0])
-    assert shown.returncode == 0
-    assert f"topic {demo.turn_ids[0]} in agent 0000000000000000" in shown.stdout
-    hits = json.loads(run("grep", demo.path, "aphids", "--json").stdout)
+def test_show_grep_frames_and_export(
+    demo: Demo, tmp_path: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, shown, _ = cli(capsys, "show", demo.path, demo.turn_ids[0])
+    assert code == 0
+    assert f"topic {demo.turn_ids[0]} in agent 0000000000000000" in shown
+    hits = json.loads(cli(capsys, "grep", demo.path, "aphids", "--json")[1])
     assert {h["agent"] for h in hits} == {demo.sub_id}
-    frames = json.loads(run("frames", demo.path, "--json", "--limit", "3").stdout)
+    frames = json.loads(cli(capsys, "frames", demo.path, "--json", "--limit", "3")[1])
     assert frames[0]["offset"] == 8192
     assert len(frames) == 3
     out = f"{tmp_path}/records.jsonl"
@@ -65,15 +82,17 @@ def test_show_grep_frames_and_export(demo: Demo, tmp_path: object) -> None:
         records = [json.loads(line) for line in handle]
     assert len(records) == memhop.inspect(demo.path).info()["live_records"]
     assert {r["type"] for r in records} >= {"profile", "scene", "topic", "archive", "registry"}
-    again = run("export", demo.path, "-o", out)  # never overwrites
-    assert again.returncode == 3
-    assert "already exists" in again.stderr
+    code, _, err = cli(capsys, "export", demo.path, "-o", out)  # never overwrites
+    assert code == 3
+    assert "already exists" in err
 
 
-def test_verify_exits_1_on_damage_with_a_message_and_no_traceback(demo: Demo) -> None:
-    ok = run("verify", demo.path)
-    assert ok.returncode == 0
-    assert "no damage found" in ok.stdout
+def test_verify_exits_1_on_damage_with_a_message_and_no_traceback(
+    demo: Demo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = cli(capsys, "verify", demo.path)
+    assert code == 0
+    assert "no damage found" in out
     frame = next(f for f in memhop.inspect(demo.path).frames() if f["size"] > 60)
     flip_byte(demo.path, frame["offset"] + 40, 0x04)
     bad = run("verify", demo.path)
@@ -81,7 +100,7 @@ def test_verify_exits_1_on_damage_with_a_message_and_no_traceback(demo: Demo) ->
     assert str(frame["offset"]) in bad.stdout
     assert "damage found" in bad.stderr
     assert "Traceback" not in bad.stderr
-    report = json.loads(run("verify", demo.path, "--json").stdout)
+    report = json.loads(cli(capsys, "verify", demo.path, "--json")[1])
     assert report["ok"] is False
     assert [p["offset"] for p in report["problems"] if p["where"] == "frame"] == [frame["offset"]]
 
@@ -110,29 +129,31 @@ def test_errors_have_documented_exit_codes(
     assert "Traceback" not in err
 
 
-def test_a_file_that_is_not_a_meh_file_exits_1(tmp_path: object) -> None:
+def test_a_file_that_is_not_a_meh_file_exits_1(
+    tmp_path: object, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = f"{tmp_path}/notes.meh"
     with open(path, "wb") as handle:
         handle.write(b"not memhop\n" * 1000)
-    done = run("info", path)
-    assert done.returncode == 1
-    assert "invalid magic" in done.stderr
+    code, _, err = cli(capsys, "info", path)
+    assert code == 1
+    assert "invalid magic" in err
 
 
 def test_compact_writes_a_verified_copy_with_the_same_live_records(
-    demo: Demo, tmp_path: object
+    demo: Demo, tmp_path: object, capsys: pytest.CaptureFixture[str]
 ) -> None:
     dst = f"{tmp_path}/copy.meh"
     done = run("compact", demo.path, dst)
     assert done.returncode == 0, done.stderr
     assert "compacted" in done.stdout
-    assert run("verify", dst).returncode == 0
+    assert memhop.inspect(dst).verify().ok
     src_rows = memhop.inspect(demo.path).topics().to_dicts()
     assert memhop.inspect(dst).topics().to_dicts() == src_rows
     assert os.path.getsize(dst) < os.path.getsize(demo.path)
-    refused = run("compact", demo.path, dst)  # the destination exists now
-    assert refused.returncode == 2
-    assert "already exists" in refused.stderr
+    code, _, err = cli(capsys, "compact", demo.path, dst)  # the destination exists now
+    assert code == 2
+    assert "already exists" in err
 
 
 def test_compact_of_a_held_file_is_refused(demo: Demo, tmp_path: object) -> None:
@@ -140,8 +161,8 @@ def test_compact_of_a_held_file_is_refused(demo: Demo, tmp_path: object) -> None
         done = run("compact", demo.path, f"{tmp_path}/copy.meh")
         assert done.returncode == 3
         assert "another instance" in done.stderr
-        assert run("topics", demo.path).returncode == 0  # reads still work beside the holder
-    assert run("compact", demo.path, f"{tmp_path}/copy.meh").returncode == 0
+        assert memhop.cli.main(["topics", demo.path]) == 0  # reads still work beside the holder
+    assert memhop.cli.main(["compact", demo.path, f"{tmp_path}/copy.meh"]) == 0
 
 
 def test_mcp_dispatches_to_memhop_mcp_main_or_names_the_extra(
