@@ -15,7 +15,7 @@ Traps:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import memhop.records as rec
 from memhop.api.results import (
@@ -176,8 +176,26 @@ def _provenance(made_by: ProvenanceLike | None) -> dict[str, Any]:
     }
 
 
+# Rows mapped lately, by the identity of the record they came from: a turn maps its
+# scene's whole surface, and all but the newest row are the records mapped last turn.
+# The record is held in the entry, so its id cannot be reused while the entry lives.
+_MAPPED_ROWS: dict[int, tuple[rec.TopicSlot, ProvenanceLike | None, TopicSlot]] = {}
+_MAPPED_ROWS_LIMIT = 4096
+
+
 def topic_slot(topic: rec.TopicSlot, made_by: ProvenanceLike | None = None) -> TopicSlot:
     """A topic row; a root keeps ``parent_id`` None; no ``made_by`` reads as a turn row."""
+    held = _MAPPED_ROWS.get(id(topic))
+    if held is not None and held[0] is topic and (held[1] is made_by or held[1] == made_by):
+        return held[2]
+    row = _topic_row(topic, made_by)
+    if len(_MAPPED_ROWS) >= _MAPPED_ROWS_LIMIT:
+        _MAPPED_ROWS.pop(next(iter(_MAPPED_ROWS), 0), None)  # the oldest entry
+    _MAPPED_ROWS[id(topic)] = (topic, made_by, row)
+    return row
+
+
+def _topic_row(topic: rec.TopicSlot, made_by: ProvenanceLike | None) -> TopicSlot:
     return TopicSlot(
         id=format_id(topic.id),
         scene_id=format_id(topic.scene_id),
@@ -207,9 +225,33 @@ def search_result(
         profile=profile_slot(profile),
         profile_brief=profile_brief(profile),
         scene=scene_slot(scene),
-        topics=tuple(topic_slot(t, made_by.get(t.id)) for t in topics),
+        topics=_surface(scene.scene_id, tuple(topics), made_by),
         new_topic_id=format_id(new_topic_id),
     )
+
+
+# The surface last mapped per scene: (its records, their provenance, the rows). A turn
+# adds one row to its scene, so the next search maps that row and reuses the rest; the
+# rows are reused only while the records and provenance before them are the same.
+_SURFACES: dict[int, tuple[tuple[rec.TopicSlot, ...], dict[int, Any], tuple[TopicSlot, ...]]] = {}
+_SURFACES_LIMIT = 64
+
+
+def _surface(
+    scene_id: int, topics: tuple[rec.TopicSlot, ...], made_by: Mapping[int, ProvenanceLike]
+) -> tuple[TopicSlot, ...]:
+    last = _SURFACES.get(scene_id)
+    start, rows = 0, cast(tuple[TopicSlot, ...], ())
+    if last is not None and last[1] == made_by:
+        done = len(last[0])
+        # Equal records give equal rows, so equality (identity, mostly) is enough.
+        if len(topics) >= done and topics[:done] == last[0]:
+            start, rows = done, last[2]
+    rows += tuple(topic_slot(t, made_by.get(t.id)) for t in topics[start:])
+    if scene_id not in _SURFACES and len(_SURFACES) >= _SURFACES_LIMIT:
+        _SURFACES.pop(next(iter(_SURFACES), 0), None)  # the oldest scene
+    _SURFACES[scene_id] = (topics, dict(made_by), rows)
+    return rows
 
 
 def scene_message(content: rec.ArchiveSlot) -> SceneMessage:

@@ -18,8 +18,10 @@ Traps: not thread-safe; the root holds the domain lock around every call.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from memhop.index.journal import Journal
@@ -47,6 +49,48 @@ def _listing_key(topic: TopicSlot) -> tuple[int, int, int]:
     return topic.user_timestamp, topic.depth, topic.id
 
 
+_Key = Callable[[TopicSlot], tuple[int, ...]]
+
+
+class _Scene:
+    """One scene's rows by id, plus its surface and listing kept in their read order."""
+
+    __slots__ = ("kids", "listed", "rows", "surface")
+
+    def __init__(self) -> None:
+        self.rows: dict[int, TopicSlot] = {}
+        self.kids: dict[int, set[int]] = {}  # parent id -> ids of this scene's rows naming it
+        self.surface: list[TopicSlot] = []  # depth 1, by _surface_key
+        self.listed: list[TopicSlot] = []  # depth <= LISTING_MAX_DEPTH, by _listing_key
+
+    def add(self, topic: TopicSlot) -> None:
+        self.rows[topic.id] = topic
+        if topic.parent_id is not None:
+            self.kids.setdefault(topic.parent_id, set()).add(topic.id)
+        if topic.depth == 1:
+            bisect.insort(self.surface, topic, key=_surface_key)
+        if topic.depth <= LISTING_MAX_DEPTH:
+            bisect.insort(self.listed, topic, key=_listing_key)
+
+    def drop(self, topic: TopicSlot) -> None:
+        del self.rows[topic.id]
+        if topic.parent_id is not None:
+            kids = self.kids[topic.parent_id]
+            kids.discard(topic.id)
+            if not kids:
+                del self.kids[topic.parent_id]
+        if topic.depth == 1:
+            _drop_sorted(self.surface, topic, _surface_key)
+        if topic.depth <= LISTING_MAX_DEPTH:
+            _drop_sorted(self.listed, topic, _listing_key)
+
+
+def _drop_sorted(rows: list[TopicSlot], topic: TopicSlot, key: _Key) -> None:
+    # Keys end in the topic id, so they are unique: the row sits exactly where its key does.
+    at = bisect.bisect_left(rows, key(topic), key=key)
+    del rows[at]
+
+
 class L2Meta:
     """The topic cache of one domain."""
 
@@ -55,8 +99,10 @@ class L2Meta:
     def __init__(self) -> None:
         self.journal = Journal()  # notes every topic put, removed or moved
         self._by_id: dict[int, TopicSlot] = {}
-        # Per-scene dicts keep a scene's reads off the rest of the domain.
-        self._by_scene: dict[int, dict[int, TopicSlot]] = {}
+        # Per-scene rows keep a scene's reads off the rest of the domain; each scene
+        # keeps its surface and listing sorted as rows come and go, so a read of a
+        # long scene copies a list instead of sorting it.
+        self._by_scene: dict[int, _Scene] = {}
 
     @classmethod
     def from_topics(cls, topics: Iterable[TopicSlot]) -> L2Meta:
@@ -72,10 +118,10 @@ class L2Meta:
         """Insert or replace a topic, moving it between scenes if its scene changed."""
         self.journal.note(topic.id)
         old = self._by_id.get(topic.id)
-        if old is not None and old.scene_id != topic.scene_id:
-            self._drop_from_scene(old)
+        if old is not None:
+            self._forget(old)
         self._by_id[topic.id] = topic
-        self._by_scene.setdefault(topic.scene_id, {})[topic.id] = topic
+        self._place(topic)
 
     def remove(self, ids: Iterable[int]) -> int:
         """Forget the topics among ``ids``; return how many were held."""
@@ -84,7 +130,7 @@ class L2Meta:
             old = self._by_id.pop(topic_id, None)
             if old is not None:
                 self.journal.note(topic_id)
-                self._drop_from_scene(old)
+                self._forget(old)
                 removed += 1
         return removed
 
@@ -92,23 +138,24 @@ class L2Meta:
         """Move every topic of ``old_scene`` to ``new_scene`` (a merge); return how many."""
         if old_scene == new_scene:
             return 0
-        rows = self._by_scene.pop(old_scene, None)
-        if not rows:
+        held = self._by_scene.get(old_scene)
+        if held is None:
             return 0
-        target = self._by_scene.setdefault(new_scene, {})
-        for topic_id, topic in rows.items():
-            self.journal.note(topic_id)
-            moved = dataclasses.replace(topic, scene_id=new_scene)
-            self._by_id[topic_id] = moved
-            target[topic_id] = moved
+        rows = list(held.rows.values())
+        for topic in rows:
+            self.put(dataclasses.replace(topic, scene_id=new_scene))
         return len(rows)
 
-    def _drop_from_scene(self, topic: TopicSlot) -> None:
-        rows = self._by_scene.get(topic.scene_id)
-        if rows is None:
-            return
-        rows.pop(topic.id, None)
-        if not rows:
+    def _place(self, topic: TopicSlot) -> None:
+        held = self._by_scene.get(topic.scene_id)
+        if held is None:
+            held = self._by_scene[topic.scene_id] = _Scene()
+        held.add(topic)
+
+    def _forget(self, topic: TopicSlot) -> None:
+        held = self._by_scene[topic.scene_id]
+        held.drop(topic)
+        if not held.rows:
             del self._by_scene[topic.scene_id]
 
     # ---- reads -------------------------------------------------------------------------
@@ -124,17 +171,18 @@ class L2Meta:
 
     def topics_of_scene(self, scene_id: int) -> list[TopicSlot]:
         """Return every topic of a scene at every depth, ascending by id."""
-        rows = self._by_scene.get(scene_id, {})
-        return [rows[i] for i in sorted(rows)]
+        held = self._by_scene.get(scene_id)
+        return [] if held is None else [held.rows[i] for i in sorted(held.rows)]
 
     def surface(self, scene_id: int) -> list[TopicSlot]:
         """Return a scene's depth-1 topics ordered by (user_timestamp, id)."""
-        rows = self._by_scene.get(scene_id, {}).values()
-        return sorted((t for t in rows if t.depth == 1), key=_surface_key)
+        held = self._by_scene.get(scene_id)
+        return [] if held is None else list(held.surface)
 
     def surface_count(self, scene_id: int) -> int:
         """Return how many depth-1 topics a scene holds (the consolidation trigger)."""
-        return sum(1 for t in self._by_scene.get(scene_id, {}).values() if t.depth == 1)
+        held = self._by_scene.get(scene_id)
+        return 0 if held is None else len(held.surface)
 
     def listing(self, scene_id: int) -> list[ListingRow]:
         """Return a scene's depth <= 2 topics by (user_timestamp, depth, id) with child counts.
@@ -142,13 +190,31 @@ class L2Meta:
         A row's child count is the number of listed rows whose parent it is;
         deeper rows are not listed, so they are not counted.
         """
-        rows = self._by_scene.get(scene_id, {}).values()
-        listed = sorted((t for t in rows if t.depth <= LISTING_MAX_DEPTH), key=_listing_key)
+        held = self._by_scene.get(scene_id)
+        if held is None:
+            return []
+        listed = held.listed
         counts: dict[int, int] = {}
         for topic in listed:
             if topic.parent_id is not None:
                 counts[topic.parent_id] = counts.get(topic.parent_id, 0) + 1
         return [ListingRow(t, counts.get(t.id, 0)) for t in listed]
+
+    def scene_row_ids(self, scene_id: int) -> AbstractSet[int]:
+        """The ids of a scene's topics at every depth (a live view; do not hold it)."""
+        held = self._by_scene.get(scene_id)
+        return held.rows.keys() if held is not None else frozenset()
+
+    def children_in_scene(self, scene_id: int) -> dict[int, list[TopicSlot]]:
+        """Parent id -> the scene's rows naming it (any order), for parents that are its rows.
+
+        Costs the scene's parented rows, not all its rows: most rows parent nothing.
+        """
+        held = self._by_scene.get(scene_id)
+        if held is None:
+            return {}
+        rows = held.rows
+        return {p: [rows[k] for k in kids] for p, kids in held.kids.items() if p in rows}
 
     def topic_ids(self) -> list[int]:
         """Every cached topic id, ascending."""

@@ -17,11 +17,13 @@ Contract:
 from __future__ import annotations
 
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
+from memhop.ids import content_id
 from memhop.index.journal import Journal
 from memhop.index.slots import TopicSeqStore
-from memhop.records import SEQ_AGENT, ArchiveKind, ArchiveSlot
+from memhop.records import SEQ_AGENT, SEQ_USER, ArchiveKind, ArchiveRole, ArchiveSlot
 
 __all__ = ["L4Index", "SlotRef"]
 
@@ -53,12 +55,22 @@ class SlotRef:
         )
 
 
+def _is_summary(entry: SlotRef) -> bool:
+    # Seq is not checked: what counts is the address, as a lookup by address sees it.
+    return entry.role == ArchiveRole.DREAM and entry.kind == ArchiveKind.UTTERANCE
+
+
 class L4Index(TopicSeqStore[SlotRef]):
     """Content slots of one domain, grouped by topic; ``journal`` notes the topics touched."""
 
     def __init__(self) -> None:
         super().__init__()
         self.journal = Journal()
+        # Topics whose slot 1 is a Dream summary, so a scene's provenance costs its
+        # Dream rows rather than a lookup per row; a summary stored at another
+        # topic's address (a foreign payload) is kept apart by its address.
+        self._dreamed: set[int] = set()
+        self._foreign_dreamed: set[int] = set()
 
     @classmethod
     def from_records(cls, slots: Iterable[ArchiveSlot]) -> L4Index:
@@ -69,6 +81,20 @@ class L4Index(TopicSeqStore[SlotRef]):
 
     def _touched(self, topic_id: int) -> None:
         self.journal.note(topic_id)
+
+    def _stored(self, entry: SlotRef) -> None:
+        if _is_summary(entry):
+            if entry.id_hash == content_id(entry.topic_id, SEQ_USER):
+                self._dreamed.add(entry.topic_id)
+            else:
+                self._foreign_dreamed.add(entry.id_hash)
+
+    def _dropped(self, entry: SlotRef) -> None:
+        if _is_summary(entry):
+            if entry.id_hash == content_id(entry.topic_id, SEQ_USER):
+                self._dreamed.discard(entry.topic_id)
+            else:
+                self._foreign_dreamed.discard(entry.id_hash)
 
     def put(self, slot: ArchiveSlot) -> None:
         """Record a slot just written; it replaces whatever held its id or its (topic, seq)."""
@@ -97,6 +123,14 @@ class L4Index(TopicSeqStore[SlotRef]):
     def events_of(self, topic_id: int) -> list[SlotRef]:
         """The topic's events in seq order."""
         return [r for r in self.slots_of(topic_id) if r.kind == ArchiveKind.EVENT]
+
+    def summarised_topics(self) -> AbstractSet[int] | None:
+        """Topics whose own slot 1 is a Dream summary (a live view; do not hold it).
+
+        None when some summary sits at an address its payload does not name:
+        then only a lookup per row (``get(content_id(topic, 1))``) is exact.
+        """
+        return None if self._foreign_dreamed else self._dreamed
 
     def highest_node_seq(self, topic_id: int) -> int:
         """The highest plan ordinal an event of the topic names; 0 when none does.

@@ -57,12 +57,21 @@ class TopicSeqStore(Generic[E]):
         previous = seqs.get(entry.seq)
         if previous is not None:
             # Only a payload naming a foreign id gets here: keep one entry per address.
-            self._by_id.pop(previous, None)
+            dropped = self._by_id.pop(previous, None)
+            if dropped is not None:
+                self._dropped(dropped)
         seqs[entry.seq] = entry.id_hash
         self._by_id[entry.id_hash] = entry
+        self._stored(entry)
 
     def _touched(self, topic_id: int) -> None:
         """Called with the topic of every entry stored or forgotten (a hook for subclasses)."""
+
+    def _stored(self, entry: E) -> None:
+        """Called with every entry stored (a hook for subclasses)."""
+
+    def _dropped(self, entry: E) -> None:
+        """Called with every entry forgotten or replaced (a hook for subclasses)."""
 
     def remove(self, id_hash: int) -> bool:
         """Forget one entry; False when the store did not hold it."""
@@ -70,6 +79,7 @@ class TopicSeqStore(Generic[E]):
         if entry is None:
             return False
         self._touched(entry.topic_id)
+        self._dropped(entry)
         seqs = self._topics[entry.topic_id]
         if seqs.get(entry.seq) == id_hash:
             del seqs[entry.seq]
@@ -87,7 +97,7 @@ class TopicSeqStore(Generic[E]):
         if ids:
             self._touched(topic_id)
         for id_hash in ids:
-            del self._by_id[id_hash]
+            self._dropped(self._by_id.pop(id_hash))
         return ids
 
     def __len__(self) -> int:

@@ -73,12 +73,25 @@ def children_of(rows: Sequence[TopicSlot]) -> dict[int, list[TopicSlot]]:
 
 
 def of_scene(topics: L2Meta, contents: L4Index, scene_id: int) -> dict[int, Provenance]:
-    """Provenance of every dream row of a scene (a topic absent from the answer is a turn row)."""
-    rows = topics.topics_of_scene(scene_id)
-    children = children_of(rows)
+    """Provenance of every dream row of a scene (a topic absent from the answer is a turn row).
+
+    Costs the scene's parents and summarised rows, not all its rows: a turn
+    answers a long scene without a lookup per row.
+    """
+    children = topics.children_in_scene(scene_id)
+    summarised = contents.summarised_topics()
+    if summarised is None:  # a summary at a foreign address: look every row up
+        candidates = [t.id for t in topics.topics_of_scene(scene_id)]
+    else:
+        rows = topics.scene_row_ids(scene_id)
+        small, large = (summarised, rows) if len(summarised) <= len(rows) else (rows, summarised)
+        candidates = sorted({t for t in small if t in large} | children.keys())
     found = {}
-    for row in rows:
-        made = of_row(contents, row, children.get(row.id, ()))
+    for topic_id in candidates:
+        row = topics.get(topic_id)
+        if row is None:
+            continue
+        made = of_row(contents, row, children.get(topic_id, ()))
         if made is not TURN:
-            found[row.id] = made
+            found[topic_id] = made
     return found
