@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import json
 import os
+import runpy
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 import memhop
 from tests.llm.fake_server import KEYWORDS_REPLY, AgentReply, FakeOpenAI
@@ -111,15 +114,23 @@ def test_the_model_keeps_its_memory_through_the_tools(tmp_path: Path) -> None:
         ]
 
 
-def test_the_host_closes_the_turn_when_the_model_does_not(tmp_path: Path) -> None:
+def test_the_host_closes_the_turn_when_the_model_does_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """In-process this time: the model answers at once, and the host keeps the turn."""
+    example = runpy.run_path(str(EXAMPLE), run_name="agent_loop")
     path = tmp_path / "agent.meh"
     server = FakeOpenAI().start()
     server.script_agent(AgentReply(content="Hello!"))
+    for name, value in (("LLM_URL", server.api_url), ("LLM_KEY", SECRET), ("LLM_MODEL", "m")):
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(sys, "argv", ["agent_loop.py", "--memory", str(path), "Hi there"])
     try:
-        result = _run(path, server, "Hi there")
+        assert example["main"]() == 0
     finally:
         server.stop()
-    assert result.returncode == 0, result.stderr
+    assert "assistant: Hello!" in capsys.readouterr().out
+    assert [s.point for s in server.seen] == ["agent", "keywords"]  # one round, then the close
     with memhop.open(str(path), memhop.LocalModel()) as db:
         topics = db.primary().scene_context().topics
         assert [m.content for m in topics[0].messages][:2] == ["Hi there", "Hello!"]

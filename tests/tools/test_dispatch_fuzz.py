@@ -122,7 +122,7 @@ def test_dispatch_answers_every_input_with_a_result_or_an_error(tmp_path: Path) 
 
     clocks = st.one_of(st.just(1_700_000_000_000), st.none(), python_values)
 
-    @settings(max_examples=settings().max_examples * 2, deadline=None)
+    @settings(deadline=None)
     @given(
         batch=st.lists(st.tuples(calls(), clocks), min_size=1, max_size=5),
         open_turn=st.booleans(),
