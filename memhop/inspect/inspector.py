@@ -12,14 +12,14 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
-from typing import Any, TypeVar
+from typing import Any, ClassVar, Protocol, Self, TypeVar
 
 from memhop.engine.frame import decode_frame
 from memhop.engine.recovery import group_by_type
 from memhop.errors import AgentNotFoundError, InvalidQueryError, MemHopError, NotFoundError
 from memhop.ids import PRIMARY_AGENT_ID, SHARED_POOL_AGENT_ID, format_id, parse_id, profile_id
 from memhop.inspect import audit, rows
-from memhop.inspect.reader import FileState, read_file_state
+from memhop.inspect.reader import read_file_state
 from memhop.inspect.table import Table
 from memhop.inspect.walk import Progress
 from memhop.records import (
@@ -39,7 +39,17 @@ from memhop.records import (
 
 __all__ = ["Inspector", "inspect"]
 
-_R = TypeVar("_R")
+
+class _Record(Protocol):
+    """What every record class offers: its frame type byte and its JSON decoder."""
+
+    RECORD_TYPE: ClassVar[RecordType]
+
+    @classmethod
+    def from_json(cls, data: bytes) -> Self: ...
+
+
+_R = TypeVar("_R", bound=_Record)
 _PRIMARY_HEX = format_id(PRIMARY_AGENT_ID)
 
 
@@ -108,19 +118,18 @@ class Inspector:
                 frame = decode_frame(self._state.data, offset, self._state.size)
                 if frame is None:
                     return None
-                record = cls.from_json(frame.payload)  # type: ignore[attr-defined]
+                record = cls.from_json(frame.payload)
             except MemHopError:
                 return None  # verify() names it; a listing shows what does read
             self._decoded[offset] = record
         return record if isinstance(record, cls) else None
 
     def _all(self, agent_id: int, cls: type[_R]) -> list[_R]:
-        rec_type = cls.RECORD_TYPE  # type: ignore[attr-defined]
-        found = (self._read(agent_id, i, cls) for i in self._ids(agent_id, rec_type))
+        found = (self._read(agent_id, i, cls) for i in self._ids(agent_id, cls.RECORD_TYPE))
         return [r for r in found if r is not None]
 
     def _names(self) -> dict[int, str]:
-        """Sub-agent domain -> its registered name (the highest id keeps a shared name)."""
+        """Sub-agent domain -> its registered name."""
         names: dict[int, str] = {}
         for agent_id in sorted(self._state.index):
             if agent_id in (PRIMARY_AGENT_ID, SHARED_POOL_AGENT_ID):
@@ -138,6 +147,7 @@ class Inspector:
             msg = f"agent must be a 16-hex id or a sub-agent name, not {type(agent).__name__}"
             raise InvalidQueryError(msg)
         names = self._names()
+        # A name two domains registered is the higher id's, as in the live registry.
         for agent_id, name in sorted(names.items(), reverse=True):
             if name == agent.strip():
                 return agent_id
@@ -369,8 +379,3 @@ class Inspector:
     def verify(self, progress: Progress | None = None) -> audit.Verification:
         """A full check that lists every damaged header, frame, blob, payload and index entry."""
         return audit.verify(self._state, progress)
-
-    @property
-    def state(self) -> FileState:
-        """The read this inspector answers from (bytes, headers, index, scan result)."""
-        return self._state

@@ -41,22 +41,20 @@ class FileState:
     index: Index
     scan: ScanResult
     snapshot: SnapshotState
-    identity: tuple[int, int]  # (device, inode): a replaced file is a different file
 
     @property
     def size(self) -> int:
         return len(self.data)
 
 
-def _read_bytes(path: str) -> tuple[bytes, tuple[int, int]]:
+def _read_bytes(path: str) -> bytes:
     """Read the whole file read-only; refuse a directory or a missing path clearly."""
     if os.path.isdir(path):
         msg = f"database path is a directory: {path}"
         raise InvalidQueryError(msg)
     try:
         with open(path, "rb") as handle:
-            stat = os.fstat(handle.fileno())
-            return handle.read(), (stat.st_dev, stat.st_ino)
+            return handle.read()
     except FileNotFoundError as exc:
         msg = f"no database at {path}"
         raise StorageIOError(msg) from exc
@@ -85,7 +83,7 @@ def read_file_state(path: str) -> FileState:
     A writer may be appending meanwhile: the read sees a prefix of its frames,
     and a frame cut by the end of the read is a torn tail the scan stops at.
     """
-    data, identity = _read_bytes(path)
+    data = _read_bytes(path)
     if len(data) < DATA_START:
         msg = f"{path} is not a memhop file: {len(data)} bytes, too small for the dual headers"
         raise CorruptionError(msg)
@@ -101,4 +99,4 @@ def read_file_state(path: str) -> FileState:
         start = header.snapshot_offset + header.snapshot_length
         state = SnapshotState.CURRENT if start == len(data) else SnapshotState.BEHIND
     scan = scan_records(data, start, len(data), index, header.snapshot_offset)
-    return FileState(path, data, headers, index, scan, state, identity)
+    return FileState(path, data, headers, index, scan, state)
