@@ -21,7 +21,7 @@ from mcp.shared.exceptions import MCPError
 
 from memhop.aio import AsyncSession
 from memhop.api.types import Shape
-from memhop.tools import TOOLS, encode, schemas
+from memhop.tools import READ_ONLY, TOOLS, encode, schemas
 from memhop.tools.render import render
 
 __all__ = ["PROFILE_URI", "SCENE_URI", "build_server", "serve"]
@@ -49,6 +49,9 @@ def _tool_list() -> list[types.Tool]:
             name=d["function"]["name"],
             description=d["function"]["description"],
             input_schema=d["function"]["parameters"],
+            annotations=types.ToolAnnotations(
+                read_only_hint=d["function"]["name"] in READ_ONLY, open_world_hint=False
+            ),
         )
         for d in schemas()
     ]

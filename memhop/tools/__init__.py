@@ -19,9 +19,9 @@ from typing import Any
 from memhop.tools.calls import dispatch
 from memhop.tools.render import encode
 from memhop.tools.schema import describe_tool, parameters
-from memhop.tools.table import TABLE
+from memhop.tools.table import READ_ONLY, TABLE
 
-__all__ = ["TOOLS", "dispatch", "encode", "schemas"]
+__all__ = ["READ_ONLY", "TOOLS", "dispatch", "encode", "schemas"]
 
 TOOLS: Mapping[str, str] = {tool.name: tool.method for tool in TABLE}
 """Tool name -> the Session method it runs."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["HIDDEN", "PARAMS", "TABLE", "Tool"]
+__all__ = ["HIDDEN", "PARAMS", "READ_ONLY", "TABLE", "Tool"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +48,23 @@ TABLE: tuple[Tool, ...] = (
     Tool("plan_state", "plan_state", "Call to see the open turn's plan."),
 )
 """Every tool: upstream's 18, in the integration guide's order, and memhop's memory_recall."""
+
+READ_ONLY: frozenset[str] = frozenset(
+    {
+        "memory_profile_get",
+        "memory_associations",
+        "memory_scenes",
+        "memory_scene_read",
+        "memory_graph_get",
+        "memory_graph_list",
+        "memory_nodes_query",
+        "memory_subgraph",
+        "memory_archive_search",
+        "memory_recall",
+        "plan_state",
+    }
+)
+"""The tools that only read: they open no turn and write nothing (MCP's readOnlyHint)."""
 
 HIDDEN: dict[str, frozenset[str]] = {
     "memory_record": frozenset({"created_at", "seq"}),

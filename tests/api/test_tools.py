@@ -233,3 +233,42 @@ def test_admin_methods_are_not_reachable_as_tools(session: memhop.Session) -> No
     scene = tools.dispatch(session, "memory_search", {})["scene"]["scene_id"]
     assert tools.dispatch(session, "delete_scene", {"scene_id": scene})["error"]["code"] == 1003
     assert session.list_scenes()[0].scene_id == scene
+
+
+def _footprint(db: memhop.DB) -> tuple[int, int]:
+    stats = db.stats()
+    return stats.file_bytes, stats.record_count
+
+
+def test_read_only_tools_write_nothing(tmp_path: Path) -> None:
+    """Every tool marked READ_ONLY leaves the file as it was; a writing tool (the control) not."""
+    path = str(tmp_path / "reads.meh")
+    defaults = memhop.Defaults(scene_dream_topic_threshold=-1)
+    with memhop.open(path, memhop.LocalModel(), defaults, memhop.ProfileInput(name="Ada")) as db:
+        me = db.primary()
+        opened = tools.dispatch(me, "memory_search", {})
+        tools.dispatch(me, "plan_add_step", {"parent_seq": 0, "title": "step"})
+        tools.dispatch(me, "memory_close_turn", {"input": "hello", "output": "hi"}, now_ms=TS)
+        items = [
+            {"title": "a", "domain": "d", "related": [{"titles": ["b"]}]},
+            {"title": "b", "domain": "d"},
+        ]
+        graph = tools.dispatch(me, "memory_graph_import", {"items": items, "mode": "skip"})
+        graph_id, node_id = graph["graph_ids"][0], graph["created_ids"][0]
+        samples: dict[str, dict[str, Any]] = {
+            "memory_graph_get": {"id": graph_id},
+            "memory_nodes_query": {"graph_id": graph_id, "keyword": "a"},
+            "memory_subgraph": {"graph_id": graph_id, "start_node_id": node_id},
+            "memory_recall": {"query": "hello"},
+            "memory_scene_read": {"scene_id": opened["scene"]["scene_id"]},
+        }
+        db.checkpoint()
+        for name in sorted(tools.READ_ONLY):
+            before = _footprint(db)
+            answer = tools.dispatch(me, name, samples.get(name, {}))
+            assert "error" not in answer, (name, answer)
+            assert _footprint(db) == before, f"{name} wrote to the file"
+        before = _footprint(db)
+        tools.dispatch(me, "memory_search", {})  # the control: opening a turn writes
+        assert _footprint(db) != before
+    assert set(tools.READ_ONLY) < set(tools.TOOLS)

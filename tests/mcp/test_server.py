@@ -53,6 +53,9 @@ async def _session(client: Client) -> dict[str, Any]:
         fn = definition["function"]
         assert by_name[fn["name"]].description == fn["description"]
         assert by_name[fn["name"]].input_schema == fn["parameters"]
+        hints = by_name[fn["name"]].annotations
+        assert hints is not None
+        assert hints.read_only_hint is (fn["name"] in tools.READ_ONLY)
 
     opened = _answer(await client.call_tool("memory_search", {}))
     recorded = _answer(
