@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar, Protocol, Self, TypeVar
 
 from memhop.engine.frame import decode_frame
@@ -76,11 +76,12 @@ class Inspector:
         self._state = read_file_state(path)
         self._types: dict[int, dict[int, set[int]]] = {}
         self._decoded: dict[int, Any] = {}
+        self._unreadable: set[int] = set()  # offsets of live records that would not decode
 
     def refresh(self) -> Inspector:
         """Read the file again (what a writer appended since is now visible); returns self."""
         self._state = read_file_state(self._path)
-        self._types, self._decoded = {}, {}
+        self._types, self._decoded, self._unreadable = {}, {}, set()
         return self
 
     @property
@@ -120,13 +121,20 @@ class Inspector:
                     return None
                 record = cls.from_json(frame.payload)
             except MemHopError:
-                return None  # verify() names it; a listing shows what does read
+                self._unreadable.add(offset)  # the listing says so; verify() names it
+                return None
             self._decoded[offset] = record
         return record if isinstance(record, cls) else None
 
     def _all(self, agent_id: int, cls: type[_R]) -> list[_R]:
         found = (self._read(agent_id, i, cls) for i in self._ids(agent_id, cls.RECORD_TYPE))
         return [r for r in found if r is not None]
+
+    def _listing(self, columns: Sequence[str], found: list[dict[str, Any]], title: str) -> Table:
+        """A listing; its footer says when records of the file would not read."""
+        bad = len(self._unreadable)
+        footer = f"{bad} record(s) would not read and are left out; verify() names them"
+        return Table(columns, found, title=title, footer=footer if bad else "")
 
     def _names(self) -> dict[int, str]:
         """Sub-agent domain -> its registered name."""
@@ -206,7 +214,7 @@ class Inspector:
                 }
             )
         columns = ("id", "name", "primary", "scenes", "topics", "records")
-        return Table(columns, out, title="agents")
+        return self._listing(columns, out, title="agents")
 
     def profile(self, agent: str | None = None) -> Table:
         """The domain's L0 profile as one row (no rows when it has none)."""
@@ -214,7 +222,7 @@ class Inspector:
         slot = self._read(agent_id, profile_id(), ProfileSlot)
         found = [] if slot is None else [rows.profile_row(agent_id, slot)]
         columns = tuple(rows.profile_row(agent_id, ProfileSlot()))
-        return Table(columns, found, title="profile")
+        return self._listing(columns, found, title="profile")
 
     def scenes(self, agent: str | None = None) -> Table:
         """The domain's scenes, most recently used first."""
@@ -228,7 +236,7 @@ class Inspector:
         )
         out = [rows.scene_row(s, per_scene.get(s.scene_id, 0)) for s in found]
         columns = ("scene_id", "name", "turns", "topics", "last_used_at", "l3_id")
-        return Table(columns, out, title="scenes")
+        return self._listing(columns, out, title="scenes")
 
     def _scene_id(self, agent_id: int, scene: str | None) -> int | None:
         """A scene argument (16-hex id or scene name) as an id; None for all scenes."""
@@ -260,7 +268,7 @@ class Inspector:
             members = sorted(by_scene[sid], key=lambda t: (t.user_timestamp, t.id))
             provenance = rows.provenance_of(members, firsts)
             out += [rows.topic_row(t, provenance[t.id], lines.get(t.id, 0)) for t in members]
-        return Table(rows.TOPIC_COLUMNS, out, title="topics")
+        return self._listing(rows.TOPIC_COLUMNS, out, title="topics")
 
     def _content_rows(
         self, agent: str | None, topic: str | None, kind: ArchiveKind | None
@@ -287,12 +295,13 @@ class Inspector:
 
     def content(self, agent: str | None = None, topic: str | None = None) -> Table:
         """The L4 lines (utterances and events), by scene, topic and seq."""
-        return Table(rows.CONTENT_COLUMNS, self._content_rows(agent, topic, None), title="content")
+        found = self._content_rows(agent, topic, None)
+        return self._listing(rows.CONTENT_COLUMNS, found, title="content")
 
     def events(self, agent: str | None = None, topic: str | None = None) -> Table:
         """Only the L4 events (tool calls, observations), by scene, topic and seq."""
         found = self._content_rows(agent, topic, ArchiveKind.EVENT)
-        return Table(rows.CONTENT_COLUMNS, found, title="events")
+        return self._listing(rows.CONTENT_COLUMNS, found, title="events")
 
     def plans(self, agent: str | None = None, topic: str | None = None) -> Table:
         """Every L5 plan step, by scene, topic and seq."""
@@ -303,7 +312,7 @@ class Inspector:
         scene_of = {tid: t.scene_id for tid, t in topics.items()}
         nodes.sort(key=lambda n: (scene_of.get(n.topic_id, 0), n.topic_id, n.seq))
         out = [rows.plan_row(n, scene_of.get(n.topic_id, 0)) for n in nodes]
-        return Table(rows.PLAN_COLUMNS, out, title="plans")
+        return self._listing(rows.PLAN_COLUMNS, out, title="plans")
 
     def l1(self, agent: str | None = None) -> Table:
         """The domain's L1 scene nodes (Dream's associative layer), most important first."""
@@ -311,7 +320,7 @@ class Inspector:
         nodes = sorted(self._all(agent_id, SceneNode), key=lambda n: (-n.importance, n.scene_id))
         out = [rows.l1_row(n) for n in nodes]
         columns = tuple(rows.l1_row(SceneNode(id_hash=0)))
-        return Table(columns, out, title="l1")
+        return self._listing(columns, out, title="l1")
 
     def graphs(self) -> Table:
         """The shared pool's L3 graphs with their node and edge counts."""
@@ -325,7 +334,7 @@ class Inspector:
         found = sorted(self._all(pool, HypergraphSlot), key=lambda g: (g.name, g.id_hash))
         out = [rows.graph_row(g, nodes.get(g.id_hash, 0), edges.get(g.id_hash, 0)) for g in found]
         columns = ("graph_id", "name", "nodes", "edges", "created_at", "updated_at")
-        return Table(columns, out, title="graphs")
+        return self._listing(columns, out, title="graphs")
 
     # ---- the whole file ------------------------------------------------------------------
 

@@ -66,3 +66,16 @@ def test_frames_and_stats_account_for_every_byte(demo: Demo) -> None:
     total = sum(row["live_bytes"] + row["dead_bytes"] + row["tombstone_bytes"] for row in stats)
     assert total == view.info()["file_bytes"] - 8192
     assert "snapshot current" in stats.footer
+
+
+def test_a_listing_says_when_a_damaged_record_is_left_out(demo: Demo) -> None:
+    clean = memhop.inspect(demo.path)
+    lines = clean.content()
+    assert lines.footer == ""  # positive control: nothing left out of a sound file
+    victim = next(f for f in clean.frames() if f["live"] and f["type"] == "archive")
+    flip_byte(demo.path, victim["offset"] + 40, 0x02)
+    damaged = memhop.inspect(demo.path).content()
+    assert len(damaged) == len(lines) - 1
+    assert victim["id"] not in {row["id"] for row in damaged}
+    assert "1 record(s) would not read" in damaged.footer
+    assert "would not read" in damaged._repr_html_()
