@@ -289,3 +289,24 @@ def test_cancelling_a_dream_task_stops_the_pass(tmp_path: Path) -> None:
     assert model.distilled == 0  # stopped before its last stage
     with memhop.open(str(path), memhop.LocalModel()) as db:
         assert len(db.primary().scene_context().topics) == 4  # the control: turns are whole
+
+
+def test_a_cancelled_open_leaves_the_file_free(tmp_path: Path) -> None:
+    """An open whose task is cancelled closes what it opened: the file is not left locked."""
+    path = tmp_path / "cancelled.meh"
+
+    async def main() -> None:
+        task = asyncio.create_task(_open(path))
+        await asyncio.sleep(0)  # the open is now submitted to its pool
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    for thread in threading.enumerate():
+        if thread.name.startswith("memhop-aio"):
+            thread.join(30)  # the abandoned pool finishes closing, then its threads end
+    assert not [t for t in threading.enumerate() if t.name.startswith("memhop-aio")]
+    profile = memhop.ProfileInput(name="primary")
+    with memhop.open(str(path), memhop.LocalModel(), profile=profile) as db:
+        assert db.primary().get_l0().name == "primary"
