@@ -10,8 +10,6 @@ tool or resource is an MCP error. Neither ends the server.
 
 from __future__ import annotations
 
-import asyncio
-import signal
 from typing import Any
 
 import mcp.types as types
@@ -109,18 +107,12 @@ def build_server(session: AsyncSession, name: str = "memhop") -> Server[Any]:
 
 
 async def serve(session: AsyncSession, name: str = "memhop") -> None:
-    """Serve ``session`` over this process's stdin and stdout until stdin closes (or SIGTERM)."""
+    """Serve ``session`` over this process's stdin and stdout until stdin closes.
+
+    A host ends the server by closing its stdin; the caller then closes the
+    file. A SIGTERM or SIGKILL ends the process at once: every call already
+    answered is durable in the file, as after any crash.
+    """
     server = build_server(session, name)
-    task = asyncio.current_task()
-    loop = asyncio.get_running_loop()
-    if task is not None:  # SIGTERM ends the serve loop; the caller then closes the file
-        loop.add_signal_handler(signal.SIGTERM, task.cancel)
-    try:
-        async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
-    except asyncio.CancelledError:
-        if task is None or not task.cancelling():
-            raise
-        task.uncancel()
-    finally:
-        loop.remove_signal_handler(signal.SIGTERM)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
