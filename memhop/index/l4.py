@@ -25,7 +25,10 @@ from memhop.index.journal import Journal
 from memhop.index.slots import TopicSeqStore
 from memhop.records import SEQ_AGENT, SEQ_USER, ArchiveKind, ArchiveRole, ArchiveSlot
 
-__all__ = ["L4Index", "SlotRef"]
+__all__ = ["L4Index", "SlotFields", "SlotRef"]
+
+SlotFields = tuple[int, int, int, int, int, int, int, int]
+"""(id_hash, topic_id, seq, kind, content_type, role, node_seq, created_at)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +79,11 @@ class L4Index(TopicSeqStore[SlotRef]):
     def from_records(cls, slots: Iterable[ArchiveSlot]) -> L4Index:
         """Build the mirror from records read back from the engine."""
         return cls._built(SlotRef.of(slot) for slot in slots)
+
+    @classmethod
+    def from_fields(cls, rows: Iterable[SlotFields]) -> L4Index:
+        """Build the mirror from each slot's fields, in ``SlotRef``'s field order."""
+        return cls._built(SlotRef(*row) for row in rows)
 
     # ---- updates (remove, remove_many, remove_topic: TopicSeqStore) -------------------
 

@@ -1,0 +1,104 @@
+"""all_content_fields: the L4 mirror's fields without the text, equal to a full decode."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memhop.engine import Engine, create_engine
+from memhop.index.l4 import L4Index, SlotRef
+from memhop.layers import archive
+from memhop.layers.content_fields import all_content_fields
+from memhop.records import ArchiveSlot, RecordType
+
+AGENT = 0
+_RUNS = itertools.count()
+OTHER_AGENT = 0x77
+
+_slots = st.builds(
+    ArchiveSlot,
+    id_hash=st.just(0),
+    kind=st.integers(0, 255),
+    seq=st.integers(0, 2**64 - 1),
+    content_type=st.integers(0, 255),
+    role=st.integers(0, 255),
+    topic_id=st.integers(1, 2**64 - 1),
+    event_type=st.text(max_size=12),
+    node_seq=st.integers(0, 2**32 - 1),
+    created_at=st.integers(-(2**63), 2**63 - 1),
+    content=st.text(max_size=40),
+)
+
+
+def _decoded(engine: Engine, agent_id: int) -> list[ArchiveSlot]:
+    """Every content record decoded in full, addressed by its record id."""
+    return [
+        dataclasses.replace(ArchiveSlot.from_json(engine.read(agent_id, i).payload), id_hash=i)
+        for i in engine.ids_of_type(agent_id, RecordType.ARCHIVE)
+    ]
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(slots=st.lists(_slots, min_size=1, max_size=6))
+def test_fields_equal_a_full_decode_of_every_record(
+    meh_path: str, slots: list[ArchiveSlot]
+) -> None:
+    engine = create_engine(f"{meh_path}.{next(_RUNS)}")
+    try:
+        archive.write_contents(engine, AGENT, slots)
+        archive.write_contents(engine, OTHER_AGENT, slots[:1])
+        fields = [SlotRef(*row) for row in all_content_fields(engine, AGENT)]
+        decoded = _decoded(engine, AGENT)
+        assert fields == [SlotRef.of(s) for s in decoded]
+        assert len(fields) == len({(s.topic_id, s.seq) for s in slots})  # positive control
+        built = L4Index.from_fields(all_content_fields(engine, AGENT))
+        assert built == L4Index.from_records(decoded)
+    finally:
+        engine.close()
+
+
+def test_payloads_in_another_shape_are_decoded_in_full(engine: Engine) -> None:
+    """Whitespace, another key order and a repeated key (Go keeps the last) all read as Go reads."""
+    shaped = [
+        (0x11, b'{ "id_hash":1,"kind":1,"seq":3,"content_type":0,"role":0,"topic_id":9,'
+         b'"created_at":5,"content":"x"}'),
+        (0x12, b'{"kind":1,"id_hash":1,"seq":4,"content_type":0,"role":0,"topic_id":9,'
+         b'"created_at":5,"content":"x"}'),
+        (0x13, b'{"id_hash":1,"kind":0,"seq":5,"content_type":0,"role":0,"topic_id":9,'
+         b'"created_at":5,"content":"x","seq":6}'),
+        (0x14, b'{"id_hash":1,"kind":0,"seq":7,"content_type":0,"role":2,"topic_id":9,'
+         b'"created_at":-0,"content":"caf\\u00e9"}'),
+    ]  # fmt: skip
+    for id_hash, payload in shaped:
+        engine.write(AGENT, RecordType.ARCHIVE, id_hash, payload)
+    got = {row.id_hash: row for row in all_content_fields(engine, AGENT)}
+    assert (got[0x11].seq, got[0x11].kind) == (3, 1)
+    assert (got[0x12].seq, got[0x12].kind) == (4, 1)
+    assert got[0x13].seq == 6  # the later key wins, as in Go
+    assert (got[0x14].role, got[0x14].created_at) == (2, 0)
+    for id_hash, payload in shaped:
+        slot = ArchiveSlot.from_json(payload)
+        assert got[id_hash] == (
+            id_hash,
+            slot.topic_id,
+            slot.seq,
+            slot.kind,
+            slot.content_type,
+            slot.role,
+            slot.node_seq,
+            slot.created_at,
+        )
+
+
+def test_a_damaged_payload_is_skipped_and_counted(engine: Engine) -> None:
+    engine.write(AGENT, RecordType.ARCHIVE, 0x21, b'{"id_hash":1,"kind":"not a number"}')
+    good = ArchiveSlot(id_hash=0, seq=3, topic_id=9, created_at=1, content="kept")
+    archive.write_content(engine, AGENT, good)
+    rows = all_content_fields(engine, AGENT)
+    assert [r.seq for r in rows] == [3]  # the readable one is there
+    assert engine.damage()[0] == 1
