@@ -87,7 +87,6 @@ class AsyncDB:
     checkpoint = _bridge(DB.checkpoint)
     compact = _bridge(DB.compact)
     compact_to = _bridge(DB.compact_to)
-    compact = _bridge(DB.compact)
     stats = _bridge(DB.stats)
 
     async def close(self) -> None:

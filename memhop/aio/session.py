@@ -111,5 +111,3 @@ class AsyncSession:
     delete_topic = _bridge(Session.delete_topic)
     purge_scene = _bridge(Session.purge_scene)
     purge_topic = _bridge(Session.purge_topic)
-    purge_scene = _bridge(Session.purge_scene)
-    purge_topic = _bridge(Session.purge_topic)
