@@ -195,6 +195,7 @@ class Inspector:
             "frames_scanned": s.scan.frames,
             "damaged_frames_skipped": s.scan.skipped,
             "torn_tail_at": s.scan.end if s.scan.truncate else None,
+            "unread_from": s.scan.unresolved or None,  # damage too long to search past
         }
 
     def agents(self) -> Table:

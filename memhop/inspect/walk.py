@@ -3,9 +3,9 @@
 Unlike the engine's scan, which keeps only live records, the walk reports
 everything the log holds: superseded versions, tombstones, the tail snapshot,
 and each damaged stretch with its offset and the decoder's reason. Past
-damage it searches byte by byte for the next frame (or snapshot blob) that
-passes its own checks, as the engine's scan does, so one bad frame hides
-nothing after it.
+damage it goes on where the engine's scan would (the next frame that passes
+its own checks) or at a sound snapshot blob before that, so one bad frame
+hides nothing after it.
 """
 
 from __future__ import annotations
@@ -14,9 +14,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 
-from memhop.engine.frame import RECORD_HEADER_SIZE, ByteView, frame_bounds
+from memhop.engine.frame import RECORD_HEADER_SIZE, frame_bounds
 from memhop.engine.header import DATA_START
-from memhop.engine.snapshot import parse_snapshot, snapshot_length_at
+
+# The engine's resync, reused as is so the walk and the open agree on where a
+# damaged region ends (it is the scan's step past damage, private to recovery).
+from memhop.engine.recovery import _resync
+from memhop.engine.snapshot import SNAPSHOT_MAGIC_BYTES, parse_snapshot, snapshot_length_at
 from memhop.errors import CorruptionError, CRCMismatchError, MemHopError
 
 __all__ = ["Progress", "Region", "RegionKind", "walk_regions"]
@@ -55,30 +59,43 @@ class Region:
         return self.offset + RECORD_HEADER_SIZE
 
 
-def _sound_at(buf: ByteView, offset: int, size: int) -> bool:
-    """Whether a whole frame or a snapshot blob that passes its CRC starts at ``offset``."""
-    blob = snapshot_length_at(buf, offset, size)
+_BLOB_TRIES = 16  # snapshot magics looked at past one damaged region (crafted bytes stop here)
+
+
+def _next_blob(buf: bytes, offset: int, limit: int) -> int | None:
+    """The first sound snapshot blob after ``offset`` and before ``limit``, if any."""
+    at = offset
+    for _ in range(_BLOB_TRIES):
+        at = buf.find(SNAPSHOT_MAGIC_BYTES, at + 1, limit)
+        if at < 0:
+            return None
+        blob = snapshot_length_at(buf, at, len(buf))
+        if blob is not None:
+            try:
+                parse_snapshot(buf[at : at + blob])
+            except MemHopError:
+                continue
+            return at
+    return None
+
+
+def _next_sound(buf: bytes, offset: int, size: int) -> tuple[int, str]:
+    """Where the walk goes on after damage at ``offset``, and what to add to its problem.
+
+    The engine's own resync finds the next frame (bounded, linear in the
+    region); a sound snapshot blob before that frame is met first.
+    """
+    found = _resync(buf, offset, size)
+    limit = size if found is None or found < 0 else found
+    blob = _next_blob(buf, offset, limit)
     if blob is not None:
-        try:
-            parse_snapshot(buf[offset : offset + blob])
-        except MemHopError:
-            return False
-        return True
-    try:
-        return frame_bounds(buf, offset, size) is not None
-    except (CorruptionError, CRCMismatchError):
-        return False
+        return blob, ""
+    if found is not None and found < 0:
+        return size, " (too long to search past; the rest of the file is not read)"
+    return limit, ""
 
 
-def _next_sound(buf: ByteView, offset: int, size: int) -> int:
-    """The first offset after ``offset`` where something sound starts; ``size`` when none does."""
-    for candidate in range(offset + 1, size):
-        if _sound_at(buf, candidate, size):
-            return candidate
-    return size
-
-
-def walk_regions(buf: ByteView, size: int, progress: Progress | None = None) -> Iterator[Region]:
+def walk_regions(buf: bytes, size: int, progress: Progress | None = None) -> Iterator[Region]:
     """Yield every region from the data start to ``size``, in file order."""
     offset = DATA_START
     count = 0
@@ -102,8 +119,8 @@ def walk_regions(buf: ByteView, size: int, progress: Progress | None = None) -> 
         except (CorruptionError, CRCMismatchError) as exc:
             bounds, problem = None, str(exc)
         if bounds is None:
-            resume = _next_sound(buf, offset, size)
-            yield Region(RegionKind.DAMAGE, offset, resume, problem=problem)
+            resume, note = _next_sound(buf, offset, size)
+            yield Region(RegionKind.DAMAGE, offset, resume, problem=problem + note)
             offset = resume
             continue
         rec_type, flags, agent_id, id_hash, end = bounds
