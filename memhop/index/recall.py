@@ -100,12 +100,7 @@ class RecallIndex:
         counts: dict[int, int] = {}
         length = 0
         for term in terms:
-            term_id = self._vocab.get(term)
-            if term_id is None:
-                term_id = self._vocab[term] = len(self._df)
-                self._df.append(0)
-                self._post_docs.append(array("I"))
-                self._post_tfs.append(array("B"))
+            term_id = self._term_id(term)
             counts[term_id] = counts.get(term_id, 0) + 1
             length += 1
         if not counts:
@@ -123,6 +118,15 @@ class RecallIndex:
         self._lengths.append(length)
         self._slot_of[key] = slot
         self._total_length += length
+
+    def _term_id(self, term: str) -> int:
+        term_id = self._vocab.get(term)
+        if term_id is None:
+            term_id = self._vocab[term] = len(self._df)
+            self._df.append(0)
+            self._post_docs.append(array("I"))
+            self._post_tfs.append(array("B"))
+        return term_id
 
     def remove(self, key: DocKey) -> bool:
         """Forget the document under ``key``; False when none was indexed."""
@@ -296,4 +300,6 @@ class RecallState:
     row_of: dict[int, int] = field(default_factory=dict)  # topic -> the row indexing it
     members: dict[int, set[int]] = field(default_factory=dict)  # row -> its topics
     events: dict[int, set[int]] = field(default_factory=dict)  # topic -> its event ids
+    # row -> the rows beside it whose lines its document holds
+    neighbours: dict[int, tuple[int, ...]] = field(default_factory=dict)
     open_topic: int = 0  # the open turn when last brought up to date (its events take its scene)
