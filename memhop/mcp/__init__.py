@@ -11,7 +11,7 @@ The model comes from ``LLM_URL``, ``LLM_KEY`` and ``LLM_MODEL`` (all three),
 else the offline ``LocalModel``. The key is never logged or echoed.
 """
 
-from memhop.mcp.main import main, model_from_env
+from memhop.mcp.command import main, model_from_env
 from memhop.mcp.server import PROFILE_URI, SCENE_URI, build_server, serve
 
 __all__ = ["PROFILE_URI", "SCENE_URI", "build_server", "main", "model_from_env", "serve"]
