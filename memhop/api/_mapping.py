@@ -509,11 +509,18 @@ def agent_info(agent_id: int, name: str, *, primary: bool) -> AgentInfo:
     return AgentInfo(id=format_id(agent_id), name=name, primary=primary)
 
 
-def db_stats(file_bytes: int, record_count: int, usage: Mapping[int, UsageCounts]) -> DBStats:
-    """File stats plus each domain's model usage, keyed by domain id in hex."""
+def db_stats(
+    file_bytes: int,
+    record_count: int,
+    usage: Mapping[int, UsageCounts],
+    damage: tuple[int, int] = (0, 0),
+) -> DBStats:
+    """File stats, each domain's model usage keyed by domain id in hex, and damage met."""
     return DBStats(
         file_bytes=file_bytes,
         record_count=record_count,
+        damaged_records=damage[0],
+        damaged_frames=damage[1],
         model_usage={
             format_id(agent): ModelUsage(
                 operations=u.operations,

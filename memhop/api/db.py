@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 from types import TracebackType
 
-from memhop.api import _mapping
-from memhop.api.results import AgentInfo, DBStats
+from memhop.api import _mapping, _salvage
+from memhop.api.results import AgentInfo, DBStats, SalvageReport
 from memhop.api.session import Session
 from memhop.config import Defaults, LlmConfig, ProfileInput
 from memhop.llm import Model
-from memhop.root import Root, check_model, open_root, parse_agent_id
+from memhop.root import Root, check_model, open_root, parse_agent_id, salvage
 from memhop.root.ops import AgentOps
 
 
@@ -105,10 +105,21 @@ class DB:
         """
         self._root.compact()
 
+    def salvage_to(self, new_path: str | os.PathLike[str]) -> SalvageReport:
+        """Copy every live record that still verifies to ``new_path`` (which must not exist).
+
+        The way out of a damaged file, which ``compact_to`` refuses to copy:
+        damaged records are left behind and listed in the report (domain, id,
+        offset, record type, reason). Crash-safe as ``compact_to``; the open
+        file is untouched. Open the copy with ``memhop.open``.
+        """
+        return _salvage.salvage_report(*salvage.salvage_to(self._root, new_path))
+
     def stats(self) -> DBStats:
-        """File bytes, live records, and model usage per domain."""
+        """File bytes, live records, model usage per domain, and the damage met so far."""
         file_bytes, records, usage = self._root.stats()
-        return _mapping.db_stats(file_bytes, records, usage)
+        damage = salvage.damage(self._root)
+        return _mapping.db_stats(file_bytes, records, usage, damage)
 
     def close(self) -> None:
         """Checkpoint and release the file; a second close raises ClosedError."""

@@ -45,6 +45,7 @@ __all__ = [
     "AgentInfo",
     "ArchiveSlot",
     "DBStats",
+    "DamagedRecord",
     "DreamReport",
     "DreamStage",
     "EmotionScore",
@@ -60,6 +61,7 @@ __all__ = [
     "PlanTree",
     "ProfileSlot",
     "RecallHit",
+    "SalvageReport",
     "SceneContext",
     "SceneContextTopic",
     "SceneMessage",
@@ -422,14 +424,48 @@ class ModelUsage(_Shown):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DBStats(_Shown):
-    """File size as the engine logged it, live records, and model usage by domain id."""
+    """File size as the engine logged it, live records, model usage by domain id, and damage.
+
+    ``damaged_records``: live records whose frame or payload failed a check
+    when read since the open (listings skip them; ``DB.salvage_to`` leaves
+    them behind). ``damaged_frames``: damaged regions the open's scan of the
+    log skipped; one may have held a tombstone, so a deleted record can be
+    back (docs/internals/engine.md, "What damage can undo").
+    """
 
     file_bytes: int = 0
     record_count: int = 0
     model_usage: Mapping[str, ModelUsage] = field(default_factory=dict, hash=False)
+    damaged_records: int = 0
+    damaged_frames: int = 0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "model_usage", _frozen_map(self.model_usage))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DamagedRecord(_Shown):
+    """A live record ``DB.salvage_to`` left behind: where it was, what it was, why it failed.
+
+    ``record_type`` is the type byte found at ``offset`` (itself possibly
+    damaged; -1 when the offset lies past the file) and ``record_kind`` its
+    name ("topic", "archive", ... or "unknown").
+    """
+
+    agent_id: str
+    id: str
+    offset: int
+    record_type: int
+    record_kind: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SalvageReport(_Shown):
+    """What ``DB.salvage_to`` did: records copied, and the damaged ones left behind (log order)."""
+
+    records_copied: int = 0
+    left_behind: tuple[DamagedRecord, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

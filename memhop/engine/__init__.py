@@ -30,6 +30,7 @@ from memhop.engine.engine import Engine
 from memhop.engine.frame import FLAG_DELETED, RECORD_HEADER_SIZE, Frame, decode_frame, encode_frame
 from memhop.engine.header import DATA_START, FORMAT_VERSION, HEADER_SIZE, FileHeader
 from memhop.engine.lifecycle import create_engine, open_engine
+from memhop.engine.salvage import LeftBehind, salvage_to
 from memhop.engine.snapshot import SNAPSHOT_VERSION, build_snapshot, parse_snapshot
 from memhop.engine.writes import RecordEntry
 
@@ -43,6 +44,7 @@ __all__ = [
     "Engine",
     "FileHeader",
     "Frame",
+    "LeftBehind",
     "RecordEntry",
     "build_snapshot",
     "compact_into",
@@ -52,5 +54,6 @@ __all__ = [
     "encode_frame",
     "open_engine",
     "parse_snapshot",
+    "salvage_to",
     "write_live_copy",
 ]

@@ -27,26 +27,26 @@ _BLOB_BYTES = 1 << 20  # append in blobs of about 1 MiB (cache-sized: faster to 
 _FRAME = struct.Struct("<BBIQQI")
 
 
-def _check_destination(source: Engine, new_path: object) -> str:
-    """Return the destination as a str path, refusing what cannot be one."""
+def check_destination(source: Engine, new_path: object, what: str = "compact") -> str:
+    """Return a copy's destination as a str path, refusing what cannot be one (``what``: prefix)."""
     if isinstance(new_path, os.PathLike):
         new_path = os.fspath(new_path)
     if new_path is not None and not isinstance(new_path, str):
-        msg = f"compact: newPath must be a str or os.PathLike, not {type(new_path).__name__}"
+        msg = f"{what}: newPath must be a str or os.PathLike, not {type(new_path).__name__}"
         raise InvalidQueryError(msg)
     if not new_path:
-        msg = "compact: newPath is required"
+        msg = f"{what}: newPath is required"
         raise InvalidQueryError(msg)
     if "\0" in new_path:
-        msg = f"compact: newPath contains a NUL byte: {new_path!r}"
+        msg = f"{what}: newPath contains a NUL byte: {new_path!r}"
         raise InvalidQueryError(msg)
     if os.path.abspath(new_path) == os.path.abspath(source.path) or (
         os.path.exists(new_path) and os.path.samefile(new_path, source.path)
     ):
-        msg = "compact: newPath must differ from the open database file"
+        msg = f"{what}: newPath must differ from the open database file"
         raise InvalidQueryError(msg)
     if os.path.lexists(new_path):
-        msg = f"compact: newPath already exists: {new_path}"
+        msg = f"{what}: newPath already exists: {new_path}"
         raise InvalidQueryError(msg)
     return new_path
 
@@ -64,7 +64,10 @@ def _refusal(view: ByteView, size: int, offset: int, id_hash: int) -> MemHopErro
         reason = exc
     # Keep a checksum failure's own code; anything else is corruption.
     kind = CRCMismatchError if isinstance(reason, CRCMismatchError) else CorruptionError
-    msg = f"compact: record {id_hash:016x} at offset {offset} will not read: {reason}"
+    msg = (
+        f"compact: record {id_hash:016x} at offset {offset} will not read: {reason};"
+        " salvage_to copies every record that verifies"
+    )
     err = kind(msg)
     err.__cause__ = reason
     return err
@@ -146,24 +149,33 @@ def _blobs(mv: memoryview, offsets: list[int], ends: list[int]) -> Iterator[byte
         i = j
 
 
-def _copy_live(source: Engine, dest: Engine) -> None:
-    """Append every live frame of ``source`` to ``dest``, verified, in log order.
+def copy_frames(
+    live: Mapping[int, Mapping[int, int]], view: ByteView, size: int, dest: Engine
+) -> bool:
+    """Append the frames ``live`` names (agent -> id -> offset in ``view``) to ``dest``, in order.
 
     Every frame is checked before any is written; the copy's index is built
     alongside and handed over with the frames in one ``load_frames`` call.
+    False, with nothing written, when a frame fails a check.
     """
-    live = source.live_index()
-    view, size = source.log_view()
     offsets = sorted(chain.from_iterable(by_id.values() for by_id in live.values()))
     if not offsets:
         dest.load_frames((), {}, sync=False)
-        return
+        return True
     checked = _verify_live(live, view, size, offsets, dest.record_end)
     if checked is None:
-        raise _first_refusal(source, view, size)
+        return False
     ends, index = checked
     with memoryview(view) as mv:
         dest.load_frames(_blobs(mv, offsets, ends), index, sync=False)
+    return True
+
+
+def _copy_live(source: Engine, dest: Engine) -> None:
+    """Append every live frame of ``source`` to ``dest``, verified; refuse on the first bad one."""
+    view, size = source.log_view()
+    if not copy_frames(source.live_index(), view, size, dest):
+        raise _first_refusal(source, view, size)
 
 
 def write_live_copy(
@@ -195,7 +207,7 @@ def compact_into(source: Engine, new_path: str | os.PathLike[str]) -> Engine:
     nothing is left under it (see ``write_live_copy``).
     """
     with source.exclusive():
-        return write_live_copy(source, _check_destination(source, new_path))
+        return write_live_copy(source, check_destination(source, new_path))
 
 
 def compact_to(source: Engine, new_path: str | os.PathLike[str]) -> None:

@@ -9,9 +9,12 @@ composed there too.
 Contract:
 - One id, one record type: a read of an id holding another type is
   NotFoundError, as if absent (``codec.read``).
-- "Cannot read" is never "not found": strict scans (``codec.collect_strict``)
-  are used wherever the result decides a delete or an overwrite, and an
-  enumeration completes before the first tombstone is written.
+- "Cannot read" is never "not found": a read of a damaged record raises its
+  own code naming the record and offset, and the engine counts it.
+- Damage is contained to the record it hits: listings (``codec.collect``)
+  skip a damaged record. Strict scans (``codec.collect_strict``) are used
+  wherever the result decides a delete, and an enumeration completes before
+  the first tombstone is written.
 - Enumerations are ascending by id, so two runs over one file agree.
 
 Traps:

@@ -25,9 +25,9 @@ from memhop.layers import codec
 from memhop.records import ArchiveSlot
 
 __all__ = [
-    "all_contents_strict",
+    "all_contents",
     "delete_contents",
-    "read_contents_strict",
+    "read_contents",
     "read_slot_optional",
     "write_content",
     "write_contents",
@@ -72,26 +72,26 @@ def read_slot_optional(
     return None if slot is None else _addressed(id_hash, slot)
 
 
-def read_contents_strict(engine: Engine, agent_id: int, ids: Iterable[int]) -> list[ArchiveSlot]:
-    """Return the content slots among ``ids`` that exist, ascending by id.
+def read_contents(engine: Engine, agent_id: int, ids: Iterable[int]) -> list[ArchiveSlot]:
+    """Return the content slots among ``ids`` that exist and read, ascending by id.
 
-    Absent ids and ids holding another record type are skipped; any other
-    failure raises "record <hex16> will not read" with the original code.
+    Absent ids, ids holding another record type and damaged records (counted
+    by the engine) are skipped; any other failure raises.
     """
     wanted = sorted(set(ids))
-    pairs = codec.read_many_strict(engine, agent_id, wanted, ArchiveSlot)
+    pairs = codec.read_many(engine, agent_id, wanted, ArchiveSlot)
     return [_addressed(i, s) for i, s in pairs]
 
 
-def all_contents_strict(engine: Engine, agent_id: int) -> list[ArchiveSlot]:
-    """Return every content slot of the domain, ascending by id; stop at one that will not read."""
-    return [_addressed(i, s) for i, s in codec.collect_strict(engine, agent_id, ArchiveSlot)]
+def all_contents(engine: Engine, agent_id: int) -> list[ArchiveSlot]:
+    """Return every readable content slot of the domain, ascending by id (damage skipped)."""
+    return [_addressed(i, s) for i, s in codec.collect(engine, agent_id, ArchiveSlot)]
 
 
 def delete_contents(engine: Engine, agent_id: int, ids: Iterable[int]) -> int:
     """Tombstone the live ids among ``ids`` in one batch; return how many went.
 
-    The caller passes content ids (from the L4 mirror or a strict read): the
+    The caller passes content ids (from the L4 mirror or a read): the
     engine deletes any live id it is given, whatever its type.
     """
     return engine.delete_batch(agent_id, ids)

@@ -2,9 +2,16 @@
 
 A read of an id that holds a record of another type answers NotFoundError,
 the same as an absent id. Every other failure keeps its own code: "cannot
-read" is never reported as "not found". Strict scans, used wherever the result
-decides a delete or an overwrite, stop at the first record that will not read;
-lenient scans skip it and log.
+read" is never reported as "not found". A read of a damaged record (its frame
+fails a check, or its payload will not decode) names the record and its
+offset, and the engine counts it (``Engine.damage``, reported by ``DB.stats``).
+
+Two families read many records. The contained ones (``collect``,
+``read_many``), for listings, skip a damaged record, so damage costs only the
+record it hits. The strict ones (``collect_strict``, ``read_many_strict``),
+used where the records read decide a delete, stop at the first record that
+will not read: a record nobody can read must not decide what else goes.
+``iter_lenient`` skips every failure.
 """
 
 from __future__ import annotations
@@ -14,10 +21,19 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import ClassVar, Protocol, Self, TypeVar
 
 from memhop.engine import Engine, RecordEntry
-from memhop.errors import MemHopError, NotFoundError
+from memhop.errors import (
+    CorruptionError,
+    CRCMismatchError,
+    DeserializationError,
+    MemHopError,
+    NotFoundError,
+)
 from memhop.records import RecordType
 
 log = logging.getLogger("memhop.layers")
+
+DAMAGE = (CRCMismatchError, CorruptionError, DeserializationError)
+"""The failures that mean "this record is damaged", as opposed to "the file cannot be read"."""
 
 
 class Record(Protocol):
@@ -40,7 +56,12 @@ def read(engine: Engine, agent_id: int, id_hash: int, cls: type[R]) -> R:
     if frame.rec_type != cls.RECORD_TYPE:
         msg = "record not found"
         raise NotFoundError(msg)
-    return cls.from_json(frame.payload)
+    try:
+        return cls.from_json(frame.payload)
+    except DAMAGE as exc:
+        engine.note_damaged(agent_id, id_hash, exc)
+        msg = f"record {id_hash:016x} of agent {agent_id:016x} at offset {frame.offset}: {exc}"
+        raise type(exc)(msg, code=exc.code) from exc
 
 
 def read_optional(engine: Engine, agent_id: int, id_hash: int, cls: type[R]) -> R | None:
@@ -61,6 +82,37 @@ def write_many(engine: Engine, agent_id: int, records: Sequence[tuple[int, Recor
     engine.write_batch(
         [RecordEntry(agent_id, rec.RECORD_TYPE, id_hash, rec.to_json()) for id_hash, rec in records]
     )
+
+
+def _read_or_skip(engine: Engine, agent_id: int, id_hash: int, cls: type[R]) -> R | None:
+    """Return the record, or None when it is absent or damaged (the engine counted it)."""
+    try:
+        return read(engine, agent_id, id_hash, cls)
+    except NotFoundError:
+        return None
+    except DAMAGE:
+        return None
+
+
+def collect(engine: Engine, agent_id: int, cls: type[R]) -> list[tuple[int, R]]:
+    """Return every readable (id, record) of the type in the domain, ascending by id.
+
+    A damaged record is skipped (logged once and counted by the engine); any
+    other failure aborts.
+    """
+    return read_many(engine, agent_id, engine.ids_of_type(agent_id, cls.RECORD_TYPE), cls)
+
+
+def read_many(
+    engine: Engine, agent_id: int, ids: Iterable[int], cls: type[R]
+) -> list[tuple[int, R]]:
+    """Return the records among ``ids`` that exist and read; a damaged one is skipped."""
+    found: list[tuple[int, R]] = []
+    for id_hash in ids:
+        record = _read_or_skip(engine, agent_id, id_hash, cls)
+        if record is not None:
+            found.append((id_hash, record))
+    return found
 
 
 def _will_not_read(id_hash: int, exc: MemHopError) -> MemHopError:

@@ -29,6 +29,7 @@ from memhop.records import PlanNode, PlanStatusCode
 
 __all__ = [
     "FOLD_SEPARATOR",
+    "all_plan_nodes",
     "all_plan_nodes_strict",
     "delete_plan_nodes",
     "get_plan_node_optional",
@@ -80,6 +81,11 @@ def read_plan_nodes_strict(engine: Engine, agent_id: int, ids: Iterable[int]) ->
     """Return the steps among ``ids`` that exist, ascending by id; any other failure raises."""
     pairs = codec.read_many_strict(engine, agent_id, sorted(set(ids)), PlanNode)
     return [_addressed(i, n) for i, n in pairs]
+
+
+def all_plan_nodes(engine: Engine, agent_id: int) -> list[PlanNode]:
+    """Return every readable step of the domain, ascending by id (damage skipped and counted)."""
+    return [_addressed(i, n) for i, n in codec.collect(engine, agent_id, PlanNode)]
 
 
 def all_plan_nodes_strict(engine: Engine, agent_id: int) -> list[PlanNode]:

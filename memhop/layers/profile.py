@@ -21,6 +21,7 @@ __all__ = [
     "DISTILL_DEFAULT_ROLE",
     "get_profile",
     "has_profile",
+    "profile_or_empty",
     "put_profile",
     "with_distilled",
     "with_host_half",
@@ -37,8 +38,23 @@ def get_profile(engine: Engine, agent_id: int) -> ProfileSlot | None:
 
 
 def has_profile(engine: Engine, agent_id: int) -> bool:
-    """True when the domain holds a readable profile; an unreadable one raises."""
-    return get_profile(engine, agent_id) is not None
+    """True when the domain holds a profile, readable or damaged (a damaged one is kept)."""
+    try:
+        return get_profile(engine, agent_id) is not None
+    except codec.DAMAGE:
+        return True
+
+
+def profile_or_empty(engine: Engine, agent_id: int) -> ProfileSlot:
+    """The profile as a read that shows it beside other records sees it.
+
+    Empty when absent or damaged (the engine counted the damage): a rotten
+    profile must not take the turn loop down with it.
+    """
+    try:
+        return get_profile(engine, agent_id) or ProfileSlot()
+    except codec.DAMAGE:
+        return ProfileSlot()
 
 
 def put_profile(engine: Engine, agent_id: int, profile: ProfileSlot) -> None:

@@ -89,11 +89,11 @@ def put_scene(engine: Engine, agent_id: int, scene: SceneSlot) -> None:
 
 
 def list_scenes(engine: Engine, agent_id: int, l3_id: int | None = None) -> list[SceneSlot]:
-    """Return the domain's scenes ascending by id, strictly (an unreadable one raises).
+    """Return the domain's readable scenes ascending by id (damage skipped and counted).
 
     ``l3_id`` None lists all; otherwise only scenes whose anchor equals it.
     """
-    scenes = [s for _, s in codec.collect_strict(engine, agent_id, SceneSlot)]
+    scenes = [s for _, s in codec.collect(engine, agent_id, SceneSlot)]
     if l3_id is None:
         return scenes
     return [s for s in scenes if s.l3_id == l3_id]

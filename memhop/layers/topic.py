@@ -28,6 +28,7 @@ from memhop.records import RecordType, TopicSlot
 
 __all__ = [
     "MAX_DEPTH",
+    "all_topics",
     "all_topics_strict",
     "closure",
     "delete_topics",
@@ -214,6 +215,11 @@ def retarget_topics(
     moved = [dataclasses.replace(t, scene_id=new_scene_id) for t in topics]
     codec.write_many(engine, agent_id, [(t.id, t) for t in moved])
     return moved
+
+
+def all_topics(engine: Engine, agent_id: int) -> list[TopicSlot]:
+    """Return every readable topic of the domain, ascending by id (damage skipped and counted)."""
+    return [topic for _, topic in codec.collect(engine, agent_id, TopicSlot)]
 
 
 def all_topics_strict(engine: Engine, agent_id: int) -> list[TopicSlot]:

@@ -147,6 +147,8 @@ def write_contents(
     stored = archive.write_contents(engine, ctx.agent_id, slots)
     for slot in stored:
         mirror.put(slot)
+    # Kept decoded: ``update`` reads the turn's lines back right away to distil them.
+    ctx.slots.remember(engine, ctx.agent_id, stored)
     return stored
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from memhop.index.l2meta import L2Meta
 from memhop.index.l4 import L4Index
@@ -27,16 +27,27 @@ class MeteredModel:
     """
 
     def __init__(self, model: Model) -> None:
-        self.model = model
         self._lock = threading.Lock()
         self._usage = Usage()
+        self.model = model
+
+    @property
+    def model(self) -> Model:
+        return self._model
+
+    @model.setter
+    def model(self, model: Model) -> None:
+        # A runtime Protocol check walks the protocol's members: make it once per
+        # model, not twice per call.
+        self._model = model
+        self._reports = isinstance(model, ReportsUsage)
 
     def usage(self) -> Usage:
         with self._lock:
             return self._usage
 
     def _reported(self) -> Usage:
-        return self.model.usage() if isinstance(self.model, ReportsUsage) else Usage()
+        return cast(ReportsUsage, self._model).usage() if self._reports else Usage()
 
     def _metered(self, call: Callable[[], T]) -> T:
         before = self._reported()

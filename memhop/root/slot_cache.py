@@ -9,13 +9,17 @@ delete removes it, so no writer has to remember to invalidate anything.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import TypeVar, cast
 
 from memhop.engine import Engine
 from memhop.layers import archive
 from memhop.records import ArchiveSlot
 
 DEFAULT_LIMIT = 16_384  # entries; a bound on memory, not on correctness
+RECORD_LIMIT = 64  # other decoded records (the profile, scenes in use)
+
+R = TypeVar("R")
 
 
 class SlotCache:
@@ -24,6 +28,7 @@ class SlotCache:
     def __init__(self, limit: int = DEFAULT_LIMIT) -> None:
         self._limit = limit
         self._slots: OrderedDict[int, tuple[int, ArchiveSlot]] = OrderedDict()
+        self._records: OrderedDict[int, tuple[int, object]] = OrderedDict()
 
     @property
     def limit(self) -> int:
@@ -31,6 +36,30 @@ class SlotCache:
 
     def __len__(self) -> int:
         return len(self._slots)
+
+    def record(self, engine: Engine, agent_id: int, id_hash: int, read: Callable[[], R]) -> R:
+        """Return ``read()``, the decoded record at ``id_hash``, reusing it while its frame stays.
+
+        For the few other records a turn reads every time (the profile, its
+        scene). An absent record is read every time (``read`` answers for it).
+        """
+        offset = engine.offset_of(agent_id, id_hash)
+        held = self._records.get(id_hash)
+        if offset is not None and held is not None and held[0] == offset:
+            self._records.move_to_end(id_hash)
+            return cast(R, held[1])  # stored by a reader of this id
+        value = read()
+        # Kept only if nothing moved the record while it was read.
+        if (
+            value is not None
+            and offset is not None
+            and engine.offset_of(agent_id, id_hash) == offset
+        ):
+            self._records[id_hash] = (offset, value)
+            self._records.move_to_end(id_hash)
+            while len(self._records) > RECORD_LIMIT:
+                self._records.popitem(last=False)
+        return value
 
     def remember(self, engine: Engine, agent_id: int, slots: Iterable[ArchiveSlot]) -> None:
         """Keep slots just read or written (their current offsets are looked up)."""
@@ -45,8 +74,8 @@ class SlotCache:
     def read(self, engine: Engine, agent_id: int, ids: Iterable[int]) -> list[ArchiveSlot]:
         """Return the live slots among ``ids``, ascending by id, reading only what changed.
 
-        Reads are strict, as ``archive.read_contents_strict``: a record that will
-        not read raises rather than shortening the answer.
+        Reads are as ``archive.read_contents``: a damaged record is left out
+        (the engine logs and counts it); any other failure raises.
         """
         found: dict[int, ArchiveSlot] = {}
         misses: list[int] = []
@@ -61,7 +90,7 @@ class SlotCache:
             else:
                 misses.append(id_hash)
         if misses:
-            fresh = archive.read_contents_strict(engine, agent_id, misses)
+            fresh = archive.read_contents(engine, agent_id, misses)
             self.remember(engine, agent_id, fresh)
             found.update((s.id_hash, s) for s in fresh)
         return [found[i] for i in sorted(found)]

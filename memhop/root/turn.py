@@ -44,12 +44,22 @@ class Opened:
 def current_scene(engine: Engine, ctx: DomainContext) -> SceneSlot | None:
     """The domain's current scene: held in memory, else the one used most recently."""
     if ctx.current_scene is not None:
-        held = scene.get_scene_optional(engine, ctx.agent_id, ctx.current_scene)
+        held = _scene(engine, ctx, ctx.current_scene)
         if held is not None:
             return held
     chosen = scene.current_scene(scene.list_scenes(engine, ctx.agent_id))
     ctx.current_scene = None if chosen is None else chosen.scene_id
     return chosen
+
+
+def _scene(engine: Engine, ctx: DomainContext, scene_id: int) -> SceneSlot | None:
+    """The scene, or None; decoded once while its record stays where it is."""
+    return ctx.slots.record(
+        engine,
+        ctx.agent_id,
+        scene_id,
+        lambda: scene.get_scene_optional(engine, ctx.agent_id, scene_id),
+    )
 
 
 def _require_graph(engine: Engine, l3_id: int) -> None:
@@ -74,7 +84,9 @@ def _resolve_scene(
                 " created (use update_scene to re-anchor)"
             )
             raise InvalidQueryError(msg)
-        return scene.get_scene(engine, ctx.agent_id, scene_id)
+        return ctx.slots.record(
+            engine, ctx.agent_id, scene_id, lambda: scene.get_scene(engine, ctx.agent_id, scene_id)
+        )
     held = None if new_scene else current_scene(engine, ctx)
     if held is not None:
         if l3_id:
@@ -102,7 +114,12 @@ def search(
         msg = "the turn key hashes to zero; the turn was not opened"
         raise CorruptionError(msg)
     scene.put_scene(engine, ctx.agent_id, opened)
-    stored = profile.get_profile(engine, ctx.agent_id) or ProfileSlot()
+    stored = ctx.slots.record(
+        engine,
+        ctx.agent_id,
+        ids.profile_id(),
+        lambda: profile.profile_or_empty(engine, ctx.agent_id),
+    )
     ctx.current_scene = opened.scene_id
     ctx.open_turn = OpenTurn(opened.scene_id, opened.turn_seq, new_topic)
     surface = tuple(ctx.mirrors.topics.surface(opened.scene_id))
@@ -138,7 +155,7 @@ def _transcript(engine: Engine, ctx: DomainContext, topic_id: int) -> tuple[str,
 
 def _settle(engine: Engine, ctx: DomainContext, turn: OpenTurn) -> TopicSlot:
     """Distil the open turn's lines into keywords and write its topic row."""
-    stored_scene = scene.get_scene_optional(engine, ctx.agent_id, turn.scene_id)
+    stored_scene = _scene(engine, ctx, turn.scene_id)
     if stored_scene is None or turn.seq > stored_scene.turn_seq:
         msg = "topic_id is not a turn this scene opened; use the id search returned"
         raise InvalidQueryError(msg)

@@ -20,6 +20,7 @@ EXPECTED = {
     "StorageIOError", "TopicSlot", "code_of", "open",
     "inspect", "Inspector", "Table",
     "RecallHit",
+    "DamagedRecord", "SalvageReport",
 }  # fmt: skip
 
 

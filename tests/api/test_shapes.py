@@ -350,7 +350,30 @@ def _zero_and_full() -> list[tuple[Result, dict[str, Any]]]:
                 "failures": 4,
             },
         ),
-        (res.DBStats(), {"file_bytes": 0, "record_count": 0, "model_usage": {}}),
+        (
+            res.DBStats(),
+            {
+                "file_bytes": 0,
+                "record_count": 0,
+                "model_usage": {},
+                "damaged_records": 0,
+                "damaged_frames": 0,
+            },
+        ),
+        (res.SalvageReport(), {"records_copied": 0, "left_behind": []}),
+        (
+            res.DamagedRecord(
+                agent_id=A, id=B, offset=-1, record_type=-1, record_kind="unknown", reason=""
+            ),
+            {
+                "agent_id": A,
+                "id": B,
+                "offset": -1,
+                "record_type": -1,
+                "record_kind": "unknown",
+                "reason": "",
+            },
+        ),
         (
             res.RecallHit(scene_id=A, topic_id=B, score=1.5),
             {
@@ -368,7 +391,11 @@ def _zero_and_full() -> list[tuple[Result, dict[str, Any]]]:
         ),
         (
             res.DBStats(
-                file_bytes=10, record_count=2, model_usage={A: res.ModelUsage(operations=1)}
+                file_bytes=10,
+                record_count=2,
+                model_usage={A: res.ModelUsage(operations=1)},
+                damaged_records=3,
+                damaged_frames=1,
             ),
             {
                 "file_bytes": 10,
@@ -382,6 +409,36 @@ def _zero_and_full() -> list[tuple[Result, dict[str, Any]]]:
                         "failures": 0,
                     }
                 },
+                "damaged_records": 3,
+                "damaged_frames": 1,
+            },
+        ),
+        (
+            res.SalvageReport(
+                records_copied=5,
+                left_behind=(
+                    res.DamagedRecord(
+                        agent_id=A,
+                        id=B,
+                        offset=8192,
+                        record_type=4,
+                        record_kind="topic",
+                        reason="record at offset 8192 failed CRC32 check",
+                    ),
+                ),
+            ),
+            {
+                "records_copied": 5,
+                "left_behind": [
+                    {
+                        "agent_id": A,
+                        "id": B,
+                        "offset": 8192,
+                        "record_type": 4,
+                        "record_kind": "topic",
+                        "reason": "record at offset 8192 failed CRC32 check",
+                    }
+                ],
             },
         ),
     ]

@@ -82,7 +82,7 @@ class Domain:
     def load(self) -> Mirrors:
         return Mirrors(
             topics=L2Meta.from_topics(topic.all_topics_strict(self.engine, 0)),
-            contents=L4Index.from_records(archive.all_contents_strict(self.engine, 0)),
+            contents=L4Index.from_records(archive.all_contents(self.engine, 0)),
             plans=PlanTrees.from_nodes(plan.all_plan_nodes_strict(self.engine, 0)),
         )
 
