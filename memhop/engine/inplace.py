@@ -12,27 +12,30 @@ from __future__ import annotations
 import contextlib
 import struct
 from dataclasses import dataclass
-from itertools import chain, repeat
+from itertools import islice, repeat
 
 from memhop.engine.compact import write_live_copy
 from memhop.engine.engine import Engine
 from memhop.engine.frame import RECORD_HEADER_SIZE
 from memhop.engine.header import DATA_START
+from memhop.engine.snapshot import MIN_SNAPSHOT_SIZE
 from memhop.errors import MemHopError
 
 __all__ = ["Occupancy", "compact_in_place", "occupancy"]
 
 _LENGTH = struct.Struct("<I")
 _LENGTH_AT = 2  # a frame starts with type (1 byte) and flags (1 byte), then the payload length
+_SNAPSHOT_AGENT = 12  # per domain in a snapshot: agent id (8) and entry count (4)
+_SNAPSHOT_ENTRY = 16  # per record: id hash (8) and offset (8)
 
 
 @dataclass(frozen=True, slots=True)
 class Occupancy:
     """How much of a file the live records need, and how much is dead.
 
-    ``live_bytes`` counts the headers, every live frame and the active index
-    snapshot; ``dead_bytes`` is the rest: tombstones, superseded and deleted
-    frames, old snapshots. Compaction leaves a file of about ``live_bytes``.
+    ``live_bytes`` is the size of the file a compaction would leave: the
+    headers, every live frame and one index snapshot of them. ``dead_bytes``
+    is the rest: tombstones, superseded and deleted frames, old snapshots.
     """
 
     file_bytes: int
@@ -48,20 +51,30 @@ class Occupancy:
         return self.dead_bytes / self.file_bytes if self.file_bytes else 0.0
 
 
-def occupancy(engine: Engine) -> Occupancy:
-    """Measure the live and dead bytes of ``engine``'s file (one length read per live record)."""
+def occupancy(engine: Engine, *, sample: int = 0) -> Occupancy:
+    """Measure the live and dead bytes of ``engine``'s file (one length read per live record).
+
+    ``sample`` > 0 reads about that many records, evenly spread over each
+    domain, and scales their frame sizes to the domain's count: an estimate
+    whose cost hardly grows with the file, for a cheap policy check.
+    """
     with engine.exclusive():
         view, size = engine.log_view()
         live = engine.live_index()
-        offsets = list(chain.from_iterable(by_id.values() for by_id in live.values()))
+        count = sum(map(len, live.values()))
+        step = max(count // sample, 1) if sample > 0 else 1
         unpack = _LENGTH.unpack_from
-        lengths = sum(n for (n,) in map(unpack, repeat(view), (o + _LENGTH_AT for o in offsets)))
-        frames = lengths + RECORD_HEADER_SIZE * len(offsets)
-        current = engine.headers.current
-        snapshot = 0
-        if current.has_snapshot and current.snapshot_offset + current.snapshot_length <= size:
-            snapshot = current.snapshot_length
-        return Occupancy(file_bytes=size, live_bytes=min(DATA_START + frames + snapshot, size))
+        frames = 0.0
+        for by_id in live.values():
+            picked = [o + _LENGTH_AT for o in islice(by_id.values(), 0, None, step)]
+            if picked:
+                read = sum(n for (n,) in map(unpack, repeat(view), picked))
+                frames += (read / len(picked) + RECORD_HEADER_SIZE) * len(by_id)
+        snapshot = MIN_SNAPSHOT_SIZE + sum(
+            _SNAPSHOT_AGENT + _SNAPSHOT_ENTRY * len(i) for i in live.values() if i
+        )
+        live_bytes = DATA_START + round(frames) + snapshot
+        return Occupancy(file_bytes=size, live_bytes=min(live_bytes, size))
 
 
 def compact_in_place(engine: Engine, path: str) -> Engine:

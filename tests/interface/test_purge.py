@@ -215,3 +215,16 @@ def test_a_second_open_after_a_compaction_names_the_holder(tmp_path: Path) -> No
         db.compact()
         with pytest.raises(memhop.StorageIOError, match="already open in this process"):
             _open(folder)
+
+
+@pytest.mark.parametrize("ratio", [1, 1.5, float("nan"), "0.5", True])
+def test_a_ratio_that_is_not_a_share_below_one_is_a_config_error(ratio: Any) -> None:
+    with pytest.raises(memhop.ConfigError, match="compact_dead_ratio"):
+        memhop.Defaults(compact_dead_ratio=ratio).validate()
+    memhop.Defaults(compact_dead_ratio=0.99).validate()  # control: a share below one is taken
+
+
+def test_the_ratio_defaults_on_and_zero_or_negative_means_manual_only() -> None:
+    assert memhop.DEFAULTS.compact_dead_ratio == memhop.Defaults().compact_dead_ratio > 0
+    assert memhop.Defaults(compact_dead_ratio=-1).normalized().compact_dead_ratio == 0
+    assert memhop.Defaults(compact_dead_ratio=0).normalized().compact_dead_ratio == 0

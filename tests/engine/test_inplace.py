@@ -1,0 +1,95 @@
+"""Compaction in place at the engine: the dead-bytes measure, and a refusal that changes nothing."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memhop.engine import RecordEntry, create_engine, open_engine
+from memhop.engine.inplace import compact_in_place, occupancy
+from memhop.engine.publish import TEMP_SUFFIX
+from memhop.errors import CRCMismatchError
+
+# (agent, id, payload size or None for a delete)
+_ops = st.lists(
+    st.tuples(st.integers(0, 2), st.integers(1, 40), st.none() | st.integers(0, 900)),
+    min_size=1,
+    max_size=60,
+)
+
+
+@settings(max_examples=25, deadline=None)
+@given(ops=_ops, checkpoints=st.booleans())
+def test_live_bytes_is_the_size_a_compaction_leaves(
+    tmp_path_factory: pytest.TempPathFactory,
+    ops: list[tuple[int, int, int | None]],
+    checkpoints: bool,
+) -> None:
+    """Exactly, after any writes, overwrites, deletes and checkpoints; the estimate is close."""
+    path = str(tmp_path_factory.mktemp("occ") / "db.meh")
+    engine = create_engine(path)
+    try:
+        for n, (agent, id_hash, size) in enumerate(ops):
+            if size is None:
+                engine.delete(agent, id_hash)
+            else:
+                engine.write(agent, 0x08, id_hash, b"p" * size)
+            if checkpoints and n % 7 == 0:
+                engine.checkpoint()
+        measured = occupancy(engine)
+        assert measured.file_bytes == engine.stats()[0]
+        assert abs(occupancy(engine, sample=4).live_bytes - measured.live_bytes) <= max(
+            0.5 * (measured.live_bytes - 8192), 64
+        )
+        engine = compact_in_place(engine, path)
+        compacted = engine.stats()[0]
+        assert measured.live_bytes == min(compacted, measured.file_bytes)  # an empty file is 8192
+        assert occupancy(engine).live_bytes == compacted
+    finally:
+        engine.close()
+
+
+def test_a_record_that_will_not_read_refuses_and_leaves_the_file_in_use(tmp_path: Path) -> None:
+    """A flipped payload byte: CRC refusal naming the record; old engine open, no temp file."""
+    path = str(tmp_path / "db.meh")
+    engine = create_engine(path)
+    engine.write(1, 0x08, 7, b"a" * 100)
+    at = engine.write(1, 0x08, 8, b"b" * 100)
+    engine.write(1, 0x08, 9, b"c" * 100)
+    engine.delete(1, 7)
+    engine.close()
+    with open(path, "r+b") as raw:
+        raw.seek(at + 26 + 10)
+        raw.write(b"X")
+    before = Path(path).read_bytes()
+    engine = open_engine(path)
+    try:
+        with pytest.raises(CRCMismatchError, match="0000000000000008"):
+            compact_in_place(engine, path)
+        assert not engine.closed
+        assert engine.read(1, 9).payload == b"c" * 100  # the old file still serves
+        assert Path(path).read_bytes() == before
+        assert not [n for n in os.listdir(tmp_path) if n.endswith(TEMP_SUFFIX)]
+    finally:
+        engine.close_without_checkpoint()
+
+
+def test_writes_after_a_compaction_go_to_the_new_file(tmp_path: Path) -> None:
+    """The returned engine holds the name: a write, a close and a reopen find it."""
+    path = str(tmp_path / "db.meh")
+    engine = create_engine(path)
+    engine.write_batch([RecordEntry(0, 0x08, i, b"x" * 50) for i in range(1, 20)])
+    engine.delete_batch(0, range(1, 10))
+    engine = compact_in_place(engine, path)
+    engine.write(0, 0x08, 99, b"after")
+    engine.close()
+    again = open_engine(path)
+    try:
+        assert again.read(0, 99).payload == b"after"
+        assert again.stats()[1] == 11
+    finally:
+        again.close()

@@ -1,0 +1,74 @@
+"""Compaction from the root: Dream paused and resumed, calls of every domain waiting, none lost."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import memhop
+from memhop.root.dreams import DreamThreads
+
+TS = 1_700_000_000_000
+
+
+def test_a_pass_asked_for_while_paused_starts_on_the_last_resume() -> None:
+    threads = DreamThreads()
+    ran = threading.Event()
+    threads.pause()
+    threads.pause()
+    assert not threads.start(1, 2, ran.set)
+    assert not threads.start(1, 2, ran.set)  # one per scene, as when running
+    threads.resume()
+    assert not ran.is_set()  # still paused once
+    threads.resume()
+    assert ran.wait(5)
+    threads.close_and_join()
+
+
+def test_a_pass_deferred_past_close_never_starts() -> None:
+    threads = DreamThreads()
+    ran = threading.Event()
+    threads.pause()
+    threads.start(1, 2, ran.set)
+    threads.close_and_join()
+    threads.resume()
+    assert not ran.wait(0.05)
+    assert threads.start(1, 3, lambda: None) is False  # control: closed refuses anything
+
+
+def test_turns_in_two_domains_run_through_repeated_compactions(tmp_path: Path) -> None:
+    """Every acknowledged turn of both domains is readable after compactions ran among them."""
+    defaults = memhop.Defaults(scene_dream_topic_threshold=-1, compact_dead_ratio=0)
+    profile = memhop.ProfileInput(name="me")
+    path = str(tmp_path / "mem.meh")
+    with memhop.open(path, memhop.LocalModel(), defaults, profile) as db:
+        sessions = [db.primary(), db.sub_agent(memhop.LocalModel(), memhop.ProfileInput(name="b"))]
+        done: dict[str, list[str]] = {s.agent_id: [] for s in sessions}
+        errors: list[BaseException] = []
+
+        def talk(me: memhop.Session) -> None:
+            try:
+                for i in range(25):
+                    me.search(new_scene=i % 10 == 0)
+                    me.append_archive(content=f"line {i}", created_at=TS + i)
+                    done[me.agent_id].append(me.update(input=f"turn {i}", created_at=TS + i).id)
+            except BaseException as exc:  # reported by the assertion below
+                errors.append(exc)
+
+        workers = [threading.Thread(target=talk, args=(s,)) for s in sessions]
+        for w in workers:
+            w.start()
+        compactions = 0
+        while any(w.is_alive() for w in workers):
+            db.compact()
+            compactions += 1
+        for w in workers:
+            w.join()
+
+        assert not errors
+        assert compactions >= 2
+        for me in sessions:
+            ids = done[me.agent_id]
+            assert len(ids) == 25
+            stored = {row.topic_id for row in me.search_l4()}
+            assert set(ids) <= stored
