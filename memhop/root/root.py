@@ -24,7 +24,7 @@ from memhop.errors import AgentNotFoundError, ClosedError, ConfigError, InvalidQ
 from memhop.index.l2meta import L2Meta
 from memhop.index.l4 import L4Index
 from memhop.index.plans import PlanTrees
-from memhop.layers import archive, plan, profile, registry, topic
+from memhop.layers import content_fields, plan, profile, registry, topic
 from memhop.llm import Model, Usage
 from memhop.llm.remote import OpenAIModel
 from memhop.records import AgentType, ProfileSlot
@@ -192,18 +192,14 @@ class Root:
 
     def _load_context(self, agent_id: int, meter: MeteredModel) -> DomainContext:
         """Build a domain's mirrors from its readable records (damage is skipped and counted)."""
-        contents = archive.all_contents(self.engine, agent_id)
         mirrors = Mirrors(
             topics=L2Meta.from_topics(topic.all_topics(self.engine, agent_id)),
-            contents=L4Index.from_records(contents),
+            contents=L4Index.from_fields(content_fields.all_content_fields(self.engine, agent_id)),
             plans=PlanTrees.from_nodes(plan.all_plan_nodes(self.engine, agent_id)),
         )
-        ctx = DomainContext(agent_id, meter, mirrors)
-        # The load decoded every slot already: keep the newest, so the first
-        # scene read after an open does not decode them again.
-        newest = sorted(contents, key=lambda s: s.created_at)[-ctx.slots.limit :]
-        ctx.slots.remember(self.engine, agent_id, newest)
-        return ctx
+        # Content is read for its fields only: a scene's lines are decoded when
+        # the scene is read (ctx.slots), not every line of the domain at load.
+        return DomainContext(agent_id, meter, mirrors)
 
     def _sweep_idle(self, keep: int) -> None:
         """Free contexts idle past the TTL whose lock is free (called under ``_agents_mu``).
