@@ -59,7 +59,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     common = argparse.ArgumentParser(add_help=False)
     # SUPPRESS: a --json given before the subcommand is not reset by the subparser.
-    common.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
+    common.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help="machine-readable output"
+    )
     common.add_argument("--limit", type=int, default=None, help="show at most this many rows")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
