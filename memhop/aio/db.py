@@ -87,6 +87,7 @@ class AsyncDB:
     checkpoint = _bridge(DB.checkpoint)
     compact = _bridge(DB.compact)
     compact_to = _bridge(DB.compact_to)
+    salvage_to = _bridge(DB.salvage_to)
     stats = _bridge(DB.stats)
 
     async def close(self) -> None:

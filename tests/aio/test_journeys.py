@@ -126,6 +126,11 @@ def test_admin_and_domains(open_db: Opener, tmp_path: Path) -> None:
     assert db.stats().record_count > 0
     copy = tmp_path / "copy.meh"
     db.compact_to(str(copy))
+    salvaged = db.salvage_to(str(tmp_path / "salvaged.meh"))
+    assert salvaged.records_copied > 0
+    assert salvaged.left_behind == ()
+    db.compact()
+    assert [t.topic_id for t in me.scene_context().topics] == [first.id]  # kept through it
     me.delete_scene(scene.scene_id)
     assert me.list_scenes() == []
     db.close()
