@@ -35,7 +35,7 @@ __all__ = ["K1", "B", "DocKey", "RecallIndex", "RecallState", "Scored", "terms_o
 K1 = 1.2
 B = 0.75
 _MAX_TF = 255  # a term's count in one document saturates here (BM25 flattens long before)
-_CHUNK = 1024  # postings between two checks of whether new documents can still win
+_CHUNK = 1024  # postings read, at least, between two checks that new documents can win
 
 DocKey = tuple[int, int]
 """(kind, id): the root's own naming of a document (a row's topic id, an event's content id)."""
@@ -206,8 +206,12 @@ class RecallIndex:
             untouched = self._closed(scores, limit, remaining[i])
             if not untouched:
                 closed = False
-                for start in range(0, self._df_slots(term_id), _CHUNK):
-                    for slot, tf in itertools.islice(pairs, _CHUNK):
+                read, total = 0, self._df_slots(term_id)
+                while read < total:
+                    # Checking costs a pass over the scores: read at least as many postings.
+                    step = max(_CHUNK, len(scores))
+                    read += step
+                    for slot, tf in itertools.islice(pairs, step):
                         length = lengths[slot]
                         if not length:
                             continue  # a removed document
@@ -219,16 +223,16 @@ class RecallIndex:
                                 continue
                             scores[slot] = 0.0
                         scores[slot] += weight * tf / (tf + base + per_length * length)
-                    if start + _CHUNK < self._df_slots(term_id) and self._closed(
-                        scores, limit, remaining[i]
-                    ):
+                    if read < total and self._closed(scores, limit, remaining[i]):
                         closed = True
                         break
                 if not closed:
                     continue
-            # No new document can reach the top now: only add to those found. When none
-            # of this term's postings were read yet and the found are far fewer, look
-            # each one up instead of reading the postings.
+            # No new document can reach the top now: only add to those found, and only
+            # to those that can still reach it. When none of this term's postings were
+            # read yet and the found are far fewer, look each one up instead.
+            floor = heapq.nlargest(limit, scores.values())[-1] - remaining[i]
+            scores = {slot: score for slot, score in scores.items() if score >= floor}
             if untouched and len(scores) * 8 < self._df_slots(term_id):
                 for slot in scores:
                     tf = self._count_in(slot, term_id)
