@@ -324,9 +324,11 @@ def measure(
 
 
 def recall_at_scale(convs: list[Conversation], docs: int) -> dict[str, float]:
-    """The recall index alone at ``docs`` documents made of LoCoMo turns (cycled): median
-    query CPU (thread time) and median and 90th-percentile wall time (ms) over LoCoMo questions, build time per document (µs), and
-    heap bytes per document (tracemalloc, measured on a separate build of 10,000)."""
+    """The recall index alone at ``docs`` documents made of LoCoMo turns (cycled).
+
+    Median query CPU (thread time) and median and 90th-percentile wall time (ms) over
+    LoCoMo questions, build time per document (µs), and heap bytes per document
+    (tracemalloc, measured on a separate build of 10,000)."""
     texts = [terms_of(" ".join(t.said + t.answered)) for c in convs for t in c.turns]
     questions = [terms_of(str(qa["question"])) for c in convs for qa in answerable(c)][:200]
 
