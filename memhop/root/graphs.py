@@ -203,7 +203,9 @@ def detach_anchors(root: Root, gid: int) -> int:
     anchors: they name a live graph again.
     """
     cleared = 0
-    for agent_id in sorted(set(root.engine.agents()) - {SHARED_POOL_AGENT_ID}):
+    with root.pool_lock:  # an in-place compaction holds it while it replaces the engine
+        agents = sorted(set(root.engine.agents()) - {SHARED_POOL_AGENT_ID})
+    for agent_id in agents:
         with root.exclusive_domain(agent_id):
             anchored = scene.list_scenes(root.engine, agent_id, gid)
             if not anchored:
