@@ -74,7 +74,7 @@ class ContentInput:
         kind = _whole(self.kind, "kind")
         _whole(self.seq, "seq")
         _whole(self.node_seq, "node_seq")
-        valid_text(self.content, "content")
+        valid_text(self.content, "content", None)  # the record budget caps it
         valid_text(self.event_type, "event_type")
         if kind not in _KINDS:
             _refuse(f"undefined content kind {kind}")
@@ -142,7 +142,8 @@ def write_contents(
         seq = item.seq
         if seq == 0:
             seq, next_free = next_free, next_free + 1
-        archive.read_slot_optional(engine, ctx.agent_id, turn.topic_id, seq)
+        if engine.contains(ctx.agent_id, ids.content_id(turn.topic_id, seq)):
+            archive.read_slot_optional(engine, ctx.agent_id, turn.topic_id, seq)
         slots.append(item.to_slot(turn.topic_id, seq))
     stored = archive.write_contents(engine, ctx.agent_id, slots)
     for slot in stored:

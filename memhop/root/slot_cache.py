@@ -55,11 +55,20 @@ class SlotCache:
             and offset is not None
             and engine.offset_of(agent_id, id_hash) == offset
         ):
-            self._records[id_hash] = (offset, value)
-            self._records.move_to_end(id_hash)
-            while len(self._records) > RECORD_LIMIT:
-                self._records.popitem(last=False)
+            self._hold(id_hash, offset, value)
         return value
+
+    def keep(self, engine: Engine, agent_id: int, id_hash: int, value: object) -> None:
+        """Keep a record just written, for ``record``'s next read of it."""
+        offset = engine.offset_of(agent_id, id_hash)
+        if offset is not None:
+            self._hold(id_hash, offset, value)
+
+    def _hold(self, id_hash: int, offset: int, value: object) -> None:
+        self._records[id_hash] = (offset, value)
+        self._records.move_to_end(id_hash)
+        while len(self._records) > RECORD_LIMIT:
+            self._records.popitem(last=False)
 
     def remember(self, engine: Engine, agent_id: int, slots: Iterable[ArchiveSlot]) -> None:
         """Keep slots just read or written (their current offsets are looked up)."""

@@ -114,6 +114,7 @@ def search(
         msg = "the turn key hashes to zero; the turn was not opened"
         raise CorruptionError(msg)
     scene.put_scene(engine, ctx.agent_id, opened)
+    ctx.slots.keep(engine, ctx.agent_id, opened.scene_id, opened)  # update reads it back
     stored = ctx.slots.record(
         engine,
         ctx.agent_id,
@@ -184,7 +185,7 @@ def update(
     """
     turn = require_turn(ctx)
     for value, what in ((user, "input"), (agent, "output"), (outcome, "outcome")):
-        valid_text(value, what)
+        valid_text(value, what, None)  # the record budget caps a line
     items = _closing_records(user, agent, outcome, created_at)
     if not items:
         msg = "a turn closes with an input, an output or an outcome"
