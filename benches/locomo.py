@@ -55,6 +55,7 @@ LABELLED = 5
 TURN_SPACING_MS = 60_000
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 TOP = 5
+STAGES = ("before Dream", "after 1 Dream", "after 2 Dreams")
 
 
 @dataclass(frozen=True)
@@ -140,9 +141,11 @@ class FsyncCounter:
         os.fsync = self._real
 
 
-def ingest_memhop(conv: Conversation, path: str) -> tuple[memhop.DB, dict[str, str], float, int]:
+def ingest_memhop(
+    conv: Conversation, path: str, defaults: memhop.Defaults | None = None
+) -> tuple[memhop.DB, dict[str, str], float, int]:
     """Write the conversation; return the open DB, dia_id -> topic id, seconds, fsyncs."""
-    db = memhop.open(path, memhop.LocalModel(), profile=memhop.ProfileInput(name="agent"))
+    db = memhop.open(path, memhop.LocalModel(), defaults, profile=memhop.ProfileInput(name="agent"))
     me = db.primary()
     topic_of: dict[str, str] = {}
     scene = None
@@ -372,7 +375,7 @@ def run(argv: Sequence[str] | None = None) -> str:
     convs = load()
     if args.quick:
         convs = [convs[0], convs[LABELLED]]
-    stages = ("before Dream", "after 1 Dream", "after 2 Dreams")
+    stages = STAGES
     measures = {(s, held): Measures() for s in stages for held in (False, True)}
     totals = defaultdict(float)
     kept = pruned = 0
@@ -399,8 +402,54 @@ def run(argv: Sequence[str] | None = None) -> str:
                     pruned += report.l4_records_pruned
                 measure(conv, me, topic_of, measures[(stage, not labelled)], bool(labelled))
             db.close()
+        variants = dream_variants([c for c in convs if c.qa and "evidence" in c.qa[0]], tmp)
     scale = recall_at_scale(convs, 20_000 if args.quick else 100_000)
-    return report_text(measures, totals, kept, pruned, scale)
+    return report_text(measures, totals, kept, pruned, scale) + variants
+
+
+VARIANTS = (
+    (
+        "no consolidation floor (LocalModel folds every overlapping run)",
+        memhop.Defaults(dream_compress_min_topics=-1),
+    ),
+    ("upstream's sweep (sweep_unfolded=True)", memhop.Defaults(sweep_unfolded=True)),
+)
+
+
+def dream_variants(convs: list[Conversation], tmp: str) -> str:
+    """The labelled conversations again under other Dream settings: what the defaults hide."""
+    lines = ["", "### Other Dream settings, labelled conversations", ""]
+    rows = []
+    for name, defaults in VARIANTS:
+        tallies = {stage: Measures() for stage in STAGES}
+        folded = swept = 0
+        for conv in convs:
+            path = os.path.join(tmp, f"{conv.sample_id}-{len(rows)}.meh")
+            db, topic_of, _, _ = ingest_memhop(conv, path, defaults)
+            me = db.primary()
+            for stage in STAGES:
+                if stage != STAGES[0]:
+                    report = me.dream()
+                    folded += report.l2_topics_compressed
+                    swept += report.l4_records_pruned
+                measure(conv, me, topic_of, tallies[stage], True)
+            db.close()
+        log(f"variant {name}: {folded} turns folded, {swept} originals swept")
+        for stage in STAGES:
+            m = tallies[stage]
+            rows.append(
+                [
+                    name,
+                    stage,
+                    f"{m.context.pct():.1f}%",
+                    f"{m.recall.pct():.1f}%",
+                    f"{m.fts.pct():.1f}%",
+                ]
+            )
+        rows.append([name, f"{folded} turns folded, {swept} originals swept", "", "", ""])
+    header = ["settings", "stage", "(a) scene_context", "(b) recall top 5", "(c) FTS5 top 5"]
+    lines += [table(header, rows), ""]
+    return "\n".join(lines)
 
 
 def report_text(
