@@ -2,7 +2,8 @@
 
 A result shape becomes an object of its non-empty fields (no ``null``, ``""``
 or empty collection noise; numbers and booleans are kept, zero included),
-with enum numbers as the words the schemas offer (``"role": "user"``) and ids
+with enum numbers as the words the schemas offer (``"role": "user"``, read
+from the field's annotation, so a plain stored number is named too) and ids
 as the 16-hex strings the library returns. Provenance fields a host's
 ``to_dict()`` leaves out (``origin``, ``derived_from``, ``grounding``) are
 kept: a model must know a Dream summary is not something that was said.
@@ -10,7 +11,9 @@ kept: a model must know a Dream summary is not something that was said.
 
 from __future__ import annotations
 
+import functools
 import json
+import typing
 from collections.abc import Mapping
 from dataclasses import fields, is_dataclass
 from enum import IntEnum, StrEnum
@@ -23,9 +26,36 @@ def _empty(value: object) -> bool:
     return value is None or (isinstance(value, str | list | dict) and not value)
 
 
+@functools.cache
+def _enum_fields(cls: type) -> dict[str, type[IntEnum]]:
+    """The fields of a result class annotated with an IntEnum (``ArchiveKind | int``)."""
+    out = {}
+    for name, hint in typing.get_type_hints(cls).items():
+        options = typing.get_args(hint) or (hint,)
+        enums = [o for o in options if isinstance(o, type) and issubclass(o, IntEnum)]
+        if enums:
+            out[name] = enums[0]
+    return out
+
+
+def _word(enum: type[IntEnum], value: Any) -> Any:
+    """A stored number as its member's word; a number with no member stays a number."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            return enum(value).name.lower()
+        except ValueError:
+            return value
+    return value
+
+
 def _plain(value: Any) -> Any:
     if is_dataclass(value) and not isinstance(value, type):
-        pairs = ((f.name, _plain(getattr(value, f.name))) for f in fields(value))
+        enums = _enum_fields(type(value))
+        pairs = (
+            (f.name, _word(enums[f.name], v) if f.name in enums else _plain(v))
+            for f in fields(value)
+            for v in (getattr(value, f.name),)
+        )
         return {name: item for name, item in pairs if not _empty(item)}
     if isinstance(value, StrEnum):
         return value.value
