@@ -20,7 +20,12 @@ __all__ = [
     "DEFAULT_MAX_OUTPUT_TOKENS",
     "DEFAULT_TIMEOUT_SECS",
     "MAX_CONTENT_RETENTION_MS",
+    "MAX_NAME_BYTES",
+    "MAX_PREFERENCES",
+    "MAX_SHORT_TEXT_BYTES",
+    "MAX_TEXT_BYTES",
     "MAX_TIMEOUT_SECS",
+    "MAX_TITLE_BYTES",
     "STRUCTURED_OUTPUT_MODES",
     "Defaults",
     "LlmConfig",
@@ -38,6 +43,20 @@ DEFAULT_COMPACT_DEAD_RATIO = 0.5
 """Compact in place once half the file is dead: chosen by benches/compaction.py."""
 STRUCTURED_OUTPUT_MODES = ("auto", "json_schema", "json_object", "off")
 
+# Caps on text a host (or a model through memhop.tools) hands in, in UTF-8
+# bytes, checked before anything is written (docs/reliability.md lists them).
+MAX_TEXT_BYTES = 64 * 1024
+"""Any text field without a cap of its own: lines, L3 content, plan summaries, personality."""
+MAX_SHORT_TEXT_BYTES = 4 * 1024
+"""Profile name and role (a sub-agent's name, its handle, has 256), preference values, L3 source
+references."""
+MAX_TITLE_BYTES = 1024
+"""Plan step titles; L3 titles, domains and node types; scene, topic and graph names."""
+MAX_NAME_BYTES = 256
+"""Preference keys and event types."""
+MAX_PREFERENCES = 256
+"""Entries in a profile's preferences."""
+
 
 def _require_ints(config: object, names: tuple[str, ...], owner: str) -> None:
     for name in names:
@@ -47,20 +66,26 @@ def _require_ints(config: object, names: tuple[str, ...], owner: str) -> None:
             raise ConfigError(msg)
 
 
-def valid_text(value: object, what: str) -> str:
-    """Return ``value`` if it is a string that can be stored as UTF-8, else refuse it.
+def valid_text(value: object, what: str, max_bytes: int | None = MAX_TEXT_BYTES) -> str:
+    """Return ``value`` if it is a string of at most ``max_bytes`` UTF-8 bytes, else refuse it.
 
-    A lone surrogate (which JSON allows and Python keeps) has no UTF-8 form;
-    it is refused rather than silently replaced.
+    None is for the lines of a turn, whose record budget (checked next, on the
+    encoded payload) is their cap. A lone surrogate (which JSON allows and
+    Python keeps) has no UTF-8 form; it is refused rather than silently replaced.
     """
     if not isinstance(value, str):
         msg = f"{what} must be a string, not {type(value).__name__}"
         raise InvalidQueryError(msg)
+    cap = f"{what} exceeds its cap of {max_bytes} UTF-8 bytes"
+    if max_bytes is not None and len(value) > max_bytes:
+        raise InvalidQueryError(cap)  # refused before encoding a huge string
     try:
-        value.encode("utf-8")
+        size = len(value.encode("utf-8"))
     except UnicodeEncodeError as exc:
         msg = f"{what} is not valid Unicode text (a lone surrogate at {exc.start})"
         raise InvalidQueryError(msg) from None
+    if max_bytes is not None and size > max_bytes:
+        raise InvalidQueryError(cap)
     return value
 
 
@@ -216,14 +241,18 @@ class ProfileInput:
     preferences: Mapping[str, str] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
-        for what in ("name", "role", "personality"):
-            valid_text(getattr(self, what), f"profile {what}")
+        valid_text(self.name, "profile name", MAX_SHORT_TEXT_BYTES)
+        valid_text(self.role, "profile role", MAX_SHORT_TEXT_BYTES)
+        valid_text(self.personality, "profile personality")
         if not isinstance(self.preferences, Mapping):
             msg = "profile preferences must be a mapping of strings to strings"
             raise InvalidQueryError(msg)
+        if len(self.preferences) > MAX_PREFERENCES:
+            msg = f"{len(self.preferences)} preferences exceed the cap of {MAX_PREFERENCES}"
+            raise InvalidQueryError(msg)
         for key, value in self.preferences.items():
-            valid_text(key, "a preference key")
-            valid_text(value, f"preference {key!r}")
+            valid_text(key, "a preference key", MAX_NAME_BYTES)
+            valid_text(value, f"preference {key[:40]!r}", MAX_SHORT_TEXT_BYTES)
         # A read-only copy: the caller's dict may change after the call.
         object.__setattr__(self, "preferences", MappingProxyType(dict(self.preferences)))
 

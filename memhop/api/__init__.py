@@ -45,7 +45,17 @@ from memhop.api.types import (
     L3Relation,
     PlanStatus,
 )
-from memhop.config import DEFAULTS, Defaults, LlmConfig, ProfileInput
+from memhop.config import (
+    DEFAULTS,
+    MAX_NAME_BYTES,
+    MAX_PREFERENCES,
+    MAX_SHORT_TEXT_BYTES,
+    MAX_TEXT_BYTES,
+    MAX_TITLE_BYTES,
+    Defaults,
+    LlmConfig,
+    ProfileInput,
+)
 from memhop.errors import (
     AgentNotFoundError,
     ClosedError,
@@ -73,7 +83,12 @@ __all__ = [
     "DB",
     "DEFAULTS",
     "MAX_EVENT_PAYLOAD_BYTES",
+    "MAX_NAME_BYTES",
+    "MAX_PREFERENCES",
+    "MAX_SHORT_TEXT_BYTES",
     "MAX_SUB_AGENT_NAME_BYTES",
+    "MAX_TEXT_BYTES",
+    "MAX_TITLE_BYTES",
     "MAX_UTTERANCE_PAYLOAD_BYTES",
     "AgentInfo",
     "AgentNotFoundError",

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from memhop.api import _args, _mapping
 from memhop.api.results import SceneSlot, TopicSlot
+from memhop.config import MAX_TITLE_BYTES
 from memhop.root import admin
 from memhop.root.ops import AgentOps
 
@@ -33,7 +34,7 @@ class AdminFace:
         stored = self._ops.run(
             admin.update_scene,
             _args.scene_id(scene_id),
-            _args.optional_text(name, "name"),
+            _args.optional_text(name, "name", MAX_TITLE_BYTES),
             _args.optional_graph_id(l3_id, "l3_id"),
             _args.flag(force, "force"),
         )
@@ -45,7 +46,8 @@ class AdminFace:
         ``name`` "" and the reserved zero id are refused; an unknown topic is
         NotFoundError and nothing is created. The same name writes nothing.
         """
-        row = self._ops.run(admin.rename_topic, _args.topic_id(topic_id), _args.text(name, "name"))
+        name = _args.text(name, "name", MAX_TITLE_BYTES)
+        row = self._ops.run(admin.rename_topic, _args.topic_id(topic_id), name)
         return _mapping.topic_slot(row)
 
     def merge_scenes(self, primary_id: str, secondary_ids: Sequence[str]) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 import memhop.records as rec
 from memhop import ids
 from memhop.api.types import L3ImportItem, L3ImportMode, L3Relation, PlanStatus
-from memhop.config import valid_text
+from memhop.config import MAX_TEXT_BYTES, valid_text
 from memhop.errors import InvalidQueryError, NotFoundError
 from memhop.records import PlanStatusCode
 
@@ -27,8 +27,9 @@ def _refuse(msg: str) -> InvalidQueryError:
     return InvalidQueryError(msg)
 
 
-def text(value: object, what: str) -> str:
-    return valid_text(value, what)
+def text(value: object, what: str, max_bytes: int | None = MAX_TEXT_BYTES) -> str:
+    """A str of valid Unicode within its cap (``memhop.config.MAX_*_BYTES``; see valid_text)."""
+    return valid_text(value, what, max_bytes)
 
 
 def integer(value: object, what: str) -> int:
@@ -127,8 +128,8 @@ def scene_id_list(value: object, what: str) -> tuple[int, ...]:
     return _list_of(value, what, scene_id)
 
 
-def optional_text(value: object, what: str) -> str | None:
-    return None if value is None else text(value, what)
+def optional_text(value: object, what: str, max_bytes: int = MAX_TEXT_BYTES) -> str | None:
+    return None if value is None else text(value, what, max_bytes)
 
 
 def optional_graph_id(value: object, what: str) -> int | None:

@@ -15,6 +15,7 @@ from memhop.api.results import (
     SceneNodeView,
 )
 from memhop.api.types import GraphEdgeKind, L3ImportItem, L3ImportMode
+from memhop.config import MAX_SHORT_TEXT_BYTES, MAX_TITLE_BYTES
 from memhop.errors import InvalidQueryError
 from memhop.root import graphs
 from memhop.root.graphs import GraphView
@@ -36,12 +37,12 @@ def _layer_items(items: object) -> list[graphs.ImportItem]:
         keywords = tuple(item.keywords)
         out.append(
             graphs.ImportItem(
-                title=_args.text(item.title, "title"),
-                domain=_args.text(item.domain, "domain"),
-                node_type=_args.text(item.node_type, "node_type"),
+                title=_args.text(item.title, "title", MAX_TITLE_BYTES),
+                domain=_args.text(item.domain, "domain", MAX_TITLE_BYTES),
+                node_type=_args.text(item.node_type, "node_type", MAX_TITLE_BYTES),
                 content=_args.text(item.content, "content"),
                 keywords=keywords,
-                source_ref=_args.text(item.source_ref, "source_ref"),
+                source_ref=_args.text(item.source_ref, "source_ref", MAX_SHORT_TEXT_BYTES),
                 related=related,
             )
         )
@@ -142,7 +143,7 @@ class GraphFace:
         NotFoundError for an unknown id. The same name writes nothing.
         """
         gid = _args.an_id(id, "graph id")
-        return _graph(graphs.update_l3(self._ops, gid, _args.text(name, "name")))
+        return _graph(graphs.update_l3(self._ops, gid, _args.text(name, "name", MAX_TITLE_BYTES)))
 
     def delete_l3(self, id: str) -> None:
         """Delete a graph with its nodes and edges (admin), then unanchor it in every domain.

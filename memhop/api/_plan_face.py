@@ -5,6 +5,7 @@ from __future__ import annotations
 from memhop.api import _args, _mapping
 from memhop.api.results import PlanTree
 from memhop.api.types import PlanStatus
+from memhop.config import MAX_TITLE_BYTES
 from memhop.root import plans
 from memhop.root.ops import AgentOps
 
@@ -26,7 +27,7 @@ class PlanFace:
         NotFoundError when ``parent_seq`` is not a step of the open turn.
         """
         parent = _args.uint32(parent_seq, "parent_seq")
-        name = _args.text(title, "title")
+        name = _args.text(title, "title", MAX_TITLE_BYTES)
         return self._ops.run(plans.plan_node_add, self._ops.now(), parent, name)
 
     def plan_node_update(
@@ -46,7 +47,8 @@ class PlanFace:
         """
         step = _args.uint32(seq, "seq")
         code = _args.plan_status_code(status)
-        title, summary = _args.text(title, "title"), _args.text(summary, "summary")
+        title = _args.text(title, "title", MAX_TITLE_BYTES)
+        summary = _args.text(summary, "summary")
         self._ops.run(plans.plan_node_update, self._ops.now(), step, title, code, summary)
 
     def plan_state(self) -> PlanTree:

@@ -25,7 +25,7 @@ from memhop.api.results import (
 )
 from memhop.api.results import TopicSlot as TopicResult
 from memhop.api.types import ArchiveKind, ArchiveRole, ContentType
-from memhop.config import ProfileInput
+from memhop.config import MAX_NAME_BYTES, ProfileInput
 from memhop.root import content as archive_ops
 from memhop.root import reads, turn
 from memhop.root.content import ArchiveQuery, ContentInput
@@ -93,13 +93,13 @@ class Session(PlanFace, GraphFace, DreamFace, AdminFace):
         events over 4 KiB, utterances over 64 KiB, role dream.
         """
         item = ContentInput(
-            content=_args.text(content, "content"),
+            content=_args.text(content, "content", None),  # capped by the record budget
             created_at=_args.integer(created_at, "created_at"),
             kind=_args.integer(kind, "kind"),
             seq=_args.integer(seq, "seq"),
             content_type=_args.integer(content_type, "content_type"),
             role=_args.integer(role, "role"),
-            event_type=_args.text(event_type, "event_type"),
+            event_type=_args.text(event_type, "event_type", MAX_NAME_BYTES),
             node_seq=_args.integer(node_seq, "node_seq"),
         )
         return self._ops.run(archive_ops.append_archive, item)
@@ -115,9 +115,9 @@ class Session(PlanFace, GraphFace, DreamFace, AdminFace):
         """
         row = self._ops.run(
             turn.update,
-            _args.text(input, "input"),
-            _args.text(output, "output"),
-            _args.text(outcome, "outcome"),
+            _args.text(input, "input", None),  # the lines' cap is the record budget
+            _args.text(output, "output", None),
+            _args.text(outcome, "outcome", None),
             _args.integer(created_at, "created_at"),
         )
         return _mapping.topic_slot(row)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, fields
 from enum import IntEnum, StrEnum
 from typing import Any, ClassVar
 
+from memhop.config import MAX_TITLE_BYTES, valid_text
 from memhop.errors import InvalidQueryError
 from memhop.records.codes import ArchiveKind, ArchiveRole, ContentType, GraphEdgeKind
 
@@ -128,7 +129,7 @@ class Result(Shape):
 
 
 def _strings(value: object, what: str) -> tuple[str, ...]:
-    """Return ``value`` as a tuple of str; a bare str or a non-str item is refused."""
+    """Return ``value`` as a tuple of str, each within MAX_TITLE_BYTES; a bare str is refused."""
     if isinstance(value, str | bytes) or not isinstance(value, Sequence):
         msg = f"{what} must be a list of strings, got {type(value).__name__}"
         raise InvalidQueryError(msg)
@@ -137,6 +138,7 @@ def _strings(value: object, what: str) -> tuple[str, ...]:
         if not isinstance(item, str):
             msg = f"{what} must be a list of strings, got an item of {type(item).__name__}"
             raise InvalidQueryError(msg)
+        valid_text(item, f"an item of {what}", MAX_TITLE_BYTES)
     return items
 
 

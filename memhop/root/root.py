@@ -282,8 +282,8 @@ class Root:
             self.check_open()
             current = registry.load_registry(self.engine)
             current.require_resolved()
-            stored = profile.get_profile(self.engine, ids.PRIMARY_AGENT_ID)
-            rows = [AgentEntry(ids.PRIMARY_AGENT_ID, stored.name if stored else "", True)]
+            stored = profile.profile_or_empty(self.engine, ids.PRIMARY_AGENT_ID)
+            rows = [AgentEntry(ids.PRIMARY_AGENT_ID, stored.name, True)]
             rows += [AgentEntry(a, n, False) for a, n in sorted(current.by_agent.items())]
             return rows
 

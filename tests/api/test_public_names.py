@@ -20,7 +20,8 @@ EXPECTED = {
     "StorageIOError", "TopicSlot", "code_of", "open",
     "inspect", "Inspector", "Table",
     "RecallHit",
-    "DamagedRecord", "SalvageReport",
+    "DamagedRecord", "SalvageReport", "MAX_NAME_BYTES", "MAX_PREFERENCES",
+    "MAX_SHORT_TEXT_BYTES", "MAX_TEXT_BYTES", "MAX_TITLE_BYTES",
 }  # fmt: skip
 
 
