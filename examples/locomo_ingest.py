@@ -43,7 +43,7 @@ from quickstart import TURN_SPACING_MS, Conversation, LocomoSession, pair_turns,
 
 import memhop
 
-DATA = Path(__file__).resolve().parent / "data" / "locomo10-sessions.json"
+DATA = Path(__file__).resolve().parent / "data" / "locomo10.json"
 SHOWN_ASSOCIATIONS = 5
 
 

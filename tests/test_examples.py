@@ -115,7 +115,7 @@ def test_one_session_renders_that_session(conversation: dict[str, object]) -> No
 
 MULTI_AGENT = REPO / "examples" / "multi_agent.py"
 LOCOMO_INGEST = REPO / "examples" / "locomo_ingest.py"
-LOCOMO10 = REPO / "examples" / "data" / "locomo10-sessions.json"
+LOCOMO10 = REPO / "examples" / "data" / "locomo10.json"
 
 
 def test_multi_agent_keeps_domains_apart_and_shares_the_graph() -> None:
