@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import operator
 from collections.abc import Callable, Iterable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -94,7 +95,7 @@ def _drop_sorted(rows: list[TopicSlot], topic: TopicSlot, key: _Key) -> None:
 class L2Meta:
     """The topic cache of one domain."""
 
-    __slots__ = ("_by_id", "_by_scene", "journal")
+    __slots__ = ("_by_id", "_by_scene", "_scene_ids", "_words", "journal")
 
     def __init__(self) -> None:
         self.journal = Journal()  # notes every topic put, removed or moved
@@ -103,6 +104,10 @@ class L2Meta:
         # keeps its surface and listing sorted as rows come and go, so a read of a
         # long scene copies a list instead of sorting it.
         self._by_scene: dict[int, _Scene] = {}
+        # One copy of each keyword and scene id: a domain's tracks repeat a small
+        # vocabulary, and a year of turns would otherwise hold a string per use.
+        self._words: dict[str, str] = {}
+        self._scene_ids: dict[int, int] = {}
 
     @classmethod
     def from_topics(cls, topics: Iterable[TopicSlot]) -> L2Meta:
@@ -117,6 +122,7 @@ class L2Meta:
     def put(self, topic: TopicSlot) -> None:
         """Insert or replace a topic, moving it between scenes if its scene changed."""
         self.journal.note(topic.id)
+        topic = self._pooled(topic)
         old = self._by_id.get(topic.id)
         if old is not None:
             self._forget(old)
@@ -145,6 +151,15 @@ class L2Meta:
         for topic in rows:
             self.put(dataclasses.replace(topic, scene_id=new_scene))
         return len(rows)
+
+    def _pooled(self, topic: TopicSlot) -> TopicSlot:
+        """``topic`` holding the pooled copies of its keywords and scene id (equal values)."""
+        pool = self._words
+        words = tuple([pool.setdefault(k, k) for k in topic.fused_keywords])
+        scene = self._scene_ids.setdefault(topic.scene_id, topic.scene_id)
+        if scene is topic.scene_id and all(map(operator.is_, words, topic.fused_keywords)):
+            return topic
+        return dataclasses.replace(topic, fused_keywords=words, scene_id=scene)
 
     def _place(self, topic: TopicSlot) -> None:
         held = self._by_scene.get(topic.scene_id)

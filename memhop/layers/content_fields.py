@@ -59,7 +59,7 @@ class ContentFields(NamedTuple):
     created_at: int
 
 
-def _fast(id_hash: int, payload: bytes) -> ContentFields | None:
+def _fast(id_hash: int, payload: bytes, pool: dict[int, int]) -> ContentFields | None:
     """The fields of a payload in the usual shape, or None to decode it in full."""
     m = _SHAPE.fullmatch(payload)
     if m is None:
@@ -79,33 +79,36 @@ def _fast(id_hash: int, payload: bytes) -> ContentFields | None:
         return None  # out of range: the full decode names the error
     return ContentFields(
         id_hash,
-        topic_n,
+        pool.setdefault(topic_n, topic_n),
         seq_n,
         _KINDS.get(kind_n, kind_n),
         _TYPES.get(ctype_n, ctype_n),
         _ROLES.get(role_n, role_n),
         node_n,
-        created_n,
+        pool.setdefault(created_n, created_n),
     )
 
 
-def _decoded(id_hash: int, payload: bytes) -> ContentFields:
+def _decoded(id_hash: int, payload: bytes, pool: dict[int, int]) -> ContentFields:
     slot = ArchiveSlot.from_json(payload)
     return ContentFields(
         id_hash,
-        slot.topic_id,
+        pool.setdefault(slot.topic_id, slot.topic_id),
         slot.seq,
         slot.kind,
         slot.content_type,
         slot.role,
         slot.node_seq,
-        slot.created_at,
+        pool.setdefault(slot.created_at, slot.created_at),
     )
 
 
 def all_content_fields(engine: Engine, agent_id: int) -> list[ContentFields]:
     """Every readable content slot of the domain, ascending by id, text left out."""
     found: list[ContentFields] = []
+    # One int object per topic id and per stamp: a topic's slots share both, and the
+    # mirror holds these rows for as long as the domain is open.
+    pool: dict[int, int] = {}
     for id_hash in engine.ids_of_type(agent_id, RecordType.ARCHIVE):
         try:
             frame = engine.read(agent_id, id_hash)
@@ -116,7 +119,8 @@ def all_content_fields(engine: Engine, agent_id: int) -> list[ContentFields]:
         if frame.rec_type != RecordType.ARCHIVE:
             continue
         try:
-            found.append(_fast(id_hash, frame.payload) or _decoded(id_hash, frame.payload))
+            payload = frame.payload
+            found.append(_fast(id_hash, payload, pool) or _decoded(id_hash, payload, pool))
         except _DAMAGE as exc:
             engine.note_damaged(agent_id, id_hash, exc)
     return found
