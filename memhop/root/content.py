@@ -16,6 +16,7 @@ from memhop.engine import Engine
 from memhop.errors import InvalidQueryError
 from memhop.layers import archive, scene
 from memhop.records import ArchiveKind, ArchiveRole, ArchiveSlot, ContentType
+from memhop.records.codes import known
 from memhop.root.domain import DomainContext, OpenTurn
 
 MAX_EVENT_PAYLOAD_BYTES = 4 * 1024
@@ -111,13 +112,14 @@ class ContentInput:
 
     def to_slot(self, topic_id: int, seq: int) -> ArchiveSlot:
         event = self.kind == ArchiveKind.EVENT
+        # Stored as a read gives it back: a defined number as its enum member.
         return ArchiveSlot(
             id_hash=ids.content_id(topic_id, seq),
-            kind=self.kind,
+            kind=known(ArchiveKind, self.kind),
             seq=seq,
             # Events are not spoken: their role and type are fixed.
-            content_type=ContentType.TEXT if event else self.content_type,
-            role=ArchiveRole.USER if event else self.role,
+            content_type=ContentType.TEXT if event else known(ContentType, self.content_type),
+            role=ArchiveRole.USER if event else known(ArchiveRole, self.role),
             topic_id=topic_id,
             event_type=self.event_type,
             node_seq=self.node_seq,

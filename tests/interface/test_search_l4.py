@@ -153,3 +153,17 @@ def test_search_l4_results_are_empty_lists_not_none(mem: Mem) -> None:
     me.append_archive(content="x", created_at=TS)
     db = mem.settle()
     assert len(db.primary().search_l4()) == 1  # control
+
+
+def test_stored_numbers_come_back_as_their_enums_fresh_and_reopened(mem: Mem) -> None:
+    me = mem.primary()
+    me.search()
+    me.append_archive(content="a fact", created_at=TS, kind=1, event_type="fact")
+    me.append_archive(content="a note", created_at=TS + 1, role=2, content_type=1)
+    me.update(input="hello", created_at=TS + 2)
+    me = mem.settle().primary()
+    rows = {r.content: r for r in me.search_l4()}
+    assert rows["a fact"].kind is memhop.ArchiveKind.EVENT
+    assert rows["a note"].role is memhop.ArchiveRole.SYSTEM
+    assert rows["a note"].content_type is memhop.ContentType(1)
+    assert rows["hello"].kind is memhop.ArchiveKind.UTTERANCE  # control: a line the model closed
