@@ -1,0 +1,103 @@
+"""A kill campaign: SIGKILL a writer at random moments; count acknowledged turns lost.
+
+Each round starts a child that creates (or reopens) a file and closes turns
+in a loop, printing each turn's number once ``update`` has returned (its
+acknowledgement); every few turns it also checkpoints or compacts to a copy.
+The parent kills it after a random delay, then opens the file and every
+copy the child made: all must open, every acknowledged line must be there,
+and a copy must be whole (or absent). docs/reliability.md quotes the result.
+Run from the repository root: ``python benches/crash_campaign.py [rounds]``
+(about 0.7 s a round). POSIX only.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import memhop
+
+_CHILD = r"""
+import os, sys
+import memhop
+
+path, folder, start = sys.argv[1], sys.argv[2], int(sys.argv[3])
+db = memhop.open(path, memhop.LocalModel(), profile=memhop.ProfileInput(name="campaign"))
+me = db.primary()
+for i in range(start, start + 100_000):
+    me.search()
+    me.update(input=f"ack-{i} question", output=f"answer {i}", created_at=1_700_000_000_000 + i)
+    print(i, flush=True)
+    if i % 7 == 3:
+        db.compact_to(os.path.join(folder, f"copy-{i}.meh"))
+    elif i % 5 == 4:
+        db.checkpoint()
+"""
+
+
+def _lines(path: str) -> set[str]:
+    with memhop.open(path, memhop.LocalModel()) as db:
+        me = db.primary()
+        return {
+            row.content for topic in me.search().topics for row in me.search_l4(topic_id=topic.id)
+        }
+
+
+def main() -> None:
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 100
+    rng = random.Random(20261202)
+    acked_total = lost = copies = bad_copies = refused_opens = 0
+    start_time = time.perf_counter()
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "campaign.meh")
+        acked: set[int] = set()
+        for r in range(rounds):
+            start = max(acked, default=-1) + 1
+            child = subprocess.Popen(
+                [sys.executable, "-c", _CHILD, path, folder, str(start)],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+            )
+            time.sleep(rng.uniform(0.05, 0.9 if r % 10 else 0.25))  # some kills land in create
+            child.send_signal(signal.SIGKILL)
+            out, _ = child.communicate()
+            acked |= {int(x) for x in out.split()}
+            if not os.path.exists(path):
+                assert not acked, "acknowledged turns but no file"
+                continue
+            try:
+                found = _lines(path)
+            except memhop.MemHopError as exc:
+                refused_opens += 1
+                print(f"round {r}: the file would not open: {exc}")
+                continue
+            missing = [i for i in acked if f"ack-{i} question" not in found]
+            lost += len(missing)
+            for name in os.listdir(folder):
+                if name.startswith("copy-") and name.endswith(".meh"):
+                    copies += 1
+                    copy = os.path.join(folder, name)
+                    upto = int(name[5:-4])
+                    try:
+                        held = _lines(copy)
+                        if any(f"ack-{i} question" not in held for i in range(upto + 1)):
+                            bad_copies += 1
+                    except memhop.MemHopError:
+                        bad_copies += 1
+                    os.remove(copy)
+        acked_total = len(acked)
+    elapsed = time.perf_counter() - start_time
+    print(
+        f"{rounds} kills in {elapsed:.0f} s: {acked_total} acknowledged turns, {lost} lost;"
+        f" {refused_opens} refused opens; {copies} compaction copies checked, {bad_copies} partial"
+    )
+
+
+if __name__ == "__main__":
+    main()
