@@ -17,6 +17,7 @@ Contract:
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import NamedTuple
 
 from memhop.engine import Engine
@@ -24,7 +25,7 @@ from memhop.errors import CorruptionError, CRCMismatchError, DeserializationErro
 from memhop.records import ArchiveSlot, RecordType
 from memhop.records.codes import ArchiveKind, ArchiveRole, ContentType
 
-__all__ = ["ContentFields", "all_content_fields"]
+__all__ = ["ContentFields", "all_content_fields", "live_payloads"]
 
 _DAMAGE = (CRCMismatchError, CorruptionError, DeserializationError)
 # Code -> enum member, as ``known`` maps it (a code without a member stays an int).
@@ -103,23 +104,31 @@ def _decoded(id_hash: int, payload: bytes, pool: dict[int, int]) -> ContentField
     )
 
 
-def all_content_fields(engine: Engine, agent_id: int) -> list[ContentFields]:
-    """Every readable content slot of the domain, ascending by id, text left out."""
-    found: list[ContentFields] = []
-    # One int object per topic id and per stamp: a topic's slots share both, and the
-    # mirror holds these rows for as long as the domain is open.
-    pool: dict[int, int] = {}
-    for id_hash in engine.ids_of_type(agent_id, RecordType.ARCHIVE):
+def live_payloads(engine: Engine, agent_id: int, rec_type: int) -> Iterator[tuple[int, bytes]]:
+    """(id, payload) of every readable record of one type in the domain, ascending by id.
+
+    A record gone since the listing is skipped; a damaged frame is skipped and
+    counted by the engine; any other failure raises.
+    """
+    for id_hash in engine.ids_of_type(agent_id, rec_type):
         try:
             frame = engine.read(agent_id, id_hash)
         except NotFoundError:
             continue  # gone since the listing
         except _DAMAGE:
             continue  # the engine logged and counted it
-        if frame.rec_type != RecordType.ARCHIVE:
-            continue
+        if frame.rec_type == rec_type:
+            yield id_hash, frame.payload
+
+
+def all_content_fields(engine: Engine, agent_id: int) -> list[ContentFields]:
+    """Every readable content slot of the domain, ascending by id, text left out."""
+    found: list[ContentFields] = []
+    # One int object per topic id and per stamp: a topic's slots share both, and the
+    # mirror holds these rows for as long as the domain is open.
+    pool: dict[int, int] = {}
+    for id_hash, payload in live_payloads(engine, agent_id, RecordType.ARCHIVE):
         try:
-            payload = frame.payload
             found.append(_fast(id_hash, payload, pool) or _decoded(id_hash, payload, pool))
         except _DAMAGE as exc:
             engine.note_damaged(agent_id, id_hash, exc)

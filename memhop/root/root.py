@@ -24,7 +24,7 @@ from memhop.errors import AgentNotFoundError, ClosedError, ConfigError, InvalidQ
 from memhop.index.l2meta import L2Meta
 from memhop.index.l4 import L4Index
 from memhop.index.plans import PlanTrees
-from memhop.layers import content_fields, plan, profile, registry, topic
+from memhop.layers import content_fields, plan, profile, registry, topic_rows
 from memhop.llm import Model, Usage
 from memhop.llm.remote import OpenAIModel
 from memhop.records import AgentType, ProfileSlot
@@ -193,7 +193,7 @@ class Root:
     def _load_context(self, agent_id: int, meter: MeteredModel) -> DomainContext:
         """Build a domain's mirrors from its readable records (damage is skipped and counted)."""
         mirrors = Mirrors(
-            topics=L2Meta.from_topics(topic.all_topics(self.engine, agent_id)),
+            topics=L2Meta.from_topics(topic_rows.all_topic_rows(self.engine, agent_id)),
             contents=L4Index.from_fields(content_fields.all_content_fields(self.engine, agent_id)),
             plans=PlanTrees.from_nodes(plan.all_plan_nodes(self.engine, agent_id)),
         )

@@ -1,4 +1,4 @@
-"""all_content_fields: the L4 mirror's fields without the text, equal to a full decode."""
+"""The domain load's readers (content fields, topic rows): equal to a full decode of each record."""
 
 from __future__ import annotations
 
@@ -12,10 +12,12 @@ from memhop.engine import Engine, create_engine
 from memhop.index.l4 import L4Index, SlotRef
 from memhop.layers import archive
 from memhop.layers.content_fields import all_content_fields
-from memhop.records import ArchiveSlot, RecordType
+from memhop.layers.topic_rows import all_topic_rows
+from memhop.records import ArchiveSlot, RecordType, TopicSlot
 
 AGENT = 0
 _RUNS = itertools.count()
+_ONE_PATH = [HealthCheck.function_scoped_fixture]  # each example makes its own file beside it
 OTHER_AGENT = 0x77
 
 _slots = st.builds(
@@ -41,9 +43,7 @@ def _decoded(engine: Engine, agent_id: int) -> list[ArchiveSlot]:
     ]
 
 
-@settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(max_examples=25, deadline=None, suppress_health_check=_ONE_PATH)
 @given(slots=st.lists(_slots, min_size=1, max_size=6))
 def test_fields_equal_a_full_decode_of_every_record(
     meh_path: str, slots: list[ArchiveSlot]
@@ -101,4 +101,43 @@ def test_a_damaged_payload_is_skipped_and_counted(engine: Engine) -> None:
     archive.write_content(engine, AGENT, good)
     rows = all_content_fields(engine, AGENT)
     assert [r.seq for r in rows] == [3]  # the readable one is there
+    assert engine.damage()[0] == 1
+
+
+_topics = st.builds(
+    TopicSlot,
+    id=st.integers(1, 2**64 - 1),
+    scene_id=st.integers(0, 2**64 - 1),
+    parent_id=st.none() | st.integers(0, 2**64 - 1),
+    depth=st.integers(0, 255),
+    name=st.text(max_size=10),
+    fused_keywords=st.lists(st.text(max_size=8), max_size=5).map(tuple),
+    user_timestamp=st.integers(-(2**63), 2**63 - 1),
+    agent_timestamp=st.integers(-(2**63), 2**63 - 1),
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=_ONE_PATH)
+@given(topics=st.lists(_topics, min_size=1, max_size=6, unique_by=lambda t: t.id))
+def test_topic_rows_equal_a_full_decode(meh_path: str, topics: list[TopicSlot]) -> None:
+    """Any text (quotes, escapes, non-ASCII) and every range: the same topics as from_json."""
+    engine = create_engine(f"{meh_path}.{next(_RUNS)}")
+    try:
+        for t in topics:
+            engine.write(AGENT, RecordType.TOPIC, t.id, t.to_json())
+        decoded = [
+            TopicSlot.from_json(engine.read(AGENT, i).payload)
+            for i in engine.ids_of_type(AGENT, RecordType.TOPIC)
+        ]
+        assert all_topic_rows(engine, AGENT) == decoded
+        assert len(decoded) == len(topics)  # positive control
+    finally:
+        engine.close()
+
+
+def test_a_damaged_topic_is_skipped_and_counted(engine: Engine) -> None:
+    engine.write(AGENT, RecordType.TOPIC, 0x31, b'{"id":"not a number"}')
+    kept = TopicSlot(id=0x32, scene_id=5, depth=1, fused_keywords=("kept",))
+    engine.write(AGENT, RecordType.TOPIC, kept.id, kept.to_json())
+    assert all_topic_rows(engine, AGENT) == [kept]
     assert engine.damage()[0] == 1

@@ -1,0 +1,80 @@
+"""Every topic of a domain, read for the domain load: the usual payload by one pattern.
+
+Responsibility: the topic mirror's load decodes every topic record of the
+domain; this reads the shape Go and memhop write (no whitespace, keys in
+field order, strings without escapes) with one anchored pattern and decodes
+anything else in full, so a long-lived domain opens faster.
+
+Contract: the same topics, with the same field values, as
+``TopicSlot.from_json`` of each record (Go's rules); damaged records are
+skipped and counted by the engine; any other failure raises.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memhop.engine import Engine
+from memhop.errors import CorruptionError, CRCMismatchError, DeserializationError
+from memhop.layers.content_fields import live_payloads
+from memhop.records import RecordType, TopicSlot
+
+__all__ = ["all_topic_rows"]
+
+_DAMAGE = (CRCMismatchError, CorruptionError, DeserializationError)
+_U64 = 1 << 64
+_I64 = 1 << 63
+_UINT = rb"(0|[1-9][0-9]*)"
+_INT = rb"(-?(?:0|[1-9][0-9]*))"
+_PLAIN = rb'"[^"\\\x00-\x1f]*"'  # a string with no escape: its bytes are its text
+_SHAPE = re.compile(
+    rb'\{"id":' + _UINT + rb',"scene_id":' + _UINT + rb'(?:,"parent_id":' + _UINT + rb")?"
+    + rb',"depth":' + _UINT + rb'(?:,"name":(' + _PLAIN + rb"))?"
+    + rb',"fused_keywords":(null|\[(?:' + _PLAIN + rb"(?:," + _PLAIN + rb")*)?\])"
+    + rb',"user_timestamp":' + _INT + rb',"agent_timestamp":' + _INT + rb"\}",
+    re.DOTALL,
+)  # fmt: skip
+
+
+def _fast(payload: bytes) -> TopicSlot | None:
+    """The topic of a payload in the usual shape, or None to decode it in full."""
+    m = _SHAPE.fullmatch(payload)
+    if m is None:
+        return None
+    topic, scene, parent, depth, name, words, user_ts, agent_ts = m.groups()
+    topic_id, scene_id, user_at, agent_at = int(topic), int(scene), int(user_ts), int(agent_ts)
+    parent_id = None if parent is None else int(parent)
+    if (
+        max(topic_id, scene_id, parent_id or 0) >= _U64
+        or int(depth) > 0xFF
+        or not (-_I64 <= user_at < _I64 and -_I64 <= agent_at < _I64)
+    ):
+        return None  # out of range: the full decode names the error
+    try:  # invalid UTF-8 takes Go's replacement rules: the full decode applies them
+        listed = words.decode("utf-8")
+        text = "" if name is None else name[1:-1].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    # No string holds a quote or an escape, so the array splits on its separators.
+    keywords = tuple(listed[2:-2].split('","')) if len(listed) > 2 and listed[0] == "[" else ()
+    return TopicSlot(
+        id=topic_id,
+        scene_id=scene_id,
+        parent_id=parent_id,
+        depth=int(depth),
+        name=text,
+        fused_keywords=keywords,
+        user_timestamp=user_at,
+        agent_timestamp=agent_at,
+    )
+
+
+def all_topic_rows(engine: Engine, agent_id: int) -> list[TopicSlot]:
+    """Every readable topic of the domain, ascending by id (damage skipped and counted)."""
+    found: list[TopicSlot] = []
+    for id_hash, payload in live_payloads(engine, agent_id, RecordType.TOPIC):
+        try:
+            found.append(_fast(payload) or TopicSlot.from_json(payload))
+        except _DAMAGE as exc:
+            engine.note_damaged(agent_id, id_hash, exc)
+    return found
