@@ -1,7 +1,8 @@
 """Record -> result conversions, the profile brief, and the inputs read from plain dicts.
 
 Contract:
-- Pure functions: no I/O, no locks; ids become 16-hex strings here and only here.
+- Pure functions: no I/O, no locks but the one guarding the mapped-row memos; ids
+  become 16-hex strings here and only here.
 - Order is kept as given: the root decides every listing's order, except the
   plan tree, which this module builds from a turn's flat step list.
 - ``profile_brief`` is upstream's digest (api.md §7.3) byte for byte.
@@ -14,6 +15,7 @@ Traps:
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol, cast
 
@@ -181,6 +183,7 @@ def _provenance(made_by: ProvenanceLike | None) -> dict[str, Any]:
 # The record is held in the entry, so its id cannot be reused while the entry lives.
 _MAPPED_ROWS: dict[int, tuple[rec.TopicSlot, ProvenanceLike | None, TopicSlot]] = {}
 _MAPPED_ROWS_LIMIT = 4096
+_MEMO_LOCK = threading.Lock()
 
 
 def topic_slot(topic: rec.TopicSlot, made_by: ProvenanceLike | None = None) -> TopicSlot:
@@ -189,9 +192,10 @@ def topic_slot(topic: rec.TopicSlot, made_by: ProvenanceLike | None = None) -> T
     if held is not None and held[0] is topic and (held[1] is made_by or held[1] == made_by):
         return held[2]
     row = _topic_row(topic, made_by)
-    if len(_MAPPED_ROWS) >= _MAPPED_ROWS_LIMIT:
-        _MAPPED_ROWS.pop(next(iter(_MAPPED_ROWS), 0), None)  # the oldest entry
-    _MAPPED_ROWS[id(topic)] = (topic, made_by, row)
+    with _MEMO_LOCK:  # sessions on other threads share the memos
+        if len(_MAPPED_ROWS) >= _MAPPED_ROWS_LIMIT:
+            _MAPPED_ROWS.pop(next(iter(_MAPPED_ROWS)), None)  # the oldest entry
+        _MAPPED_ROWS[id(topic)] = (topic, made_by, row)
     return row
 
 
@@ -248,9 +252,10 @@ def _surface(
         if len(topics) >= done and topics[:done] == last[0]:
             start, rows = done, last[2]
     rows += tuple(topic_slot(t, made_by.get(t.id)) for t in topics[start:])
-    if scene_id not in _SURFACES and len(_SURFACES) >= _SURFACES_LIMIT:
-        _SURFACES.pop(next(iter(_SURFACES), 0), None)  # the oldest scene
-    _SURFACES[scene_id] = (topics, dict(made_by), rows)
+    with _MEMO_LOCK:
+        if scene_id not in _SURFACES and len(_SURFACES) >= _SURFACES_LIMIT:
+            _SURFACES.pop(next(iter(_SURFACES)), None)  # the oldest scene
+        _SURFACES[scene_id] = (topics, dict(made_by), rows)
     return rows
 
 
