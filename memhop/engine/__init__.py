@@ -9,8 +9,13 @@ Contract:
   the index changes; a failed one changes nothing visible and makes the engine
   refuse further writes until the file is reopened.
 - ``read`` raises NotFoundError only for an id the index does not hold; an
-  index entry the log cannot back is CorruptionError, a bad frame
-  CRCMismatchError. "Cannot read" is never "not found".
+  index entry the log cannot back, or a frame that is not the record asked
+  for, is CorruptionError, a bad frame CRCMismatchError, each naming the
+  record and offset and counted (``damage``). "Cannot read" is never "not
+  found".
+- The open's resync past damage is linear and budgeted; a region over the
+  budget is left unread and writes are refused. ``salvage_to`` copies every
+  live record that verifies (``compact_to`` refuses a damaged file).
 - Enumerations (``ids_of_type``, ``all_ids``, ``agents``) are ascending copies.
 
 Traps:
