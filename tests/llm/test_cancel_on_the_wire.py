@@ -75,3 +75,25 @@ def test_close_cuts_a_turn_waiting_on_the_model(tmp_path: Path, fake_openai: Fak
     with memhop.open(path, memhop.LocalModel()) as again:
         topics = again.primary().scene_context().topics
         assert [t.topic_id for t in topics] == [kept.id]  # the acknowledged turn is kept
+
+
+def test_close_cuts_a_background_dream_pass_waiting_on_the_model(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    reached = threading.Event()
+    config = memhop.LlmConfig(fake_openai.api_url, SECRET, "fake-model", timeout_secs=60)
+    defaults = memhop.Defaults(scene_dream_topic_threshold=1, dream_compress_min_topics=2)
+    # Two turns' keywords, then the background pass's consolidation, which never answers.
+    fake_openai.script(Step(), Step(), Step(hang=True, on_request=reached.set))
+    seed = memhop.ProfileInput(name="Ada")
+    db = memhop.open(str(tmp_path / "dream.meh"), config, defaults, profile=seed)
+    me = db.primary()
+    for i in range(2):
+        me.search()
+        me.update(input=f"turn {i} about bees", output="ok", created_at=1_700_000_000_000 + i)
+    assert reached.wait(10), "no background pass reached the model"
+    assert fake_openai.count("consolidate") == 1
+    db.close()
+    alive = [t.name for t in threading.enumerate() if t.name.startswith("memhop-dream-")]
+    assert alive == []  # joined by close, not left behind in a model call
+    assert _await_hangup(fake_openai) == 1
