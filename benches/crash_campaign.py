@@ -23,7 +23,7 @@ import time
 import memhop
 
 _CHILD = r"""
-import os, sys
+import os, sys, time
 import memhop
 
 path, folder, start = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -31,7 +31,8 @@ db = memhop.open(path, memhop.LocalModel(), profile=memhop.ProfileInput(name="ca
 me = db.primary()
 for i in range(start, start + 100_000):
     me.search()
-    me.update(input=f"ack-{i} question", output=f"answer {i}", created_at=1_700_000_000_000 + i)
+    # Stamped now: lines older than the retention window would be swept by Dream.
+    me.update(input=f"ack-{i} question", output=f"answer {i}", created_at=time.time_ns() // 10**6)
     print(i, flush=True)
     if i % 7 == 3:
         db.compact_to(os.path.join(folder, f"copy-{i}.meh"))
@@ -41,17 +42,16 @@ for i in range(start, start + 100_000):
 
 
 def _lines(path: str) -> set[str]:
+    """Every acknowledged-turn line the file holds (a read that writes nothing)."""
     with memhop.open(path, memhop.LocalModel()) as db:
-        me = db.primary()
-        return {
-            row.content for topic in me.search().topics for row in me.search_l4(topic_id=topic.id)
-        }
+        return {row.content for row in db.primary().search_l4(keyword="ack-")}
 
 
 def main() -> None:
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 100
     rng = random.Random(20261202)
-    acked_total = lost = copies = bad_copies = refused_opens = 0
+    acked_total = copies = bad_copies = refused_opens = 0
+    lost: set[int] = set()
     start_time = time.perf_counter()
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "campaign.meh")
@@ -64,7 +64,7 @@ def main() -> None:
                 stderr=subprocess.DEVNULL,
                 text=True,
             )
-            time.sleep(rng.uniform(0.05, 0.9 if r % 10 else 0.25))  # some kills land in create
+            time.sleep(rng.uniform(0.2, 1.2 if r % 10 else 0.3))  # some land in the open or create
             child.send_signal(signal.SIGKILL)
             out, _ = child.communicate()
             acked |= {int(x) for x in out.split()}
@@ -77,8 +77,7 @@ def main() -> None:
                 refused_opens += 1
                 print(f"round {r}: the file would not open: {exc}")
                 continue
-            missing = [i for i in acked if f"ack-{i} question" not in found]
-            lost += len(missing)
+            lost |= {i for i in acked if f"ack-{i} question" not in found}
             for name in os.listdir(folder):
                 if name.startswith("copy-") and name.endswith(".meh"):
                     copies += 1
@@ -94,7 +93,7 @@ def main() -> None:
         acked_total = len(acked)
     elapsed = time.perf_counter() - start_time
     print(
-        f"{rounds} kills in {elapsed:.0f} s: {acked_total} acknowledged turns, {lost} lost;"
+        f"{rounds} kills in {elapsed:.0f} s: {acked_total} acknowledged turns, {len(lost)} lost;"
         f" {refused_opens} refused opens; {copies} compaction copies checked, {bad_copies} partial"
     )
 
