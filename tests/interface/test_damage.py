@@ -62,7 +62,8 @@ def _damaged_file(path: str, ending: str) -> None:
     with open(path, "rb") as f:
         data = f.read()
     at = data.find(DAMAGED.encode())
-    assert at > 0 and data.count(DAMAGED.encode()) == 1  # only the line's own record holds it
+    assert at > 0
+    assert data.count(DAMAGED.encode()) == 1  # only the line's own record holds it
     flip_byte(path, at + 5, 0x01)
 
 
@@ -90,9 +91,7 @@ def test_one_damaged_line_costs_only_itself(meh_path: str, ending: str) -> None:
         assert stats.to_dict()["damaged_records"] == stats.damaged_records
 
 
-def test_compact_to_refuses_a_damaged_file_and_names_salvage(
-    meh_path: str, tmp_path: Path
-) -> None:
+def test_compact_to_refuses_a_damaged_file_and_names_salvage(meh_path: str, tmp_path: Path) -> None:
     """compact_to will not copy a damaged record and says where to go; nothing is left behind."""
     _damaged_file(meh_path, "closed")
     with memhop.open(meh_path, FakeModel()) as db:
@@ -128,7 +127,8 @@ def test_salvage_copies_every_record_that_verifies_and_reports_the_rest(
         topics = me.search().topics
         assert len(topics) == 3
         lines = [r.content for t in topics for r in me.search_l4(topic_id=t.id)]
-        assert len(lines) == 5 and DAMAGED not in lines
+        assert len(lines) == 5
+        assert DAMAGED not in lines
         stats = salvaged.stats()
         assert (stats.damaged_records, stats.damaged_frames) == (0, 0)
         assert stats.record_count == report.records_copied
