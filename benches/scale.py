@@ -20,9 +20,11 @@ docs/performance.md (``--out``) between its markers. Not a pytest module.
 
 from __future__ import annotations
 
+import cProfile
 import functools
 import gc
 import os
+import pstats
 import shutil
 import sys
 import tempfile
@@ -169,8 +171,20 @@ def measure(path: str, scene: str, turns: int) -> Row:
     )
 
 
-def search_cpu(tmp: str) -> list[tuple[int, float, float]]:
-    """(rows, search CPU median, scene_context CPU median) in one scene of each length."""
+def calls_per_search(session: memhop.Session, scene: str, at: int) -> float:
+    """Python function calls one ``search`` makes (cProfile's count): its work, without noise."""
+    profiler = cProfile.Profile()
+    for i in range(5):
+        profiler.enable()
+        session.search(scene_id=scene)
+        profiler.disable()
+        session.update(input=f"call {i}", output="counted", created_at=at + i * 1000)
+    calls: int = pstats.Stats(profiler).total_calls  # type: ignore[attr-defined]
+    return calls / 5
+
+
+def search_cpu(tmp: str) -> list[tuple[int, float, float, float]]:
+    """(rows, search CPU, scene_context CPU, calls per search) in one scene of each length."""
     out = []
     model = memhop.LocalModel()
     for rows in SCENE_ROWS:
@@ -186,7 +200,8 @@ def search_cpu(tmp: str) -> list[tuple[int, float, float]]:
                 at = BASE_MS + i * 1000  # the newest turn, as in a live scene
                 session.update(input=f"line {i}", output=f"reply {i}", created_at=at)
                 reads.append(cpu_seconds(functools.partial(session.scene_context, scene)))
-        out.append((rows, med(searches), med(reads)))
+            calls = calls_per_search(session, scene, BASE_MS + (rows + 20) * 1000)
+        out.append((rows, med(searches), med(reads), calls))
         log(f"  {rows} rows: search {med(searches) * 1e3:.2f} ms CPU")
     return out
 
@@ -197,7 +212,7 @@ def ms(s: float) -> str:
 
 def report(
     rows: Sequence[Row],
-    cpu: Sequence[tuple[int, float, float]],
+    cpu: Sequence[tuple[int, float, float, float]],
     info: list[tuple[str, str]],
     quick: bool,
 ) -> str:
@@ -251,13 +266,21 @@ def report(
     )
     out.append("### search and scene_context against the length of the scene\n")
     out.append(
-        "Thread CPU of `search(scene_id=...)` (median of 20 turns, each closed with `update`) "
-        "and of `scene_context` of the same scene, in a file holding only that scene.\n"
+        "Thread CPU of `search(scene_id=...)` (median of 20 turns, each closed with `update`, "
+        "each followed by a `scene_context` of the same scene), in a file holding only that "
+        "scene; and the Python function calls one `search` makes (cProfile), a count of its "
+        "work that the machine's load and caches do not move.\n"
     )
     out.append(
         table(
-            ["Rows in the scene", "search CPU", "scene_context CPU", "scene_context per row"],
-            [[f"{n:,}", ms(s), ms(r), f"{r / n * 1e6:.1f} us"] for n, s, r in cpu],
+            [
+                "Rows in the scene",
+                "search CPU",
+                "function calls per search",
+                "scene_context CPU",
+                "scene_context per row",
+            ],
+            [[f"{n:,}", ms(s), f"{c:,.0f}", ms(r), f"{r / n * 1e6:.1f} us"] for n, s, r, c in cpu],
         )
         + "\n"
     )
@@ -276,7 +299,8 @@ def report(
                 ],
                 [
                     "search flat in scene length (1,000 rows within 1.5x of 10)",
-                    f"{ms(cpu[-1][1])} vs {ms(cpu[0][1])} ({flat:.2f}x)",
+                    f"CPU {ms(cpu[-1][1])} vs {ms(cpu[0][1])} ({flat:.2f}x); function calls "
+                    f"per search {cpu[-1][3]:,.0f} vs {cpu[0][3]:,.0f}",
                     verdict(flat <= 1.5),
                 ],
                 [
