@@ -39,8 +39,12 @@ MAX_TIMEOUT_SECS = (2**63 - 1) // 10**9
 MAX_CONTENT_RETENTION_MS = (2**63 - 1) // 10**6
 DEFAULT_TIMEOUT_SECS = 120
 DEFAULT_MAX_OUTPUT_TOKENS = 8192
-DEFAULT_COMPACT_DEAD_RATIO = 0.5
-"""Compact in place once half the file is dead: chosen by benches/compaction.py."""
+DEFAULT_COMPACT_DEAD_RATIO = 0.25
+"""Compact in place once a quarter of the file is dead (it stays under 4/3 of its live records).
+
+Chosen by benches/compaction.py (docs/performance.md): amortised, the compactions cost a small
+fraction of a turn at any ratio measured, so the ratio is set by the disk bound and how soon
+deleted bytes go, against how often every call waits for one compaction."""
 STRUCTURED_OUTPUT_MODES = ("auto", "json_schema", "json_object", "off")
 
 # Caps on text a host (or a model through memhop.tools) hands in, in UTF-8
