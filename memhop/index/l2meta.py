@@ -64,6 +64,16 @@ class _Scene:
         self.surface: list[TopicSlot] = []  # depth 1, by _surface_key
         self.listed: list[TopicSlot] = []  # depth <= LISTING_MAX_DEPTH, by _listing_key
 
+    def take(self, topic: TopicSlot) -> None:
+        """Hold a row, appending it to the surface and listing unsorted (a bulk load sorts)."""
+        self.rows[topic.id] = topic
+        if topic.parent_id is not None:
+            self.kids.setdefault(topic.parent_id, set()).add(topic.id)
+        if topic.depth == 1:
+            self.surface.append(topic)
+        if topic.depth <= LISTING_MAX_DEPTH:
+            self.listed.append(topic)
+
     def add(self, topic: TopicSlot) -> None:
         self.rows[topic.id] = topic
         if topic.parent_id is not None:
@@ -113,8 +123,19 @@ class L2Meta:
     def from_topics(cls, topics: Iterable[TopicSlot]) -> L2Meta:
         """Build a cache from topic records (a later duplicate id wins)."""
         meta = cls()
+        by_id = meta._by_id
         for topic in topics:
-            meta.put(topic)
+            by_id[topic.id] = topic
+        # Placed once each and every scene sorted once, not one insertion at a time.
+        for topic_id, topic in by_id.items():
+            topic = by_id[topic_id] = meta._pooled(topic)
+            held = meta._by_scene.get(topic.scene_id)
+            if held is None:
+                held = meta._by_scene[topic.scene_id] = _Scene()
+            held.take(topic)
+        for held in meta._by_scene.values():
+            held.surface.sort(key=_surface_key)
+            held.listed.sort(key=_listing_key)
         return meta
 
     # ---- updates -----------------------------------------------------------------------

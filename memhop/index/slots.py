@@ -45,8 +45,19 @@ class TopicSeqStore(Generic[E]):
     def _built(cls, entries: Iterable[E]) -> Self:
         """A store holding ``entries``, each stored in turn as by ``_put``."""
         store = cls()
+        by_id, topics, stored = store._by_id, store._topics, store._stored
         for entry in entries:
-            store._put(entry)
+            seqs = topics.get(entry.topic_id)
+            if entry.id_hash in by_id or (seqs is not None and entry.seq in seqs):
+                store._put(entry)  # a replacement: the general path
+                continue
+            # A new id at a free place: nothing to replace, and a fresh store's
+            # journal is not watching yet, so only the subclass's hook is owed.
+            if seqs is None:
+                seqs = topics[entry.topic_id] = {}
+            seqs[entry.seq] = entry.id_hash
+            by_id[entry.id_hash] = entry
+            stored(entry)
         return store
 
     def _put(self, entry: E) -> None:

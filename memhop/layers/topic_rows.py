@@ -36,7 +36,7 @@ _SHAPE = re.compile(
 )  # fmt: skip
 
 
-def _fast(payload: bytes) -> TopicSlot | None:
+def _fast(payload: bytes, pool: dict[str, str]) -> TopicSlot | None:
     """The topic of a payload in the usual shape, or None to decode it in full."""
     m = _SHAPE.fullmatch(payload)
     if m is None:
@@ -56,7 +56,8 @@ def _fast(payload: bytes) -> TopicSlot | None:
     except UnicodeDecodeError:
         return None
     # No string holds a quote or an escape, so the array splits on its separators.
-    keywords = tuple(listed[2:-2].split('","')) if len(listed) > 2 and listed[0] == "[" else ()
+    split = listed[2:-2].split('","') if len(listed) > 2 and listed[0] == "[" else ()
+    keywords = tuple([pool.setdefault(w, w) for w in split])
     return TopicSlot(
         id=topic_id,
         scene_id=scene_id,
@@ -72,9 +73,10 @@ def _fast(payload: bytes) -> TopicSlot | None:
 def all_topic_rows(engine: Engine, agent_id: int) -> list[TopicSlot]:
     """Every readable topic of the domain, ascending by id (damage skipped and counted)."""
     found: list[TopicSlot] = []
+    pool: dict[str, str] = {}  # one copy of each keyword: tracks repeat a small vocabulary
     for id_hash, payload in live_payloads(engine, agent_id, RecordType.TOPIC):
         try:
-            found.append(_fast(payload) or TopicSlot.from_json(payload))
+            found.append(_fast(payload, pool) or TopicSlot.from_json(payload))
         except _DAMAGE as exc:
             engine.note_damaged(agent_id, id_hash, exc)
     return found
