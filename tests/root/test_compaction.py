@@ -72,3 +72,21 @@ def test_turns_in_two_domains_run_through_repeated_compactions(tmp_path: Path) -
             assert len(ids) == 25
             stored = {row.topic_id for row in me.search_l4()}
             assert set(ids) <= stored
+
+
+def test_a_compaction_drops_the_slot_caches_and_reads_stay_the_same(tmp_path: Path) -> None:
+    """Cached slots are keyed by frame offsets, which all move: the caches start empty."""
+    defaults = memhop.Defaults(scene_dream_topic_threshold=-1, compact_dead_ratio=0)
+    path = str(tmp_path / "mem.meh")
+    with memhop.open(path, memhop.LocalModel(), defaults, memhop.ProfileInput(name="me")) as db:
+        me = db.primary()
+        for i in range(5):
+            me.search()
+            me.update(input=f"turn {i}", output=f"reply {i}", created_at=TS + i)
+        before = me.scene_context()
+        ctx = db._root._contexts[0]
+        assert len(ctx.slots) > 0  # the scene read filled it
+        db.compact()
+        assert len(ctx.slots) == 0
+        assert me.scene_context() == before
+        assert len(ctx.slots) > 0  # and it fills again from the new file
