@@ -19,7 +19,9 @@ Contract:
   warning, and the next trigger tries again).
 
 Traps: a file renamed or replaced since it was opened is refused
-(StorageIOError) rather than compacting whatever now has its name.
+(StorageIOError) rather than compacting whatever now has its name; so is a
+file with damage met (CorruptionError): compacting it would drop for good
+whatever the damage hides, which ``DB.salvage_to`` may still recover.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import os
 from typing import TYPE_CHECKING
 
 from memhop.engine.inplace import compact_in_place, occupancy
-from memhop.errors import ClosedError, MemHopError, StorageIOError
+from memhop.errors import ClosedError, CorruptionError, MemHopError, StorageIOError
 from memhop.root.slot_cache import SlotCache
 
 if TYPE_CHECKING:  # the root calls in here; this module needs only the type
@@ -52,6 +54,22 @@ def identity(path: str) -> tuple[int, int] | None:
     return stat.st_dev, stat.st_ino
 
 
+def _refuse_damage(root: Root) -> None:
+    """Keep a damaged file as it is: a copy would drop what the damage hides, for good.
+
+    A region the open skipped may have held records or tombstones; the old
+    bytes are what salvage and forensics work from.
+    """
+    records, frames = root.engine.damage()
+    if records or frames:
+        msg = (
+            f"compact: refused on a damaged file ({frames} damaged region(s) skipped at open,"
+            f" {records} damaged record(s) met since); the file is kept as it is:"
+            " DB.salvage_to(new_path) copies every record that verifies"
+        )
+        raise CorruptionError(msg)
+
+
 def compact(root: Root, *, above: float = 0.0) -> bool:
     """Compact ``root``'s file in place; True if it ran.
 
@@ -63,6 +81,7 @@ def compact(root: Root, *, above: float = 0.0) -> bool:
         with root.quiesced() as contexts:
             if above > 0 and occupancy(root.engine).dead_ratio <= above:
                 return False
+            _refuse_damage(root)
             if identity(root.file_path) != root.file_identity:
                 msg = f"compact: {root.file_path} was moved or replaced since it was opened"
                 raise StorageIOError(msg)

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import textwrap
 import threading
 from pathlib import Path
+
+import pytest
 
 import memhop
 from memhop.root.dreams import DreamThreads
@@ -90,3 +97,45 @@ def test_a_compaction_drops_the_slot_caches_and_reads_stay_the_same(tmp_path: Pa
         assert len(ctx.slots) == 0
         assert me.scene_context() == before
         assert len(ctx.slots) > 0  # and it fills again from the new file
+
+
+_CRASHING_WRITER = textwrap.dedent(
+    """
+    import os, signal, sys, memhop
+    table = memhop.Defaults(scene_dream_topic_threshold=-1, compact_dead_ratio=0)
+    me = memhop.open(sys.argv[1], memhop.LocalModel(), table).primary()
+    for i in range(3):
+        me.search()
+        me.update(input=f"late turn {i} " + "w" * 200, output="ok", created_at=1_700_000_010_000)
+    os.kill(os.getpid(), signal.SIGKILL)  # no checkpoint: the open must scan these frames
+    """
+)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX")
+def test_a_file_with_a_damaged_region_is_kept_as_it_is(tmp_path: Path) -> None:
+    """A frame the open skipped refuses the compaction (the bytes stay); salvage is the way out."""
+    table = memhop.Defaults(scene_dream_topic_threshold=-1, compact_dead_ratio=0)
+    path = str(tmp_path / "mem.meh")
+    with memhop.open(path, memhop.LocalModel(), table, memhop.ProfileInput(name="me")) as db:
+        me = db.primary()
+        for i in range(3):
+            me.search()
+            me.update(input=f"early {i}", output="ok", created_at=TS + i)
+    killed = subprocess.run([sys.executable, "-c", _CRASHING_WRITER, path], check=False)
+    assert killed.returncode == -signal.SIGKILL
+    data = bytearray(Path(path).read_bytes())
+    data[data.find(b"late turn 1") + 5] ^= 0xFF
+    Path(path).write_bytes(bytes(data))
+
+    with memhop.open(path, memhop.LocalModel(), table) as db:
+        assert db.stats().damaged_frames == 1
+        with pytest.raises(memhop.CorruptionError, match="damaged region"):
+            db.compact()
+        assert Path(path).read_bytes() == bytes(data)
+        copy = str(tmp_path / "salvaged.meh")
+        db.salvage_to(copy)
+    with memhop.open(copy, memhop.LocalModel(), table) as saved:
+        saved.compact()  # control: the salvaged copy compacts
+        assert len(saved.primary().scene_context().topics) >= 5
+    assert sorted(os.listdir(tmp_path)) == ["mem.meh", "salvaged.meh"]
