@@ -3,10 +3,12 @@
 Per scene (at most ``COMPRESS_FANOUT`` scenes at once, each on its own worker):
 
 1. under the lock, snapshot the depth-1 listing (``L2Meta.surface``); a scene
-   below the floor, or whose listing equals the one a model last declined,
-   is skipped without a call;
+   below the floor, or whose listing equals the one a model last declined, or
+   whose consolidation last failed (``Failed``: while its listing is the same,
+   and until a back-off doubling from 5 minutes to 6 hours has passed), is
+   skipped without a call;
 2. unlocked, ask the model for groups; an empty answer is remembered as a
-   decline for that listing;
+   decline for that listing, a failed call (not a cancelled one) as a failure;
 3. per group, in the order proposed: the pure checks of ``validate``; under
    the lock, the members must still equal their snapshot (unparented depth-1
    rows of the scene) and the parent id must be free; unlocked, extract the
@@ -34,12 +36,37 @@ from memhop.layers import archive, topic
 from memhop.records import ArchiveKind, ArchiveRole, ArchiveSlot, ContentType, TopicSlot
 from memhop.records.archive import SEQ_USER
 
-__all__ = ["COMPRESS_FANOUT", "SceneOutcome", "apply_group", "compress_scenes", "consolidate_scene"]
+__all__ = [
+    "BACKOFF_BASE_MS",
+    "BACKOFF_MAX_MS",
+    "COMPRESS_FANOUT",
+    "Failed",
+    "SceneOutcome",
+    "apply_group",
+    "compress_scenes",
+    "consolidate_scene",
+]
 
 log = logging.getLogger("memhop.dream")
 
 COMPRESS_FANOUT = 4
 """At most this many scenes consolidate at once (upstream ``compressFanout``)."""
+BACKOFF_BASE_MS = 5 * 60_000
+BACKOFF_MAX_MS = 6 * 3_600_000
+"""A failed scene waits 5 minutes, then 10, 20, ... up to 6 hours before it is asked again."""
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """A scene whose consolidation failed ``failures`` times in a row, on ``listing``."""
+
+    listing: object
+    failures: int
+    retry_at: int
+
+    def holds_back(self, listing: object, now: int) -> bool:
+        """True while the scene must not be asked: same listing, or before ``retry_at``."""
+        return listing == self.listing or now < self.retry_at
 
 
 @dataclass(slots=True)
@@ -62,10 +89,26 @@ def _listings(env: DreamEnv, scenes: Sequence[int]) -> list[tuple[int, list[Topi
             listing = held.mirrors.topics.surface(scene_id)
             if not listing or len(listing) < env.floor:
                 continue
-            if held.declined.get(scene_id) == fingerprint(env.floor, listing):
+            mark, seen = held.declined.get(scene_id), fingerprint(env.floor, listing)
+            if mark == seen:
                 continue  # the model declined this very listing: do not ask again
+            if isinstance(mark, Failed) and mark.holds_back(seen, env.clock()):
+                continue  # it failed lately: back off
             work.append((scene_id, listing))
     return work
+
+
+def _remember_failure(env: DreamEnv, scene_id: int, listing: list[TopicSlot]) -> None:
+    """Record a failed consolidation of ``listing`` (not after a cancellation)."""
+    if env.cancel.is_set():
+        return
+    with env.hold() as held:
+        mark = held.declined.get(scene_id)
+        failures = mark.failures + 1 if isinstance(mark, Failed) else 1
+        wait = min(BACKOFF_BASE_MS << min(failures - 1, 16), BACKOFF_MAX_MS)
+        held.declined[scene_id] = Failed(
+            fingerprint(env.floor, listing), failures, env.clock() + wait
+        )
 
 
 def compress_scenes(env: DreamEnv, scenes: Sequence[int]) -> list[SceneOutcome]:
@@ -91,6 +134,7 @@ def consolidate_scene(env: DreamEnv, scene_id: int, listing: list[TopicSlot]) ->
     except MemHopError as exc:
         log.warning("dream: scene %016x: consolidation refused: %s", scene_id, exc)
         out.unusable = 1
+        _remember_failure(env, scene_id, listing)
         return out
     if not groups:
         with env.hold() as held:

@@ -41,7 +41,8 @@ __all__ = ["JOIN_TIMEOUT_S", "DreamThreads", "Report", "after_update", "run_pass
 log = logging.getLogger("memhop.dream")
 
 JOIN_TIMEOUT_S = 10.0
-"""How long ``close`` waits for background passes in all (a model call cannot be interrupted)."""
+"""How long ``close`` waits for background passes in all (a model request on the wire is cut at
+close, so a pass ends well within it; a request still connecting is bounded by its timeout)."""
 
 
 def thread_name(agent_id: int, scene_id: int) -> str:
