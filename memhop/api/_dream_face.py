@@ -48,9 +48,13 @@ class DreamFace:
         scene is NotFoundError (after the sweeps ran). The model is never asked
         while the domain is locked: turns on this domain go on meanwhile.
 
-        A failing pass raises its error (LLMError when no scene's answer was
-        usable; OperationCancelledError when ``cancel`` was set or the file is
-        closing) with the partial report as the exception's ``report``.
+        A consolidation that fails (the model's answer unusable, or the call
+        failed) does not stop the pass: ``l2_compress`` reads "error", the scene
+        is not asked again until its surface changes and a back-off has passed,
+        and the L1 stages and distillation still run. A failing pass raises its
+        error (OperationCancelledError when ``cancel`` was set or the file is
+        closing; LLMError from distillation) with the partial report as the
+        exception's ``report``.
         """
         scene = _args.id_or_unset(scene_id, "scene_id")
         if cancel is not None and not isinstance(cancel, threading.Event):
