@@ -48,10 +48,10 @@ class DreamFace:
         scene is NotFoundError (after the sweeps ran). The model is never asked
         while the domain is locked: turns on this domain go on meanwhile.
 
-        A consolidation that fails (the model's answer unusable, or the call
-        failed) does not stop the pass: ``l2_compress`` reads "error", the scene
-        is not asked again until its surface changes and a back-off has passed,
-        and the L1 stages and distillation still run. A failing pass raises its
+        A consolidation that yields nothing usable does not stop the pass:
+        ``l2_compress`` reads "error" and the L1 stages and distillation still
+        run; a scene whose model call failed is not asked again until its
+        surface changes and a back-off has passed. A failing pass raises its
         error (OperationCancelledError when ``cancel`` was set or the file is
         closing; LLMError from distillation) with the partial report as the
         exception's ``report``.
