@@ -264,6 +264,17 @@ def report(
         )
         + "\n"
     )
+    out.append(
+        "Why the first read still grows with the domain: the first call that reaches a domain "
+        "builds its topic and content mirrors from every topic and content record of the "
+        "domain (the content records read for their fields only, the text left on disk). A "
+        "scene's rows cannot be found from the scene alone in a format 0x0012 file: turn ids "
+        "derive from (scene, turn), but a merge moves topics into a scene under the ids of "
+        "the scene they came from, and a Dream row whose members were deleted is reachable "
+        "from nothing; only a stored per-scene enumeration (a new record type, which Go "
+        "readers would refuse) would make the first read O(scene). What the load costs per "
+        "record is in the table; every later read and turn costs its own scene's rows.\n"
+    )
     out.append("### search and scene_context against the length of the scene\n")
     out.append(
         "Thread CPU of `search(scene_id=...)` (median of 20 turns, each closed with `update`, "
