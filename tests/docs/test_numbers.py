@@ -24,7 +24,9 @@ from memhop.llm.local import LOCAL_MAX_KEYWORDS
 from tests.docs._docs import DOCS, REPO, pages
 
 DAY_MS = 86_400_000
-SKIPPED = {DOCS / "api.md", DOCS / "format.md", DOCS / "performance.md"}
+# api.md and format.md are checked elsewhere; performance.md and reliability.md report
+# measured figures and test set-ups (tmpfs sizes, crafted tails), not constants.
+SKIPPED = {DOCS / "api.md", DOCS / "format.md", DOCS / "performance.md", DOCS / "reliability.md"}
 UNIT = {
     "KiB": "KiB",
     "byte": "byte",
