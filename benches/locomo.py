@@ -442,7 +442,7 @@ def run(argv: Sequence[str] | None = None) -> str:
                 measure(conv, me, topic_of, measures[(stage, not labelled)], bool(labelled))
             db.close()
         variants = dream_variants([c for c in convs if c.qa and "evidence" in c.qa[0]], tmp)
-        api = recall_through_api(convs, 2_000 if args.quick else 20_000, tmp)
+        api = recall_through_api(convs, 2_000 if args.quick else 5_000, tmp)
     scale = recall_at_scale(convs, 20_000 if args.quick else 100_000)
     return report_text(measures, totals, kept, pruned, scale) + api_text(api) + variants
 
