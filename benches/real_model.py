@@ -5,7 +5,7 @@ against the endpoint in ``LLM_URL`` / ``LLM_KEY`` / ``LLM_MODEL`` (it skips clea
 them), once per mode, then runs one Dream pass, and prints a markdown report: the share of
 ``update`` calls that produced keywords, requests per operation, the share of keywords
 found in the turn's own words, the median latency of an ``update``, and what the Dream
-pass did. ``docs/model.md`` records a run against ``../shared/tools/real-model/serve.sh``.
+pass did. ``docs/model.md`` records a run against a local llama.cpp server (SmolLM2-135M).
 
     python benches/real_model.py                       # every mode, three sessions
     python benches/real_model.py --modes auto off --turns 10
