@@ -18,8 +18,10 @@ import platform
 import statistics
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -200,3 +202,57 @@ def write_section(path: Path, script: str, section: str) -> None:
             text = text.rstrip("\n") + "\n\n" + block
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
+
+
+# ---- fsync ---------------------------------------------------------------------------------
+
+
+@contextmanager
+def fsync_off() -> Iterator[None]:
+    """``os.fsync`` as a no-op: for building fixtures, or a run that measures CPU alone."""
+    real = os.fsync
+    os.fsync = lambda fd: None
+    try:
+        yield
+    finally:
+        os.fsync = real
+
+
+class FsyncCounter:
+    """Counts ``os.fsync`` / ``os.fdatasync`` calls (any thread) while installed."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def installed(self) -> Iterator[FsyncCounter]:
+        real_fsync = os.fsync
+        real_fdatasync = getattr(os, "fdatasync", None)
+
+        def counted(real: Callable[[int], None]) -> Callable[[int], None]:
+            def call(fd: int) -> None:
+                with self._lock:
+                    self.calls += 1
+                real(fd)
+
+            return call
+
+        os.fsync = counted(real_fsync)
+        if real_fdatasync is not None:
+            os.fdatasync = counted(real_fdatasync)
+        try:
+            yield self
+        finally:
+            os.fsync = real_fsync
+            if real_fdatasync is not None:
+                os.fdatasync = real_fdatasync
+
+
+def publish(args: argparse.Namespace, script: str, section: str) -> int:
+    """Print a script's section and, unless ``--no-write``, write it into ``--out``."""
+    print(section)
+    if not args.no_write:
+        write_section(Path(args.out), script, section)
+        log(f"wrote the {script} section of {args.out}")
+    return 0

@@ -28,22 +28,21 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from _common import (
     REPO,
     busy_processes,
+    fsync_off,
     load_average,
     log,
     machine,
     med,
     parse_args,
+    publish,
     table,
     timed,
-    write_section,
 )
 
 import memhop
@@ -99,17 +98,6 @@ def load_lines() -> list[tuple[str, str]]:
     item = json.loads(DATA.read_text(encoding="utf-8"))["items"][0]
     texts = [t["text"] for s in item["sessions"] for t in s["turns"]]
     return [(texts[i], texts[i + 1]) for i in range(0, len(texts) - 1, 2)]
-
-
-@contextmanager
-def fsync_off() -> Iterator[None]:
-    """Setup only: build big files without waiting on the disk."""
-    real = os.fsync
-    os.fsync = lambda fd: None
-    try:
-        yield
-    finally:
-        os.fsync = real
 
 
 def turn(session: memhop.Session, lines: list[tuple[str, str]], i: int) -> str:
@@ -371,11 +359,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     info.append(("Benchmark wall time", f"{time.perf_counter() - started:.0f} s"))
     info.append(("Other test runs seen", "; ".join(busy)))
     section = report(files, sims, info, args.quick)
-    print(section)
-    if not args.no_write:
-        write_section(Path(args.out), "compaction.py", section)
-        log(f"wrote the Compaction section of {args.out}")
-    return 0
+    return publish(args, "compaction.py", section)
 
 
 if __name__ == "__main__":

@@ -33,7 +33,6 @@ import time
 import tracemalloc
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import FunctionType, ModuleType
 
 import lmdb
@@ -44,10 +43,10 @@ from _common import (
     machine,
     med,
     parse_args,
+    publish,
     table,
     timed,
     verdict,
-    write_section,
 )
 
 from memhop.engine import Engine, RecordEntry, compact_to, create_engine, open_engine
@@ -908,11 +907,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "are steadier than their absolute values."
         )
     text = report(res, sizes, args.quick, info, notes)
-    print(text)
-    if not args.no_write:
-        write_section(Path(args.out), "engine.py", text)
-        log(f"wrote the Engine section of {args.out}")
-    return 0
+    return publish(args, "engine.py", text)
 
 
 if __name__ == "__main__":

@@ -42,9 +42,8 @@ from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 
-from _common import REPO, log, machine, med, parse_args, table, write_section
+from _common import REPO, FsyncCounter, fsync_off, log, machine, med, parse_args, publish, table
 
 import memhop
 from memhop.index.recall import RecallIndex, terms_of
@@ -121,26 +120,6 @@ def load() -> list[Conversation]:
 # ---- ingestion -------------------------------------------------------------------------
 
 
-class FsyncCounter:
-    """Counts os.fsync calls made while installed (both stores fsync through os.fsync or
-    their own C code: sqlite3's syncs are counted by its own journal, not here)."""
-
-    def __init__(self) -> None:
-        self.count = 0
-        self._real = os.fsync
-
-    def __enter__(self) -> FsyncCounter:
-        def counting(fd: int) -> None:
-            self.count += 1
-            self._real(fd)
-
-        os.fsync = counting
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        os.fsync = self._real
-
-
 def ingest_memhop(
     conv: Conversation, path: str, defaults: memhop.Defaults | None = None
 ) -> tuple[memhop.DB, dict[str, str], float, int]:
@@ -150,7 +129,7 @@ def ingest_memhop(
     topic_of: dict[str, str] = {}
     scene = None
     started = time.perf_counter()
-    with FsyncCounter() as syncs:
+    with FsyncCounter().installed() as syncs:
         for turn in conv.turns:
             me.search(new_scene=turn.scene != scene)
             scene = turn.scene
@@ -168,7 +147,7 @@ def ingest_memhop(
             )
             for dia in turn.dia_ids:
                 topic_of[dia] = row.id
-    return db, topic_of, time.perf_counter() - started, syncs.count
+    return db, topic_of, time.perf_counter() - started, syncs.calls
 
 
 def ingest_sqlite(conv: Conversation, path: str) -> tuple[float, int]:
@@ -377,21 +356,17 @@ def recall_through_api(convs: list[Conversation], turns: int, tmp: str) -> dict[
     source = [t for c in convs for t in c.turns]
     questions = [str(qa["question"]) for c in convs for qa in answerable(c)][:200]
     path = os.path.join(tmp, "scale.meh")
-    real_fsync = os.fsync
-    os.fsync = lambda fd: None
-    try:
-        with memhop.open(path, memhop.LocalModel(), profile=memhop.ProfileInput(name="a")) as db:
-            me = db.primary()
-            for i in range(turns):
-                turn = source[i % len(source)]
-                me.search(new_scene=i % 25 == 0)
-                me.update(
-                    input="\n".join(turn.said),
-                    output="\n".join(turn.answered),
-                    created_at=1_600_000_000_000 + i * 60_000,
-                )
-    finally:
-        os.fsync = real_fsync
+    profile = memhop.ProfileInput(name="a")
+    with fsync_off(), memhop.open(path, memhop.LocalModel(), profile=profile) as db:
+        me = db.primary()
+        for i in range(turns):
+            turn = source[i % len(source)]
+            me.search(new_scene=i % 25 == 0)
+            me.update(
+                input="\n".join(turn.said),
+                output="\n".join(turn.answered),
+                created_at=1_600_000_000_000 + i * 60_000,
+            )
     with memhop.open(path, memhop.LocalModel()) as db:
         me = db.primary()
         started = time.perf_counter()
@@ -583,10 +558,7 @@ def report_text(
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(__doc__, "ingest two conversations only", argv)
     text = run(argv)
-    print(text)
-    if not args.no_write:
-        write_section(Path(args.out), "locomo.py", text)
-    return 0
+    return publish(args, "locomo.py", text)
 
 
 if __name__ == "__main__":

@@ -30,20 +30,19 @@ import sys
 import tempfile
 import time
 import tracemalloc
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from _common import (
+    fsync_off,
     load_average,
     log,
     machine,
     med,
     parse_args,
+    publish,
     table,
     verdict,
-    write_section,
 )
 
 import memhop
@@ -56,17 +55,6 @@ RECORDS_PER_TURN = 4  # a topic row, two lines and one event (the scene record i
 SIZES = (1_000, 10_000, 100_000, 400_000)
 QUICK_SIZES = (1_000, 10_000)
 SCENE_ROWS = (10, 300, 1_000)
-
-
-@contextmanager
-def no_fsync() -> Iterator[None]:
-    """Building only: fixtures need not be durable, and the build is then CPU-bound."""
-    real = os.fsync
-    os.fsync = lambda fd: None
-    try:
-        yield
-    finally:
-        os.fsync = real
 
 
 def speak(session: memhop.Session, i: int, *, new_scene: bool, scene_id: str = "") -> str:
@@ -91,7 +79,7 @@ def build(path: str, turns: int) -> str:
     """A primary domain of ``turns`` turns; return the id of a scene from its middle."""
     middle = ""
     with (
-        no_fsync(),
+        fsync_off(),
         memhop.open(path, memhop.LocalModel(), DEFAULTS, memhop.ProfileInput("a")) as db,
     ):
         session = db.primary()
@@ -189,7 +177,7 @@ def search_cpu(tmp: str) -> list[tuple[int, float, float, float]]:
     model = memhop.LocalModel()
     for rows in SCENE_ROWS:
         path = os.path.join(tmp, f"rows-{rows}.meh")
-        with no_fsync(), memhop.open(path, model, DEFAULTS, memhop.ProfileInput("a")) as db:
+        with fsync_off(), memhop.open(path, model, DEFAULTS, memhop.ProfileInput("a")) as db:
             session = db.primary()
             scene = speak(session, 0, new_scene=True)
             for i in range(1, rows):
@@ -359,11 +347,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     info.append(("Load average at end", load_average()))
     info.append(("Benchmark wall time", f"{time.perf_counter() - started:.0f} s"))
     section = report(rows, cpu, info, args.quick)
-    print(section)
-    if not args.no_write:
-        write_section(Path(args.out), "scale.py", section)
-        log(f"wrote the Scaling section of {args.out}")
-    return 0
+    return publish(args, "scale.py", section)
 
 
 if __name__ == "__main__":

@@ -30,32 +30,31 @@ import sqlite3
 import statistics
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from _common import (
     REPO,
+    FsyncCounter,
     busy_processes,
+    fsync_off,
     load_average,
     log,
     machine,
     med,
     parse_args,
+    publish,
     table,
     timed,
     verdict,
-    write_section,
 )
 
 import memhop
 
 if TYPE_CHECKING:
-    from _typeshed import FileDescriptorLike
+    pass
 
 DATA = REPO / "examples" / "data" / "locomo-conv-26.json"
 NO_AUTO_DREAM = memhop.Defaults(scene_dream_topic_threshold=-1)
@@ -86,40 +85,6 @@ def load_lines() -> list[tuple[str, str]]:
     item = json.loads(DATA.read_text(encoding="utf-8"))["items"][0]
     texts = [t["text"] for s in item["sessions"] for t in s["turns"]]
     return [(texts[i], texts[i + 1]) for i in range(0, len(texts) - 1, 2)]
-
-
-class FsyncCounter:
-    """Counts ``os.fsync`` / ``os.fdatasync`` calls (any thread) while installed."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-        self._lock = threading.Lock()
-
-    @contextmanager
-    def installed(self) -> Iterator[FsyncCounter]:
-        real_fsync = os.fsync
-        real_fdatasync = getattr(os, "fdatasync", None)
-
-        def fsync(fd: FileDescriptorLike) -> None:
-            with self._lock:
-                self.calls += 1
-            real_fsync(fd)
-
-        def fdatasync(fd: FileDescriptorLike) -> None:
-            with self._lock:
-                self.calls += 1
-            assert real_fdatasync is not None
-            real_fdatasync(fd)
-
-        os.fsync = fsync
-        if real_fdatasync is not None:
-            os.fdatasync = fdatasync
-        try:
-            yield self
-        finally:
-            os.fsync = real_fsync
-            if real_fdatasync is not None:
-                os.fdatasync = real_fdatasync
 
 
 class FsyncProbe:
@@ -296,23 +261,12 @@ def bench_turns(tmp: str, sizes: Sizes, lines: list[tuple[str, str]]) -> TurnRes
     return res
 
 
-@contextmanager
-def fsync_disabled() -> Iterator[None]:
-    """``os.fsync`` as a no-op: the turn's CPU without the kernel's flush in it."""
-    real = os.fsync
-    os.fsync = lambda fd: None
-    try:
-        yield
-    finally:
-        os.fsync = real
-
-
 def bench_nosync(tmp: str, sizes: Sizes, lines: list[tuple[str, str]], res: TurnResult) -> None:
     """A separate run of the same turns with fsync a no-op, beside the sqlite3 table: CPU."""
     path = os.path.join(tmp, "turns-nosync.meh")
     table = SqliteTurns(memhop.LocalModel())
     profile = memhop.ProfileInput(name="bench agent")
-    with fsync_disabled(), memhop.open(path, memhop.LocalModel(), NO_AUTO_DREAM, profile) as db:
+    with fsync_off(), memhop.open(path, memhop.LocalModel(), NO_AUTO_DREAM, profile) as db:
         session = db.primary()
         for i in range(sizes.warmup + sizes.turns):
             said, answered = lines[i % len(lines)]
@@ -679,11 +633,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "turns, so the turn/fsync ratio is steadier than either number alone."
         )
     section = report(turns, scenes, sizes, args.quick, info, notes)
-    print(section)
-    if not args.no_write:
-        write_section(Path(args.out), "turn.py", section)
-        log(f"wrote the Turn loop section of {args.out}")
-    return 0
+    return publish(args, "turn.py", section)
 
 
 if __name__ == "__main__":
