@@ -2,20 +2,24 @@
 
 Two indexes are kept (``LiveIndex``): ``agent -> id hash -> frame offset``
 (live records only) and ``agent -> record type -> ids``. Every mutation appends
-frames through the ``LogWriter``, fsyncs, and only then changes the indexes, so
-an acknowledged write is on disk and a failed one is invisible. One re-entrant
-lock serialises the file; enumerations copy ids under it and yield without it,
-so a caller may read inside its loop.
+frames through the ``LogWriter`` and changes the indexes only once an fsync
+covers them (``Commits``), so an acknowledged write is on disk and a failed one
+is invisible. One re-entrant lock serialises the file, but not the fsyncs:
+writers from several threads wait for them without it and share them.
+Enumerations copy ids under the lock and yield without it, so a caller may
+read inside its loop.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import MappingProxyType
 
+from memhop.engine.commits import Commits
 from memhop.engine.frame import FLAG_DELETED, ByteView, Frame, decode_record, encode_frame
 from memhop.engine.header import HeaderPair
 from memhop.engine.index import LiveIndex, Placement
@@ -28,6 +32,7 @@ from memhop.errors import (
     CRCMismatchError,
     InvalidQueryError,
     NotFoundError,
+    StorageIOError,
 )
 
 log = logging.getLogger("memhop.engine")
@@ -50,6 +55,7 @@ class Engine:
         self._live = LiveIndex(index)
         self._log = LogWriter(file, headers, next_offset)
         self._lock = threading.RLock()
+        self._commits = Commits(self._lock, self._log, file)
         self._closed = False
         # Damage met so far: live records whose frame or payload would not
         # read, (agent, id) -> the offset that failed; and frames the open's
@@ -219,10 +225,16 @@ class Engine:
 
     @contextmanager
     def exclusive(self) -> Iterator[None]:
-        """Hold the engine lock across several calls (writes from other threads wait)."""
+        """Hold the engine lock across several calls (writes from other threads wait).
+
+        Every write still waiting for its fsync is made durable and indexed
+        first, so the live index matches the log for the whole block.
+        """
         with self._lock:
             self._check_open()
-            yield
+            self._commits.drain()
+            with self._commits.held():
+                yield
 
     def stats(self) -> tuple[int, int]:
         """Return (file bytes, live records); a closed engine answers (0, 0)."""
@@ -260,8 +272,14 @@ class Engine:
                 self._check_open()
                 return []
             self._check_writable()
-            base = self._log.append(blob, "sync" if sync else None)
-            self._live.put(base, placements)
+            base = self._log.append(blob)
+            if sync:
+                self._commits.commit(
+                    self._file.size, lambda: self._live.put(base, placements), "sync"
+                )
+            else:
+                self._commits.apply_waiting()
+                self._live.put(base, placements)
             return [base + p[3] for p in placements]
 
     def load_frames(self, chunks: Iterable[bytes], index: Index, *, sync: bool = True) -> None:
@@ -301,9 +319,13 @@ class Engine:
             if not doomed:
                 return 0
             stones = b"".join(encode_frame(agent_id, t, FLAG_DELETED, i, b"") for i, t in doomed)
-            self._log.append(stones, "sync tombstones")
-            for id_hash, _ in doomed:
-                self._live.drop(agent_id, id_hash)
+            self._log.append(stones)
+
+            def drop() -> None:
+                for id_hash, _ in doomed:
+                    self._live.drop(agent_id, id_hash)
+
+            self._commits.commit(self._file.size, drop, "sync tombstones")
             return len(doomed)
 
     @contextmanager
@@ -311,19 +333,32 @@ class Engine:
         """Let this thread's writes in the block share one fsync, made when the block exits.
 
         For a call that writes more than once before it answers (a turn's lines,
-        then its topic row): nothing in the block is acknowledged until the
-        block exits, and the exit syncs even when the block raises, so what was
-        written before a failure is as durable as if each write had synced.
-        Writes from other threads sync as usual.
+        then its topic row): writes in the block are readable at once, nothing
+        in it is acknowledged until the block exits, and the exit syncs even
+        when the block raises, so what was written before a failure is as
+        durable as if each write had synced. Writes from other threads sync as
+        usual (and may share that fsync).
         """
-        with self._log.group(self._settle_group):
+        with self._commits.group():
             yield
 
-    def _settle_group(self) -> None:
-        """Make an outermost ``group_commit`` block's writes durable."""
+    @contextmanager
+    def deferred(self) -> Iterator[None]:
+        """Let this thread's writes in the block return without an fsync of their own.
+
+        They are readable at once and become durable with the file's next
+        fsync, whoever makes it (a later write, a group's exit, ``sync``, a
+        checkpoint). A crash before that can take them back, with every write
+        after them: the log loses only a suffix.
+        """
+        with self._commits.deferred():
+            yield
+
+    def sync(self) -> None:
+        """Make everything written so far durable (one fsync, shared with other writers)."""
         with self._lock:
             self._check_open()
-            self._log.sync()
+            self._commits.wait_durable(self._file.size, "sync")
 
     # ---- snapshots ---------------------------------------------------------------------
 
@@ -341,6 +376,7 @@ class Engine:
         """Append an index snapshot at the file end and point a new header at it."""
         with self._lock:
             self._check_writable()
+            self._commits.drain()
             self._log.checkpoint(self._live.offsets)
 
     # ---- closing -----------------------------------------------------------------------
@@ -367,6 +403,9 @@ class Engine:
             self._release()
 
     def _release(self) -> None:
+        # A failed fsync here is latched and was raised to the writers that waited on it.
+        with contextlib.suppress(StorageIOError):
+            self._commits.close()
         self._closed = True
         self._live.clear()
         self._file.close()

@@ -50,6 +50,9 @@ class StoreFile:
         self._map: mmap.mmap | None = None
         self._mapped = 0
         self.size = os.fstat(handle.fileno()).st_size
+        # How far the file is known durable: all of it at the open, and all of
+        # it after a truncate (which syncs); the engine's fsyncs move it on.
+        self.durable_end = self.size
 
     @classmethod
     def open(cls, path: str, *, create: bool) -> StoreFile:
@@ -156,6 +159,7 @@ class StoreFile:
             raise StorageIOError(msg) from exc
         self.size = size
         self.sync("sync after truncate")
+        self.durable_end = size
 
     def close(self) -> None:
         """Unmap, unlock and close; safe to call on a half-opened file."""

@@ -5,13 +5,12 @@ always precede snapshots); a failed append is cut back to where the file was.
 Any I/O failure latches: the writer refuses every later write until the file
 is reopened. Header slots are only ever written to the inactive slot, fsynced,
 then activated. Not thread-safe on its own: the engine holds its lock around
-every call.
+every call but ``sync``, which its commit schedule may make without it.
 """
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -54,9 +53,6 @@ class LogWriter:
         self.headers = headers
         self.record_end = record_end
         self.failure: StorageIOError | None = None
-        # Per thread: how deep in group() blocks, and whether a write inside
-        # them still owes its fsync.
-        self._group = threading.local()
 
     def check_writable(self) -> None:
         """Raise StorageIOError when an earlier write or fsync failed."""
@@ -79,14 +75,14 @@ class LogWriter:
 
     # ---- frames ------------------------------------------------------------------------
 
-    def append(self, data: bytes, what: str | None) -> int:
-        """Cut a tail snapshot, then append ``data``; return the offset where it starts.
+    def append(self, data: bytes) -> int:
+        """Cut a tail snapshot, then append ``data`` (no fsync); return the offset where it starts.
 
-        Fsyncs unless ``what`` (the step named in an fsync error) is None.
+        The engine's commit schedule (``Commits``) decides when it is synced.
         """
         self._trim_tail_snapshot()
         base = self._file.size
-        self._write(data, what)
+        self._write(data)
         return base
 
     def append_chunks(
@@ -101,7 +97,7 @@ class LogWriter:
         base = self._file.size
         try:
             for chunk in chunks:
-                self._write(chunk, None)
+                self._write(chunk)
             end = self._file.size
             spans = [ids.values() for ids in offsets.values() if ids]
             if spans and not (base <= min(map(min, spans)) and max(map(max, spans)) < end):
@@ -116,8 +112,8 @@ class LogWriter:
         if sync and end > base:
             self.sync()
 
-    def _write(self, data: bytes, what: str | None) -> None:
-        """Append ``data`` at the file end and fsync (unless ``what`` is None).
+    def _write(self, data: bytes) -> None:
+        """Append ``data`` at the file end, without an fsync.
 
         On failure the file is cut back to where it was and writes are refused.
         """
@@ -133,37 +129,14 @@ class LogWriter:
                     exc.add_note(f"cutting the file back to {start} also failed: {cut!r}")
                     raise exc from exc.__cause__
                 raise
-            # Moved before the fsync: frames now in the file must not sit past
-            # the record end if the fsync fails and a later checkpoint records it.
-            self.record_end = self._file.size
-            if what is None:
-                return
-            if getattr(self._group, "depth", 0):
-                self._group.owed = True  # the block's exit syncs for it
-            else:
-                self._file.sync(what)
+        # Frames now in the file must not sit past the record end if their fsync
+        # fails and a later checkpoint records it.
+        self.record_end = self._file.size
 
-    def sync(self) -> None:
-        """Fsync the file; a failure refuses later writes."""
+    def sync(self, what: str = "sync") -> None:
+        """Fsync the file; a failure refuses later writes. Safe without the engine lock."""
         with self.fatal_io():
-            self._file.sync("sync")
-
-    @contextmanager
-    def group(self, settle: Callable[[], None]) -> Iterator[None]:
-        """Defer this thread's fsyncs in the block; the outermost exit calls ``settle`` if owed.
-
-        ``settle`` runs even when the block raises, so what was written before
-        a failure is as durable as if each write had synced.
-        """
-        depth = getattr(self._group, "depth", 0)
-        self._group.depth = depth + 1
-        try:
-            yield
-        finally:
-            self._group.depth = depth
-            if depth == 0 and getattr(self._group, "owed", False):
-                self._group.owed = False
-                settle()
+            self._file.sync(what)
 
     # ---- headers and snapshots ---------------------------------------------------------
 

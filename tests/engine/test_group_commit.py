@@ -59,17 +59,33 @@ def test_a_block_that_raises_still_syncs_what_it_wrote(meh_path: str) -> None:
 
 
 def test_another_threads_write_is_not_deferred(meh_path: str) -> None:
-    """A write from another thread during the block syncs before it returns."""
+    """A write from another thread during the block syncs before it returns.
+
+    That fsync flushes the whole file, the block's earlier frame with it, so
+    the block's exit owes nothing more; a write after the other thread's is
+    the control that the exit does sync what is still owed.
+    """
     eng = create_engine(meh_path)
     counter, patch = _counting()
-    with patch, eng.group_commit():
-        eng.write(0, 1, 1, b"deferred")
-        worker = threading.Thread(target=eng.write, args=(0, 1, 2, b"own"), name="other")
-        worker.start()
-        worker.join()
-        assert counter.call_count == 1  # the other thread's fsync
-    assert counter.call_count == 2  # and the block's own at exit
-    eng.close()
+    with patch:
+        with eng.group_commit():
+            eng.write(0, 1, 1, b"deferred")
+            worker = threading.Thread(target=eng.write, args=(0, 1, 2, b"own"), name="other")
+            worker.start()
+            worker.join()
+            assert counter.call_count == 1  # the other thread's fsync
+        assert counter.call_count == 1  # it covered the block's frame too
+        with eng.group_commit():
+            worker = threading.Thread(target=eng.write, args=(0, 1, 3, b"own"), name="other")
+            worker.start()
+            worker.join()
+            eng.write(0, 1, 4, b"after it")
+            assert counter.call_count == 2
+        assert counter.call_count == 3  # the block's own at exit
+    eng.close_without_checkpoint()
+    reopened = open_engine(meh_path)
+    assert reopened.all_ids(0) == [1, 2, 3, 4]
+    reopened.close()
 
 
 def test_a_failed_fsync_at_exit_refuses_later_writes(meh_path: str) -> None:

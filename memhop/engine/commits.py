@@ -1,0 +1,188 @@
+"""Commits: when an appended frame counts as durable, and which thread pays for the fsync.
+
+A writer appends under the engine lock, then waits for an fsync that covers
+its bytes. The first waiter that finds no fsync in flight leads: it takes the
+I/O lock, lets go of the engine lock, fsyncs, takes the engine lock back and
+releases every waiter whose bytes that fsync covered. Writers on different
+domains therefore share fsyncs, and none holds the engine lock while the disk
+works. Index changes wait in a queue and are applied in log order once their
+bytes are durable, so a reader never sees a record a crash could take back,
+and a later write of an id always wins over an earlier one.
+
+Two per-thread modes skip the wait: inside ``group()`` writes are visible at
+once and the block's exit pays one fsync for all of them; inside ``deferred()``
+they are visible at once and the next fsync of the file, whoever makes it,
+covers them (an fsync flushes the whole file, and frames are only appended).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from memhop.engine.storefile import StoreFile
+from memhop.engine.writes import LogWriter
+from memhop.errors import ClosedError, StorageIOError
+
+
+class Commits:
+    """The engine's fsync schedule; every method but the contexts runs under the engine lock."""
+
+    def __init__(self, lock: threading.RLock, log: LogWriter, file: StoreFile) -> None:
+        self._lock = lock
+        self._done = threading.Condition(lock)
+        # Held across an fsync made outside the engine lock, so a close or a
+        # file swap (which hold the engine lock) can wait for it to finish.
+        self._io = threading.Lock()
+        self._log = log
+        self._file = file
+        self._leading = False
+        self._closed = False
+        self._waiting: deque[tuple[int, Callable[[], None]]] = deque()
+        self._mode = threading.local()
+
+    # ---- per-thread modes ---------------------------------------------------------------
+
+    def _depth(self, name: str) -> int:
+        depth: int = getattr(self._mode, name, 0)
+        return depth
+
+    @contextmanager
+    def _entered(self, name: str) -> Iterator[int]:
+        depth = self._depth(name)
+        setattr(self._mode, name, depth + 1)
+        try:
+            yield depth
+        finally:
+            setattr(self._mode, name, depth)
+
+    @contextmanager
+    def group(self) -> Iterator[None]:
+        """Defer this thread's fsyncs in the block; the outermost exit makes them durable.
+
+        The exit syncs even when the block raises, so what was written before a
+        failure is as durable as if each write had synced.
+        """
+        with self._entered("group") as depth:
+            try:
+                yield
+            finally:
+                owed = getattr(self._mode, "owed", 0)
+                if depth == 0 and owed:
+                    self._mode.owed = 0
+                    with self._lock:
+                        self.wait_durable(owed, "sync")
+
+    @contextmanager
+    def deferred(self) -> Iterator[None]:
+        """Let this thread's writes in the block return without an fsync of their own."""
+        with self._entered("deferred"):
+            yield
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Mark the engine lock as held across calls (``Engine.exclusive``): syncs stay inline."""
+        with self._entered("held"):
+            yield
+
+    # ---- the write path -----------------------------------------------------------------
+
+    def commit(self, end: int, apply: Callable[[], None], what: str) -> None:
+        """Settle a write whose bytes end at ``end``: apply ``apply`` once they are durable.
+
+        In ``group()`` or ``deferred()`` the change is applied now and the
+        fsync comes later. StorageIOError when the fsync fails (the change is
+        then never applied, and the writer refuses later writes).
+        """
+        if self._depth("group") or self._depth("deferred"):
+            self.apply_waiting()
+            apply()
+            if self._depth("group"):
+                self._mode.owed = max(getattr(self._mode, "owed", 0), end)
+            return
+        self._waiting.append((end, apply))
+        self.wait_durable(end, what)
+        self._apply_durable()  # an fsync made before this write's bytes may already cover them
+
+    def wait_durable(self, end: int, what: str) -> None:
+        """Return once the file is durable up to ``end``, leading an fsync if none is in flight."""
+        while self._file.durable_end < end:
+            if self._closed:
+                msg = "engine is closed"
+                raise ClosedError(msg)
+            failure = self._log.failure
+            if failure is not None:
+                msg = f"{what}: an earlier fsync failed, so this write is not durable"
+                raise StorageIOError(msg) from failure
+            if self._depth("held"):
+                self._sync_holding_lock(what)
+            elif self._leading:
+                self._done.wait()
+            else:
+                self._lead(what)
+
+    def _lead(self, what: str) -> None:
+        """Fsync without the engine lock, then release the writers it covered."""
+        self._leading = True
+        target = self._file.size
+        ok = False
+        try:
+            self._io.acquire()  # before the engine lock goes: a close waits for this fsync
+            self._lock.release()
+            try:
+                self._log.sync(what)
+                ok = True
+            finally:
+                # Let go of the I/O lock first: a close or a drain holds the engine
+                # lock while it waits for this one.
+                self._io.release()
+                self._lock.acquire()
+        finally:
+            self._leading = False
+            self._settled(target if ok else None)
+
+    def _sync_holding_lock(self, what: str) -> None:
+        target = self._file.size
+        try:
+            self._log.sync(what)
+        except StorageIOError:
+            self._settled(None)
+            raise
+        self._settled(target)
+
+    def _settled(self, target: int | None) -> None:
+        """Record an fsync's outcome (None: it failed) and wake every waiter."""
+        if target is None:
+            self._waiting.clear()  # never applied: none of those writes was acknowledged
+        else:
+            self._file.durable_end = max(self._file.durable_end, target)
+            self._apply_durable()
+        self._done.notify_all()
+
+    def _apply_durable(self) -> None:
+        while self._waiting and self._waiting[0][0] <= self._file.durable_end:
+            self._waiting.popleft()[1]()
+
+    def apply_waiting(self) -> None:
+        """Apply every queued change now, in log order (a write that must be seen at once)."""
+        while self._waiting:
+            self._waiting.popleft()[1]()
+
+    def drain(self) -> None:
+        """Make every waiting write durable and applied, with no fsync left in flight.
+
+        For a checkpoint, a close or a file swap: they need the index to match
+        the log and the descriptor to be idle.
+        """
+        with self._io:
+            pass  # an fsync in flight has finished; none can start while we hold the lock
+        if self._waiting and self._log.failure is None:
+            self._sync_holding_lock("sync")
+
+    def close(self) -> None:
+        """Drain, then refuse every later wait (the descriptor is about to go)."""
+        self.drain()
+        self._closed = True
+        self._done.notify_all()
