@@ -88,9 +88,14 @@ class AgentType(IntEnum):
     SUB = 1
 
 
+_MEMBERS: dict[type[IntEnum], dict[int, IntEnum]] = {}
+
+
 def known(enum: type[_E], value: int) -> int:
     """Return ``value`` as its ``enum`` member when it has one, else unchanged."""
-    try:
-        return enum(value)
-    except ValueError:
-        return value
+    members = _MEMBERS.get(enum)
+    if members is None:
+        # A lookup table per enum: calling the enum costs a miss's exception, and a
+        # hit is several times a dict lookup (decoders call this per field).
+        members = _MEMBERS[enum] = {int(m): m for m in enum}
+    return members.get(value, value)

@@ -51,6 +51,8 @@ def _escape(match: re.Match[str]) -> str:
 
 def quote_string(s: str) -> str:
     """Return ``s`` as a Go-escaped JSON string literal, quotes included."""
+    if _NEEDS_ESCAPE.search(s) is None:  # most text: a scan, no rebuild
+        return f'"{s}"'
     return '"' + _NEEDS_ESCAPE.sub(_escape, s) + '"'
 
 
@@ -100,30 +102,42 @@ class ObjectWriter:
     def _put(self, key: str, text: str) -> None:
         self._parts.append(f'"{key}":{text}')
 
-    def _int_text(self, key: str, value: int, lo: int, hi: int) -> str:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise self._refuse(key, f"is not an integer: {value!r}")
+    def _int_value(self, key: str, value: int, lo: int, hi: int) -> int:
+        """Return ``value`` as a plain int in Go's ``[lo, hi]``, or refuse it."""
+        if type(value) is not int:  # a bool, an IntEnum member, or no integer at all
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise self._refuse(key, f"is not an integer: {value!r}")
+            value = int(value)  # so an IntEnum member writes its number
         if not lo <= value <= hi:
             raise self._refuse(key, f"value {value} is out of range [{lo}, {hi}]")
-        return str(int(value))  # int() so an IntEnum member writes its number
+        return value
 
-    def _integer(self, key: str, value: int, lo: int, hi: int, *, omitempty: bool = False) -> None:
-        """Write an integer field that must fit Go's ``[lo, hi]``."""
-        text = self._int_text(key, value, lo, hi)
-        if not (omitempty and value == 0):
-            self._put(key, text)
+    # Each width checks a plain int in line and leaves the rest to ``_int_value``:
+    # records are written field by field, so a call saved here is saved per field.
 
     def u8(self, key: str, value: int, *, omitempty: bool = False) -> None:
-        self._integer(key, value, 0, U8_MAX, omitempty=omitempty)
+        if type(value) is not int or not 0 <= value <= U8_MAX:
+            value = self._int_value(key, value, 0, U8_MAX)
+        if value or not omitempty:
+            self._parts.append(f'"{key}":{value}')
 
     def u32(self, key: str, value: int, *, omitempty: bool = False) -> None:
-        self._integer(key, value, 0, U32_MAX, omitempty=omitempty)
+        if type(value) is not int or not 0 <= value <= U32_MAX:
+            value = self._int_value(key, value, 0, U32_MAX)
+        if value or not omitempty:
+            self._parts.append(f'"{key}":{value}')
 
     def u64(self, key: str, value: int, *, omitempty: bool = False) -> None:
-        self._integer(key, value, 0, U64_MAX, omitempty=omitempty)
+        if type(value) is not int or not 0 <= value <= U64_MAX:
+            value = self._int_value(key, value, 0, U64_MAX)
+        if value or not omitempty:
+            self._parts.append(f'"{key}":{value}')
 
     def i64(self, key: str, value: int, *, omitempty: bool = False) -> None:
-        self._integer(key, value, I64_MIN, I64_MAX, omitempty=omitempty)
+        if type(value) is not int or not I64_MIN <= value <= I64_MAX:
+            value = self._int_value(key, value, I64_MIN, I64_MAX)
+        if value or not omitempty:
+            self._parts.append(f'"{key}":{value}')
 
     def opt_u64(self, key: str, value: int | None) -> None:
         """Write a Go ``*uint64`` with omitempty: absent when None, even 0 otherwise."""
@@ -152,8 +166,8 @@ class ObjectWriter:
 
     def string(self, key: str, value: str, *, omitempty: bool = False) -> None:
         text = self._str_text(key, value)
-        if not (omitempty and value == ""):
-            self._put(key, text)
+        if value or not omitempty:
+            self._parts.append(f'"{key}":{text}')
 
     def opt_string(self, key: str, value: str | None) -> None:
         """Write a Go ``*string`` with omitempty: absent when None, even "" otherwise."""
@@ -162,7 +176,7 @@ class ObjectWriter:
 
     def u64s(self, key: str, values: Iterable[int]) -> None:
         """Write a ``[]uint64``; an empty one is ``[]`` (memhop never writes nil)."""
-        texts = [self._int_text(key, v, 0, U64_MAX) for v in values]
+        texts = [str(self._int_value(key, v, 0, U64_MAX)) for v in values]
         self._put(key, "[" + ",".join(texts) + "]")
 
     def strings(self, key: str, values: Iterable[str]) -> None:

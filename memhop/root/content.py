@@ -40,6 +40,8 @@ def require_turn(ctx: DomainContext) -> OpenTurn:
 
 
 def _whole(value: object, what: str) -> int:
+    if type(value) is int:  # the common case first: validate runs per record
+        return value
     # bool is an int in Python; a model's `true` is not a number here.
     if isinstance(value, bool) or not isinstance(value, int):
         msg = f"{what} must be an integer, not {type(value).__name__}"
@@ -110,11 +112,12 @@ class ContentInput:
             msg = f"utterance of {size} bytes exceeds the {MAX_UTTERANCE_PAYLOAD_BYTES}-byte budget"
             _refuse(msg)
 
-    def to_slot(self, topic_id: int, seq: int) -> ArchiveSlot:
+    def to_slot(self, id_hash: int, topic_id: int, seq: int) -> ArchiveSlot:
+        """The record stored at ``id_hash``, ``ids.content_id(topic_id, seq)``."""
         event = self.kind == ArchiveKind.EVENT
         # Stored as a read gives it back: a defined number as its enum member.
         return ArchiveSlot(
-            id_hash=ids.content_id(topic_id, seq),
+            id_hash=id_hash,
             kind=known(ArchiveKind, self.kind),
             seq=seq,
             # Events are not spoken: their role and type are fixed.
@@ -144,9 +147,10 @@ def write_contents(
         seq = item.seq
         if seq == 0:
             seq, next_free = next_free, next_free + 1
-        if engine.contains(ctx.agent_id, ids.content_id(turn.topic_id, seq)):
+        id_hash = ids.content_id(turn.topic_id, seq)
+        if engine.contains(ctx.agent_id, id_hash):
             archive.read_slot_optional(engine, ctx.agent_id, turn.topic_id, seq)
-        slots.append(item.to_slot(turn.topic_id, seq))
+        slots.append(item.to_slot(id_hash, turn.topic_id, seq))
     stored = archive.write_contents(engine, ctx.agent_id, slots)
     for slot in stored:
         mirror.put(slot)
