@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
+from typing import Literal
 
 from memhop.errors import ConfigError, InvalidQueryError
 
@@ -45,6 +46,8 @@ DEFAULT_COMPACT_DEAD_RATIO = 0.25
 Chosen by benches/compaction.py (docs/performance.md): amortised, the compactions cost a small
 fraction of a turn at any ratio measured, so the ratio is set by the disk bound and how soon
 deleted bytes go, against how often every call waits for one compaction."""
+DURABILITY_MODES = ("call", "turn")
+"""``Defaults.durability``: an fsync per writing call, or one per turn at ``update``."""
 STRUCTURED_OUTPUT_MODES = ("auto", "json_schema", "json_object", "off")
 
 # Caps on text a host (or a model through memhop.tools) hands in, in UTF-8
@@ -160,6 +163,13 @@ class Defaults:
     superseded records, tombstones, old snapshots) pass this share of it;
     0 (or negative) compacts only when the host asks, as upstream. Unlike the
     integer knobs, its default is the value itself, not 0.
+    ``durability`` (memhop's own): "call" (the default) returns every call that
+    records something with its records durable; "turn" lets ``append_archive``
+    return without an fsync, and the turn's ``update`` makes the turn's events,
+    lines and topic row durable with one (a crash before it can take back the
+    open turn's events). Either way ``search`` on an existing scene makes no
+    fsync of its own: the turn counter it bumps becomes durable with the
+    turn's next write; a scene's first turn is synced before ``search`` returns.
     """
 
     scene_dream_topic_threshold: int = 0
@@ -168,6 +178,7 @@ class Defaults:
     content_retention_ms: int = 0
     sweep_unfolded: bool = False
     compact_dead_ratio: float = DEFAULT_COMPACT_DEAD_RATIO
+    durability: Literal["call", "turn"] = "call"
 
     def validate(self) -> None:
         """Refuse non-integer knobs and a retention that is negative or past Go's range."""
@@ -193,6 +204,12 @@ class Defaults:
             msg = (
                 f"Defaults.compact_dead_ratio {ratio} must be below 1 (a share of the file;"
                 " 0 compacts only when asked)"
+            )
+            raise ConfigError(msg)
+        if self.durability not in DURABILITY_MODES:
+            msg = (
+                f"Defaults.durability must be one of {', '.join(map(repr, DURABILITY_MODES))},"
+                f" not {self.durability!r}"
             )
             raise ConfigError(msg)
         if self.content_retention_ms < 0:

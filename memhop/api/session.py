@@ -60,11 +60,11 @@ class Session(PlanFace, GraphFace, DreamFace, AdminFace):
 
         Continues the domain's current scene unless ``new_scene`` (a fresh scene,
         optionally anchored to graph ``l3_id``) or ``scene_id`` names one.
-        Writes one record; call once per turn (``scene_context`` is the pure read).
+        Writes one record, made durable by the turn's next write (at once for a
+        new scene); call once per turn (``scene_context`` is the pure read).
         NotFoundError for an unknown scene or anchor graph.
         """
-        opened = self._ops.run(
-            turn.search,
+        opened = self._ops.open_turn(
             self._ops.now(),
             _args.scene_ref(scene_id),
             _args.id_or_unset(l3_id, "l3_id"),
@@ -89,6 +89,8 @@ class Session(PlanFace, GraphFace, DreamFace, AdminFace):
         """Record an utterance or event on the open turn; return its slot number.
 
         ``seq`` 0 takes the next free slot (3 or later); a named seq overwrites.
+        Durable when it returns, unless ``Defaults.durability`` is "turn" (then
+        at the turn's ``update``).
         Refused: no open turn ("no turn is open"), time not in milliseconds,
         events over 4 KiB, utterances over 64 KiB, role dream.
         """
@@ -102,7 +104,7 @@ class Session(PlanFace, GraphFace, DreamFace, AdminFace):
             event_type=_args.text(event_type, "event_type", MAX_NAME_BYTES),
             node_seq=_args.integer(node_seq, "node_seq"),
         )
-        return self._ops.run(archive_ops.append_archive, item)
+        return self._ops.run_in_turn(archive_ops.append_archive, item)
 
     def update(
         self, *, created_at: int, input: str = "", output: str = "", outcome: str = ""

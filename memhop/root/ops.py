@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Concatenate, ParamSpec, TypeVar
 
 from memhop.engine import Engine
+from memhop.root import turn
 from memhop.root.domain import DomainContext
 from memhop.root.root import Root
 
@@ -37,6 +38,37 @@ class AgentOps:
         """Call ``op(engine, ctx, *args, **kwargs)`` holding this domain's lock."""
         with self.root.domain(self.agent_id) as ctx:
             return op(self.root.engine, ctx, *args, **kwargs)
+
+    def open_turn(self, now_ms: int, scene_id: int, l3_id: int, new_scene: bool) -> turn.Opened:
+        """``run`` ``turn.search``, whose one write needs no fsync of its own but on a new scene.
+
+        It bumps the scene's turn counter, and the turn's next write (an
+        event, its lines) syncs the file, this record with it: a crash before
+        that forgets an open turn under which nothing was recorded, and the
+        next search opens it again under the same id. A scene's first turn is
+        synced at once: its id goes to the host, which may keep it.
+        """
+        with self.root.domain(self.agent_id) as ctx:
+            engine = self.root.engine
+            with engine.deferred():
+                opened = turn.search(engine, ctx, now_ms, scene_id, l3_id, new_scene)
+            if opened.scene.turn_seq == 1:
+                engine.sync()
+            return opened
+
+    def run_in_turn(
+        self,
+        op: Callable[Concatenate[Engine, DomainContext, P], R],
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> R:
+        """``run`` a write into the open turn; with durability "turn" ``update`` syncs it."""
+        with self.root.domain(self.agent_id) as ctx:
+            engine = self.root.engine
+            if self.root.defaults.durability != "turn":
+                return op(engine, ctx, *args, **kwargs)
+            with engine.deferred():
+                return op(engine, ctx, *args, **kwargs)
 
     def delete(
         self,
