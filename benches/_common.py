@@ -28,7 +28,14 @@ REPO = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = REPO / "docs" / "performance.md"
 
 # The scripts that write a section of docs/performance.md, in the order of their sections.
-SECTION_ORDER = ("engine.py", "turn.py", "scale.py", "locomo.py", "compaction.py")
+SECTION_ORDER = (
+    "engine.py",
+    "turn.py",
+    "durability.py",
+    "scale.py",
+    "locomo.py",
+    "compaction.py",
+)
 
 HEADER = (
     "# Performance\n\n"

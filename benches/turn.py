@@ -119,9 +119,15 @@ class SqliteTurns:
     database is in memory, so this is the CPU floor of a table store doing the same work.
     """
 
-    def __init__(self, model: memhop.LocalModel) -> None:
+    def __init__(
+        self, model: memhop.LocalModel, path: str = ":memory:", synchronous: str = ""
+    ) -> None:
+        """``path`` and ``synchronous`` (WAL with FULL or NORMAL) make it a durable baseline."""
         self.model = model
-        self.db = sqlite3.connect(":memory:")
+        self.db = sqlite3.connect(path)
+        if synchronous:
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute(f"PRAGMA synchronous={synchronous}")
         self.db.executescript(
             "CREATE TABLE profile (id INTEGER PRIMARY KEY, body TEXT);"
             "CREATE TABLE scenes (id INTEGER PRIMARY KEY, name TEXT, turn_seq INT, used INT);"
