@@ -66,6 +66,8 @@ def read(engine: Engine, agent_id: int, id_hash: int, cls: type[R]) -> R:
 
 def read_optional(engine: Engine, agent_id: int, id_hash: int, cls: type[R]) -> R | None:
     """Return the record, or None when it is absent; any other failure raises."""
+    if engine.offset_of(agent_id, id_hash) is None and not engine.closed:
+        return None  # absent: spare the read its NotFoundError (a closed engine still raises)
     try:
         return read(engine, agent_id, id_hash, cls)
     except NotFoundError:
