@@ -7,7 +7,10 @@ compaction. Record types are opaque integers here; JSON and meaning live above.
 Contract:
 - An acknowledged write (``write_batch``, ``delete_batch``) is fsynced before
   the index changes; a failed one changes nothing visible and makes the engine
-  refuse further writes until the file is reopened.
+  refuse further writes until the file is reopened. Writers on several threads
+  share fsyncs, made without the engine lock (``commits.Commits``); inside
+  ``group_commit`` or ``deferred`` a write is visible at once and durable at
+  the block's exit or with the file's next fsync.
 - ``read`` raises NotFoundError only for an id the index does not hold; an
   index entry the log cannot back, or a frame that is not the record asked
   for, is CorruptionError, a bad frame CRCMismatchError, each naming the
