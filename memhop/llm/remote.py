@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Protocol, cast, runtime_checkable
 
 from memhop.config import LlmConfig
 from memhop.llm import consolidate as _consolidate
@@ -31,6 +31,9 @@ class ChatModel:
 
     def __init__(self, chat: ChatClient) -> None:
         self._chat = chat
+        # A runtime Protocol check walks the protocol's members: once per client, not
+        # twice per operation (the domain's meter reads usage before and after each).
+        self._metered = isinstance(chat, _Metered)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._chat!r})"
@@ -52,7 +55,7 @@ class ChatModel:
 
     def usage(self) -> Usage:
         """The chat client's cumulative usage, or zeros if it keeps none."""
-        return self._chat.usage() if isinstance(self._chat, _Metered) else Usage()
+        return cast(_Metered, self._chat).usage() if self._metered else Usage()
 
 
 class OpenAIModel(ChatModel):

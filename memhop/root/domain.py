@@ -15,6 +15,7 @@ from memhop.llm import Distillation, Group, Model, NodeDigest, ReportsUsage, Top
 from memhop.root.slot_cache import SlotCache
 
 T = TypeVar("T")
+_NOTHING = Usage()  # what a model that reports no usage reports
 
 
 class MeteredModel:
@@ -47,7 +48,7 @@ class MeteredModel:
             return self._usage
 
     def _reported(self) -> Usage:
-        return cast(ReportsUsage, self._model).usage() if self._reports else Usage()
+        return cast(ReportsUsage, self._model).usage() if self._reports else _NOTHING
 
     def _metered(self, call: Callable[[], T]) -> T:
         before = self._reported()
@@ -61,15 +62,18 @@ class MeteredModel:
 
     def _add(self, before: Usage, *, failed: bool) -> None:
         after = self._reported()
-        delta = Usage(
-            operations=1,
-            requests=max(after.requests - before.requests, 0),
-            prompt_tokens=max(after.prompt_tokens - before.prompt_tokens, 0),
-            completion_tokens=max(after.completion_tokens - before.completion_tokens, 0),
-            failures=int(failed),
-        )
         with self._lock:
-            self._usage = self._usage + delta
+            # One new total per operation (not a delta and then a sum): every turn pays this.
+            total = self._usage
+            self._usage = Usage(
+                operations=total.operations + 1,
+                requests=total.requests + max(after.requests - before.requests, 0),
+                failures=total.failures + int(failed),
+                prompt_tokens=total.prompt_tokens
+                + max(after.prompt_tokens - before.prompt_tokens, 0),
+                completion_tokens=total.completion_tokens
+                + max(after.completion_tokens - before.completion_tokens, 0),
+            )
 
     def extract_keywords(
         self, text: str, *, cancel: threading.Event | None = None
