@@ -9,6 +9,7 @@ waits for it, and a failure reaches every writer the fsync covered.
 from __future__ import annotations
 
 import errno
+import random
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -20,7 +21,7 @@ import pytest
 from memhop.engine import create_engine, open_engine
 from memhop.engine import storefile as storefile_module
 from memhop.engine.engine import Engine
-from memhop.errors import StorageIOError
+from memhop.errors import NotFoundError, StorageIOError
 
 _real_fsync = storefile_module.fsync_file
 
@@ -193,4 +194,72 @@ def test_deferred_writes_are_made_durable_by_the_next_fsync(meh_path: str) -> No
     eng.close_without_checkpoint()
     reopened = open_engine(meh_path)
     assert reopened.all_ids(0) == [1, 2]
+    reopened.close()
+
+
+def test_threads_writing_deleting_and_checkpointing_at_once_agree_with_a_model(
+    meh_path: str,
+) -> None:
+    """Four writers (own domains, writes and deletes), a checkpointer and a reader at once.
+
+    Each writer keeps a dict of what it was acknowledged; at the end the engine, and the
+    file reopened after a crash-like close, hold exactly those dicts. The reader checks
+    that what it sees of a domain is always something that writer wrote.
+    """
+    eng = create_engine(meh_path)
+    written: dict[int, set[bytes]] = {agent: set() for agent in range(1, 5)}
+    models: dict[int, dict[int, bytes]] = {}
+    stop = threading.Event()
+    seen_bad: list[str] = []
+
+    def writer(agent: int) -> None:
+        rng = random.Random(agent)
+        model: dict[int, bytes] = {}
+        for step in range(100):
+            id_hash = rng.randint(1, 40)
+            if model and rng.random() < 0.25:
+                doomed = rng.sample(sorted(model), min(3, len(model)))
+                eng.delete_batch(agent, doomed)
+                for d in doomed:
+                    del model[d]
+            else:
+                payload = f"{agent}:{step}".encode()
+                written[agent].add(payload)
+                eng.write(agent, 1, id_hash, payload)
+                model[id_hash] = payload
+        models[agent] = model
+
+    def checkpointer() -> None:
+        while not stop.is_set():
+            eng.checkpoint()
+            time.sleep(0.002)
+
+    def reader() -> None:
+        while not stop.is_set():
+            for agent in range(1, 5):
+                for id_hash in eng.all_ids(agent):
+                    try:
+                        payload = eng.read(agent, id_hash).payload
+                    except NotFoundError:
+                        continue  # deleted since the listing
+                    if payload not in written[agent]:
+                        seen_bad.append(f"{agent}/{id_hash}: {payload!r}")
+
+    with fsyncs():
+        side = [_start(checkpointer, "checkpointer"), _start(reader, "reader")]
+        writers = [_start(lambda a=agent: writer(a), f"w{agent}") for agent in range(1, 5)]
+        for thread, _ in writers:
+            thread.join()
+        stop.set()
+        for thread, _ in side:
+            thread.join()
+    assert [errors for _, errors in writers + side] == [[]] * 6
+    assert seen_bad == []
+    for agent, model in models.items():
+        assert {i: eng.read(agent, i).payload for i in eng.all_ids(agent)} == model
+    assert sum(map(len, models.values())) > 0  # the control: there was something to keep
+    eng.close_without_checkpoint()
+    reopened = open_engine(meh_path)
+    for agent, model in models.items():
+        assert {i: reopened.read(agent, i).payload for i in reopened.all_ids(agent)} == model
     reopened.close()
