@@ -25,7 +25,8 @@ Traps:
 - Deleted payload bytes stay in the file until ``compact_to``.
 - New files (create, compaction copies) are built under a temporary sibling
   name and renamed into place once durable (``publish.build_beside``); a kill
-  can leave a ``.<name>.<hex>.memhop-tmp`` sibling, never a partial file.
+  can leave a ``.<name>.<hex>.memhop-tmp`` sibling, never a partial file; the
+  next writable open removes it (unless a builder still holds its lock).
 - A second open of the same file, in this process or another, is refused
   ("database already open by another instance").
 

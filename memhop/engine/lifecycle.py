@@ -12,7 +12,7 @@ import logging
 
 from memhop.engine.engine import Engine
 from memhop.engine.header import DATA_START, FileHeader, load_headers
-from memhop.engine.publish import build_beside
+from memhop.engine.publish import build_beside, remove_stale_temps
 from memhop.engine.recovery import scan_records, walk_record_area
 from memhop.engine.snapshot import Index, parse_snapshot
 from memhop.engine.storefile import StoreFile
@@ -82,6 +82,9 @@ def open_engine(path: str) -> Engine:
         )
         if snapshot_broken and not scan.unresolved:
             engine.forget_snapshot()
+        # Holding the file's lock, no in-place compaction of it can be under way.
+        for stale in remove_stale_temps(path):
+            log.info("removed %s, left by a build that was killed", stale)
     except MemHopError:
         file.close()
         raise

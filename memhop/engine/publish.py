@@ -3,13 +3,16 @@
 A reader of the final path sees either nothing (or the file it replaces) or
 the complete, fsynced new file: never a half-written one. A kill or a full
 disk part-way leaves at most a temporary sibling (``.<name>.<hex>.memhop-tmp``),
-which no open ever takes for a database; a failure this process sees removes it.
+which no open ever takes for a database; a failure this process sees removes it,
+and the next writable open of ``<name>`` removes one a kill left behind.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
+import re
 import secrets
 from collections.abc import Callable
 
@@ -20,12 +23,48 @@ from memhop.errors import InvalidQueryError, MemHopError, StorageIOError
 
 TEMP_SUFFIX = ".memhop-tmp"
 DEFAULT_MODE = 0o644  # before the umask, as for any file a program creates
+_TOKEN_BYTES = 6
+
+log = logging.getLogger("memhop.engine")
 
 
 def temp_sibling(target: str) -> str:
     """Return an unused-looking temporary name in ``target``'s directory."""
     folder, name = os.path.split(os.path.abspath(target))
-    return os.path.join(folder, f".{name}.{secrets.token_hex(6)}{TEMP_SUFFIX}")
+    return os.path.join(folder, f".{name}.{secrets.token_hex(_TOKEN_BYTES)}{TEMP_SUFFIX}")
+
+
+def remove_stale_temps(target: str) -> list[str]:
+    """Remove the temporary siblings of ``target`` that no builder holds; return their paths.
+
+    A builder holds its temporary file's lock until the rename, so a sibling
+    whose lock can be taken was left by a killed process. One that is locked,
+    or that cannot be removed, stays (and is logged in the second case).
+    """
+    folder, name = os.path.split(os.path.abspath(target))
+    pattern = re.compile(
+        rf"\.{re.escape(name)}\.[0-9a-f]{{{2 * _TOKEN_BYTES}}}{re.escape(TEMP_SUFFIX)}"
+    )
+    try:
+        candidates = [entry for entry in os.listdir(folder) if pattern.fullmatch(entry)]
+    except OSError:
+        return []
+    removed = []
+    for entry in candidates:
+        path = os.path.join(folder, entry)
+        try:
+            StoreFile.open(path, create=False).close()
+        except StorageIOError:
+            continue  # being built right now, or gone already
+        # Unlocked again before the remove (Windows removes no open file); no
+        # builder comes back to a temporary name once it has let go of it.
+        try:
+            os.remove(path)
+        except OSError as exc:
+            log.warning("could not remove the stale temporary file %s: %s", path, exc)
+        else:
+            removed.append(path)
+    return removed
 
 
 def _fresh_engine(path: str, mode: int | None) -> Engine:

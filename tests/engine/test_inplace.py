@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from memhop.engine import RecordEntry, create_engine, open_engine
 from memhop.engine.inplace import compact_in_place, occupancy
 from memhop.engine.publish import TEMP_SUFFIX
+from memhop.engine.storefile import StoreFile
 from memhop.errors import CRCMismatchError
 
 # (agent, id, payload size or None for a delete)
@@ -93,3 +94,24 @@ def test_writes_after_a_compaction_go_to_the_new_file(tmp_path: Path) -> None:
         assert again.stats()[1] == 11
     finally:
         again.close()
+
+
+def test_an_open_removes_stale_temporary_siblings_but_not_one_being_built(
+    tmp_path: Path,
+) -> None:
+    """Only a sibling whose lock can be taken is removed; other names are never touched."""
+    path = tmp_path / "db.meh"
+    create_engine(str(path)).close()
+    stale = tmp_path / f".db.meh.{'a1' * 6}{TEMP_SUFFIX}"
+    stale.write_bytes(b"left by a kill")
+    building = tmp_path / f".db.meh.{'b2' * 6}{TEMP_SUFFIX}"
+    other = tmp_path / f".other.meh.{'c3' * 6}{TEMP_SUFFIX}"  # another file's build
+    other.write_bytes(b"not ours")
+    held = StoreFile.create_new(str(building), 0o644, exact=False)  # a builder holds it
+    try:
+        open_engine(str(path)).close()
+    finally:
+        held.close()
+    assert not stale.exists()
+    assert building.exists()
+    assert other.exists()
