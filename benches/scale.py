@@ -52,7 +52,7 @@ TURNS_PER_SCENE = 25
 BASE_MS = 1_700_000_000_000
 WARM_READS = 15
 RECORDS_PER_TURN = 4  # a topic row, two lines and one event (the scene record is shared)
-SIZES = (1_000, 10_000, 100_000, 400_000)
+SIZES = (1_000, 10_000, 100_000, 400_000, 1_000_000)
 QUICK_SIZES = (1_000, 10_000)
 SCENE_ROWS = (10, 300, 1_000)
 
