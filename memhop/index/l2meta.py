@@ -140,8 +140,11 @@ class L2Meta:
 
     # ---- updates -----------------------------------------------------------------------
 
-    def put(self, topic: TopicSlot) -> None:
-        """Insert or replace a topic, moving it between scenes if its scene changed."""
+    def put(self, topic: TopicSlot) -> TopicSlot:
+        """Insert or replace a topic, moving it between scenes if its scene changed.
+
+        Returns the row as held (equal to ``topic``; its keywords may be pooled copies).
+        """
         self.journal.note(topic.id)
         topic = self._pooled(topic)
         old = self._by_id.get(topic.id)
@@ -149,6 +152,7 @@ class L2Meta:
             self._forget(old)
         self._by_id[topic.id] = topic
         self._place(topic)
+        return topic
 
     def remove(self, ids: Iterable[int]) -> int:
         """Forget the topics among ``ids``; return how many were held."""

@@ -195,7 +195,9 @@ def update(
     with engine.group_commit():
         write_contents(engine, ctx, turn, items)
         row = _settle(engine, ctx, turn)
-    ctx.mirrors.topics.put(row)
+    # The held row, not the one written: the next search lists this same object,
+    # so a host-side mapping of it is made once, not once here and again there.
+    row = ctx.mirrors.topics.put(row)
     if ctx.on_turn_settled is not None:  # may schedule a background Dream of this scene
         ctx.on_turn_settled(turn.scene_id, ctx.mirrors.topics.surface_count(turn.scene_id))
     return row

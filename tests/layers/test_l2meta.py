@@ -157,6 +157,20 @@ def test_answers_are_copies() -> None:
     assert [t.id for t in meta.surface(SCENE)] == [0x1]
 
 
+def test_put_returns_the_row_it_holds() -> None:
+    meta = L2Meta()
+    first = TopicSlot(id=0x1, scene_id=SCENE, depth=1, fused_keywords=("mel", "trip"))
+    meta.put(first)
+    # An equal keyword that is another str object: the cache holds its pooled copy.
+    again = "".join(["me", "l"])
+    second = TopicSlot(id=0x2, scene_id=SCENE, depth=1, fused_keywords=(again,))
+    held = meta.put(second)
+    assert held == second
+    assert held is meta.get(0x2)
+    assert held.fused_keywords[0] is first.fused_keywords[0]
+    assert second.fused_keywords[0] is not first.fused_keywords[0]
+
+
 _topics = st.lists(
     st.builds(
         lambda tid, ts, depth, parent, scene: dataclasses.replace(
