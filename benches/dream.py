@@ -1,0 +1,113 @@
+"""Dream benchmark: the CPU of one pass, per stage, as a domain grows.
+
+Run ``python benches/dream.py`` (``--quick`` stops at 2,000 turns; ``--turns N [N ...]`` sets
+the sizes). For each size it builds one primary domain through the public API (the turns of
+``benches/scale.py``: a new scene every 25 turns, ``os.fsync`` a no-op throughout, since CPU is
+what is measured; no compaction), then times three passes of ``dream()`` on it:
+
+- first: the domain's first pass (every scene new to the association layer);
+- steady: after 24 more turns in the current scene, a pass scoped to that scene (what the
+  background trigger runs);
+- idle: another pass with nothing changed since the last.
+
+Each pass prints its thread CPU in all and per stage, and the bytes it appended to the file.
+It prints only; it writes nothing to docs/performance.md. Not a pytest module.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from _common import fsync_off
+from scale import DEFAULTS, TURNS_PER_SCENE, speak
+
+import memhop
+from memhop.dream import pipeline
+
+STEADY_TURNS = 24
+# No compaction after a pass: the bytes a pass appends are part of what is measured.
+BENCH_DEFAULTS = dataclasses.replace(DEFAULTS, compact_dead_ratio=0)
+STRUCTURE = ("index_rebuild", "l1_nodes", "l1_hyperedges", "l1_rebuild", "l1_decay")
+
+
+def _timed_stages(spent: dict[str, float]) -> Callable[[], None]:
+    """Record each stage's thread CPU into ``spent``; return the undo."""
+    real = pipeline._stage
+
+    def stage(env, report, name, body, *, soft=False):  # type: ignore[no-untyped-def]
+        def timed() -> str:
+            t0 = time.thread_time()
+            try:
+                return body()
+            finally:
+                spent[name] = spent.get(name, 0.0) + time.thread_time() - t0
+
+        real(env, report, name, timed, soft=soft)
+
+    pipeline._stage = stage  # type: ignore[assignment]
+    return lambda: setattr(pipeline, "_stage", real)
+
+
+def _pass(label: str, path: str, run: Callable[[], memhop.DreamReport]) -> None:
+    spent: dict[str, float] = {}
+    undo = _timed_stages(spent)
+    size = os.path.getsize(path)
+    t0 = time.thread_time()
+    try:
+        report = run()
+    finally:
+        undo()
+    total = time.thread_time() - t0
+    grown = os.path.getsize(path) - size
+    stages = " ".join(f"{name}={spent.get(name, 0.0) * 1000:.1f}" for name in STRUCTURE)
+    structure = sum(spent.get(n, 0.0) for n in STRUCTURE)
+    counts = (
+        f"nodes +{report.l1_nodes_added} -{report.l1_nodes_removed}"
+        f" edges +{report.l1_edges_added} -{report.l1_edges_removed}"
+    )
+    print(
+        f"  {label:<6} cpu {total:7.3f} s  structure {structure:7.3f} s"
+        f"  appended {grown / 1e6:6.2f} MB  {counts}"
+    )
+    print(f"         per stage (ms): {stages}")
+
+
+def run(turns: int, workdir: str) -> None:
+    path = str(Path(workdir) / f"dream{turns}.meh")
+    print(f"{turns} turns ({turns // TURNS_PER_SCENE} scenes)")
+    with (
+        fsync_off(),
+        memhop.open(path, memhop.LocalModel(), BENCH_DEFAULTS, memhop.ProfileInput("a")) as db,
+    ):
+        session = db.primary()
+        scene = ""
+        for i in range(turns):
+            scene = speak(session, i, new_scene=i % TURNS_PER_SCENE == 0)
+        _pass("first", path, session.dream)
+        for i in range(turns, turns + STEADY_TURNS):
+            speak(session, i, new_scene=False, scene_id=scene)
+        _pass("steady", path, lambda: session.dream(scene))
+        _pass("idle", path, lambda: session.dream(scene))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--quick", action="store_true", help="2,000 turns only")
+    parser.add_argument("--turns", type=int, nargs="+", default=[2_000, 8_000])
+    args = parser.parse_args(argv)
+    sizes = [2_000] if args.quick else args.turns
+    with tempfile.TemporaryDirectory() as workdir:
+        for turns in sizes:
+            run(turns, workdir)
+            sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
