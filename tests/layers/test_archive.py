@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memhop.engine import RECORD_HEADER_SIZE, Engine, create_engine, open_engine
-from memhop.errors import Code, CRCMismatchError, NotFoundError
+from memhop.errors import ClosedError, Code, CRCMismatchError, NotFoundError
 from memhop.ids import content_id, plan_node_id
 from memhop.index.l4 import L4Index
 from memhop.layers import archive, codec, plan
@@ -100,6 +100,20 @@ def test_absent_is_none_and_unreadable_raises_its_code(meh_path: str) -> None:
         assert eng.damage() == (1, 0)
     finally:
         eng.close()
+
+
+def test_an_optional_read_on_a_closed_engine_raises_rather_than_answering_absent(
+    meh_path: str,
+) -> None:
+    eng = create_engine(meh_path)
+    stored = archive.write_content(eng, AGENT_A, utterance(1, "here"))
+    # Positive control: while open, a present slot reads and an absent one is None.
+    assert codec.read_optional(eng, AGENT_A, stored.id_hash, ArchiveSlot) == stored
+    assert codec.read_optional(eng, AGENT_A, content_id(TOPIC, 9), ArchiveSlot) is None
+    eng.close()
+    for id_hash in (stored.id_hash, content_id(TOPIC, 9)):
+        with pytest.raises(ClosedError):
+            codec.read_optional(eng, AGENT_A, id_hash, ArchiveSlot)
 
 
 def test_content_and_plan_node_do_not_read_as_each_other(engine: Engine) -> None:
