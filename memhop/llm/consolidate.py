@@ -1,16 +1,23 @@
 """Consolidation: show the model one scene's surface, read back the groups it proposes.
 
 The listing names each topic by its decimal id with its depth and keyword track;
-the model answers ``{"l2_groups": [{"node_hashes": [...], "merged_summary": "..."}]}``.
-The reply's schema lists the ids that may be named, so an endpoint that enforces
-it cannot answer with another. The parser refuses what it cannot read (bad JSON,
-an unreadable member id) and what would invent: an id that was not listed, or a
-summary that is empty or a stand-in ("<text>", "..."). Whether a group is usable
-(two adjacent members, no overlap) is decided by the Dream pass that applies it.
+the model answers ``{"l2_groups": [{"node_hashes": [...], "keywords": [...],
+"merged_summary": "..."}]}``. The reply's schema offers each group as one run of
+two to ``MAX_RUN`` adjacent listed topics, with the run's keywords to copy before
+the summary is written (a small model then retells its own members, not their
+neighbours), and a summary that cannot open like a stand-in. An endpoint that
+enforces the schema can only name a run the Dream pass may fold. The parser reads
+``node_hashes`` and ``merged_summary`` (the copied keywords are not kept) and
+refuses what it cannot read (bad JSON, an unreadable member id) and what would
+invent: an id that was not listed, or a summary that is empty, a stand-in
+("<text>", "...") or has no word in it. Whether a group is usable (two adjacent
+members, no overlap) is still decided by the Dream pass that applies it: a reply
+from an endpoint that ignores the schema is held to the same rules.
 """
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Collection, Sequence
 
@@ -30,6 +37,8 @@ from memhop.llm.types import Group, TopicDigest
 __all__ = [
     "CONSOLIDATE_FORMAT_SUFFIX",
     "CONSOLIDATE_TASK",
+    "MAX_RUN",
+    "SUMMARY_PATTERN",
     "build_consolidate_system",
     "build_consolidate_user",
     "consolidate",
@@ -40,6 +49,14 @@ __all__ = [
 
 CONSOLIDATE_TASK = "memory-consolidation"
 """The tag that opens the system prompt; test fakes dispatch on it."""
+MAX_RUN = 4
+"""The longest run the schema offers as one group (the schema grows with the listing times
+this); a later pass folds the folds."""
+SUMMARY_PATTERN = r'^[^<"\\\x00-\x20][^"\\\x00-\x1f]*$'
+"""A summary opens with neither a stand-in's ``<`` nor blank space, and holds no double
+quote, backslash or control character. llama.cpp applies a pattern to the string as it
+is written inside the JSON text, so these are excluded to keep every reply valid JSON
+there; other endpoints apply it to the decoded text, where it means the same."""
 
 _SYSTEM = """Task: {task}.
 You look after an agent's long-term conversation memory. The listing shows the topics on \
@@ -66,14 +83,21 @@ names. Never drop, merge away or generalise an item; relative time words such as
 effects, attitudes, preferences and every specific fact.
 - Keep the emotional tone of the original.
 - Keep the original language, mixed-language terms, numbers and proper names as they are.
-- Copy the member ids exactly as they are listed, each as a quoted string.
+- Copy the member ids exactly as they are listed, each as a quoted string, in listing \
+order. Then copy every keyword of those members into "keywords", and only then write \
+merged_summary from them: it retells these members and no others.
+- Write merged_summary as plain sentences without double quotes.
 - If nothing can be merged, or the scene already holds {floor} topics or fewer, return \
 an empty group list.
 
-Reply with one JSON object and nothing else (no markdown, no code fences):
-{{"l2_groups": [{{"node_hashes": ["<id>", "<id>"], "merged_summary": "<text>"}}]}}
+Reply with one JSON object and nothing else (no markdown, no code fences), in this shape \
+(the angle-bracketed parts stand for your own content):
+{{"l2_groups": [{{"node_hashes": ["<id>", "<id>"], "keywords": ["<keyword>", "<keyword>"], \
+"merged_summary": "<text>"}}]}}
 Every group must carry a non-empty merged_summary.
 """
+
+_WORD = re.compile(r"\w")
 
 CONSOLIDATE_FORMAT_SUFFIX = """
 
@@ -101,24 +125,51 @@ def build_consolidate_user(topics: Sequence[TopicDigest]) -> str:
 
 
 def consolidation_schema(topics: Sequence[TopicDigest]) -> ReplySchema:
-    """The reply's schema for this listing: member ids are the listed ids, as decimal strings."""
-    group = {
-        "type": "object",
-        "properties": {
-            "node_hashes": {
-                "type": "array",
-                "items": {"type": "string", "enum": [str(t.id) for t in topics]},
+    """The reply's schema for this listing: each group is one run of adjacent listed topics.
+
+    A group is one of the listing's runs of two to ``MAX_RUN`` topics: its ids (decimal
+    strings, in listing order) and its keywords are each an ``enum`` of that one value,
+    so a grammar-bound model copies them before it writes the summary, which must match
+    ``SUMMARY_PATTERN``. At most one group per two topics.
+    """
+    runs = [
+        topics[start:end]
+        for start in range(len(topics))
+        for end in range(start + 2, min(start + MAX_RUN, len(topics)) + 1)
+    ]
+    strings = {"type": "string"}
+    groups = [
+        {
+            "type": "object",
+            "properties": {
+                "node_hashes": {
+                    "type": "array",
+                    "items": strings,
+                    "enum": [[str(t.id) for t in run]],
+                },
+                "keywords": {
+                    "type": "array",
+                    "items": strings,
+                    "enum": [[k for t in run for k in t.keywords]],
+                },
+                "merged_summary": {"type": "string", "pattern": SUMMARY_PATTERN},
             },
-            "merged_summary": {"type": "string"},
-        },
-        "required": ["node_hashes", "merged_summary"],
-        "additionalProperties": False,
-    }
+            "required": ["node_hashes", "keywords", "merged_summary"],
+            "additionalProperties": False,
+        }
+        for run in runs
+    ]
     return ReplySchema(
         "consolidation",
         {
             "type": "object",
-            "properties": {"l2_groups": {"type": "array", "items": group}},
+            "properties": {
+                "l2_groups": {
+                    "type": "array",
+                    "items": {"anyOf": groups},
+                    "maxItems": len(topics) // 2,
+                }
+            },
             "required": ["l2_groups"],
             "additionalProperties": False,
         },
@@ -146,8 +197,8 @@ def parse_consolidation(reply: str, listed: Collection[int]) -> tuple[Group, ...
             msg = f"{what}: member ids {', '.join(unlisted)} were not in the listing"
             raise LLMError(msg)
         summary = as_str(field(group, "merged_summary"), f"{what} merged_summary")
-        if is_placeholder(summary):
-            msg = f"{what}: merged_summary {summary!r} is empty or a placeholder"
+        if is_placeholder(summary) or not _WORD.search(summary):
+            msg = f"{what}: merged_summary {summary!r} is empty, a placeholder or wordless"
             raise LLMError(msg)
         groups.append(Group(member_ids=ids, summary=summary))
     return tuple(groups)
@@ -160,8 +211,8 @@ def consolidate(
     *,
     cancel: threading.Event | None = None,
 ) -> tuple[Group, ...]:
-    """Ask for folds of ``topics`` toward ``floor``; an empty listing asks nothing."""
-    if not topics:
+    """Ask for folds of ``topics`` toward ``floor``; a listing of fewer than two asks nothing."""
+    if len(topics) < 2:
         return ()
     listed = frozenset(t.id for t in topics)
     ask = Ask(

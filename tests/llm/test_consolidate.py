@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Mapping
+from typing import Any
 
+import jsonschema
 import pytest
 
 from memhop.errors import LLMError, OperationCancelledError
@@ -11,6 +15,8 @@ from memhop.llm.chat import TruncationError
 from memhop.llm.consolidate import (
     CONSOLIDATE_FORMAT_SUFFIX,
     CONSOLIDATE_TASK,
+    MAX_RUN,
+    SUMMARY_PATTERN,
     build_consolidate_system,
     build_consolidate_user,
     consolidate,
@@ -107,6 +113,7 @@ def test_parse_leaves_group_validation_to_the_applier(
         '{"l2_groups": [{"node_hashes": [1, 2], "merged_summary": "<text>"}]}',
         '{"l2_groups": [{"node_hashes": [1, 2], "merged_summary": "..."}]}',
         '{"l2_groups": [{"node_hashes": [1, 2], "merged_summary": "  "}]}',
+        '{"l2_groups": [{"node_hashes": [1, 2], "merged_summary": "},"}]}',
         '{"l2_groups": [{"node_hashes": [1, 2]}]}',
         '{"l2_groups": [null]}',
     ],
@@ -141,13 +148,74 @@ def test_consolidate_asks_at_its_ceiling_then_retries_the_format_once() -> None:
     assert chat.calls[0].schema == consolidation_schema(TOPICS)
 
 
-def test_the_schema_offers_only_the_listed_ids() -> None:
+def _runs(schema: Mapping[str, Any]) -> list[list[str]]:
+    groups = schema["properties"]["l2_groups"]["items"]["anyOf"]
+    return [g["properties"]["node_hashes"]["enum"][0] for g in groups]
+
+
+def test_the_schema_offers_only_runs_of_adjacent_listed_ids_with_their_keywords() -> None:
     schema = consolidation_schema(TOPICS).schema
-    group = schema["properties"]["l2_groups"]["items"]  # type: ignore[index]
-    ids = group["properties"]["node_hashes"]["items"]["enum"]
-    assert ids == ["11", "18446744073709551615", "7"]
-    assert group["required"] == ["node_hashes", "merged_summary"]
-    assert group["additionalProperties"] is False
+    assert _runs(schema) == [
+        ["11", "18446744073709551615"],
+        ["11", "18446744073709551615", "7"],
+        ["18446744073709551615", "7"],
+    ]
+    groups = schema["properties"]["l2_groups"]["items"]["anyOf"]  # type: ignore[index]
+    assert [g["properties"]["keywords"]["enum"] for g in groups] == [
+        [["morning run", "park", "咖啡"]],
+        [["morning run", "park", "咖啡"]],
+        [["咖啡"]],
+    ]
+    for group in groups:
+        assert group["required"] == ["node_hashes", "keywords", "merged_summary"]
+        assert group["additionalProperties"] is False
+    assert schema["properties"]["l2_groups"]["maxItems"] == 1  # type: ignore[index]
+    ten = [TopicDigest(i, 1, (f"k{i}",)) for i in range(10)]
+    runs = _runs(consolidation_schema(ten).schema)
+    assert max(len(r) for r in runs) == MAX_RUN
+    assert min(len(r) for r in runs) == 2
+    assert all(r == [str(i) for i in range(int(r[0]), int(r[0]) + len(r))] for r in runs)
+    assert len(runs) == 9 + 8 + 7  # every run of two, three and four of the ten
+
+
+def test_a_schema_valid_reply_is_a_usable_group_and_stand_ins_are_not_schema_valid() -> None:
+    schema = consolidation_schema(TOPICS).schema
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+
+    def group(ids: list[str], keywords: list[str], summary: str) -> dict[str, object]:
+        node = {"node_hashes": ids, "keywords": keywords, "merged_summary": summary}
+        return {"l2_groups": [node]}
+
+    good = group(["18446744073709551615", "7"], ["咖啡"], "They had coffee, 咖啡 in his words.")
+    assert validator.is_valid(good)
+    assert parse_consolidation(json.dumps(good), {11, 7, 18446744073709551615}) == (
+        Group((18446744073709551615, 7), "They had coffee, 咖啡 in his words."),
+    )
+    for bad in (
+        group(["11", "7"], ["morning run", "park"], "Not adjacent."),
+        group(["7", "18446744073709551615"], ["咖啡"], "Out of order."),
+        group(["18446744073709551615", "7"], ["tea"], "Keywords that are not the run's."),
+        group(["18446744073709551615", "7"], ["咖啡"], "<text>"),
+        group(["18446744073709551615", "7"], ["咖啡"], ""),
+        group(["18446744073709551615", "7"], ["咖啡"], " leading blank"),
+        group(["18446744073709551615", "7"], ["咖啡"], 'a "quoted" word'),
+    ):
+        assert not validator.is_valid(bad), bad
+
+
+@pytest.mark.parametrize("text", ["They ran in the park.", "咖啡", "a-b, then c…"])
+def test_the_summary_pattern_takes_prose(text: str) -> None:
+    assert re.fullmatch(SUMMARY_PATTERN, text)
+    assert not re.fullmatch(SUMMARY_PATTERN, "<" + text + ">")  # positive control above
+
+
+def test_a_listing_of_one_topic_asks_nothing() -> None:
+    chat = FakeChat(answers=['{"l2_groups": []}'])
+    assert consolidate(chat, TOPICS[:1], 0) == ()
+    assert chat.calls == []
+    assert consolidate(chat, TOPICS[:2], 0) == ()
+    assert len(chat.calls) == 1  # positive control: two topics are asked
 
 
 def test_consolidate_escalates_a_truncation_to_the_endpoint_ceiling() -> None:
