@@ -4,8 +4,9 @@ Replays the first sessions of LoCoMo conv-26 (``examples/data``) through the tur
 against the endpoint in ``LLM_URL`` / ``LLM_KEY`` / ``LLM_MODEL`` (it skips cleanly without
 them), once per mode, then runs one Dream pass, and prints a markdown report: the share of
 ``update`` calls that produced keywords, requests per operation, the share of keywords
-found in the turn's own words, the median latency of an ``update``, and what the Dream
-pass did. ``docs/model.md`` records a run against a local llama.cpp server (SmolLM2-135M).
+found in the turn's own words, the median latency of an ``update``, what the Dream
+pass did and the summaries it wrote. ``docs/model.md`` records a run against a local
+llama.cpp server (SmolLM2-135M).
 
     python benches/real_model.py                       # every mode, three sessions
     python benches/real_model.py --modes auto off --turns 10
@@ -62,6 +63,7 @@ class ModeRun:
     requests: int = 0
     dream: str = "not run"
     dream_s: float = 0.0
+    summaries: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
 
@@ -133,6 +135,8 @@ def dream_once(run: ModeRun, db: memhop.DB) -> None:
             + (f" ({stages})" if stages else "")
         )
     run.dream_s = time.perf_counter() - started
+    rows = db.primary().search_l4()
+    run.summaries = [r.content for r in rows if r.role == memhop.ArchiveRole.DREAM]
 
 
 def measure(mode: str, path: Path, args: argparse.Namespace) -> ModeRun:
@@ -183,6 +187,8 @@ def report(runs: Sequence[ModeRun], args: argparse.Namespace, tmp: str) -> str:
     for r in runs:
         for error in sorted(set(r.errors))[:3]:
             lines.append(f"- `{r.mode}` failure: {error}")
+        for summary in r.summaries:
+            lines.append(f"- `{r.mode}` Dream summary: {summary[:200]}")
     return "\n".join(lines)
 
 
@@ -214,6 +220,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             with memhop.open(str(path), llm, defaults(args.floor)) as db:
                 dream_once(run, db)
             print(f"{mode}: {run.dream} ({run.dream_s:.0f} s)")
+            for summary in run.summaries:
+                print(f"  summary: {summary[:200]}")
             continue
         path.unlink(missing_ok=True)
         runs.append(measure(mode, path, args))
