@@ -4,21 +4,37 @@ None of these stages asks a model, so each runs whole under one hold of the
 domain lock (the lock is released between stages). Every enumeration is
 ascending by id and every pair is visited as (lower id, higher id), so two
 runs over copies of one file write the same nodes and edges in the same order.
+
+Each stage costs what changed since the last pass (beyond upstream, which
+reads the whole domain every pass): the stages work on ``l1cache``, the
+domain's topics, nodes and edges as last checked, and write through it.
+
+Decay is written when due (beyond upstream, which rewrites every node and
+edge on every pass): a value decays continuously from its clock (a node's
+``updated_at``, an edge's ``last_decay_at`` or else ``created_at``), so a
+pass computes it exactly whenever it runs; it is stored back only when it
+crosses a threshold, its edges or members change, or ``DECAY_WRITE_INTERVAL_MS``
+has passed since its clock. What a pass decides (removals, detachments) is
+what decaying on every pass decides; a stored value lags its decay by at most
+the interval.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
-from collections.abc import Iterable, Set
+from collections.abc import Iterable, Iterator, Set
 
+from memhop.dream import l1cache
 from memhop.dream.env import Held
+from memhop.dream.l1cache import L1Cache
 from memhop.ids import l1_edge_id, scene_node_id
 from memhop.index.l2meta import L2Meta
-from memhop.layers import scene, topic
 from memhop.records import SceneEdge, SceneNode
 
 __all__ = [
+    "DECAY_WRITE_INTERVAL_MS",
     "EDGE_REMOVE_THRESHOLD",
     "L1_EDGE_MIN_SIMILARITY",
     "LAMBDA_EDGE",
@@ -30,8 +46,10 @@ __all__ = [
     "NODE_REMOVE_THRESHOLD",
     "build_edges",
     "decay_network",
+    "edge_weight_at",
     "hours_between",
     "jaccard",
+    "node_importance_at",
     "node_lambda",
     "rebuild_from_l2",
     "rebuild_index",
@@ -48,6 +66,8 @@ L1_EDGE_MIN_SIMILARITY = 0.15
 NEW_NODE_IMPORTANCE = 1.0
 NEUTRAL_VALENCE = 0.5
 MAX_EMOTIONAL_SLOWDOWN = 0.9
+DECAY_WRITE_INTERVAL_MS = 3_600_000
+"""A decayed node or edge is stored back once its clock is this old (beyond upstream)."""
 _MS_PER_HOUR = 3_600_000
 _LISTED_DEPTH = 2
 
@@ -74,50 +94,100 @@ def jaccard(a: Set[str], b: Set[str]) -> float:
     return len(a & b) / union if union else 0.0
 
 
+def node_importance_at(node: SceneNode, now: int) -> float:
+    """The node's importance decayed from its clock (``updated_at``) to ``now``."""
+    rate = node_lambda(node.valence, node.arousal)
+    return node.importance * math.exp(-rate * hours_between(node.updated_at, now))
+
+
+def _edge_clock(edge: SceneEdge) -> int:
+    return edge.last_decay_at or edge.created_at
+
+
+def edge_weight_at(edge: SceneEdge, now: int) -> float:
+    """The edge's weight decayed from its clock (last decay, else creation) to ``now``."""
+    return edge.weight * math.exp(-LAMBDA_EDGE * hours_between(_edge_clock(edge), now))
+
+
+def _edge_due(edge: SceneEdge) -> int:
+    """When a decay must next look at the edge: write-back is due or it falls below 0.05."""
+    clock = _edge_clock(edge)
+    if edge.weight <= EDGE_REMOVE_THRESHOLD:
+        return clock
+    # Floored: a visit a little early decides on the exact weight and reschedules.
+    until_floor = math.log(edge.weight / EDGE_REMOVE_THRESHOLD) / LAMBDA_EDGE * _MS_PER_HOUR
+    return clock + min(DECAY_WRITE_INTERVAL_MS, math.floor(until_floor))
+
+
+def _is_deep(meta: L2Meta, node: SceneNode) -> bool:
+    """A node whose first topic sank below the listing: decay leaves it alone, as upstream."""
+    first = meta.get(node.topic_ids[0]) if node.topic_ids else None
+    return first is not None and first.depth > _LISTED_DEPTH
+
+
+@contextlib.contextmanager
+def _cache(held: Held) -> Iterator[L1Cache]:
+    """The domain's cache, checked; a stage that fails leaves it to be rebuilt."""
+    cache = l1cache.of(held)
+    try:
+        yield cache
+    except BaseException:
+        l1cache.drop(held)
+        raise
+
+
 # ---- index_rebuild, l1_nodes ----------------------------------------------------------
 
 
 def rebuild_index(held: Held) -> L2Meta:
-    """Rebuild the topic mirror from every topic record and install it at once."""
-    rebuilt = L2Meta.from_topics(topic.all_topics_strict(held.engine, held.agent_id))
-    held.mirrors.topics = rebuilt
-    return rebuilt
+    """Check the topic mirror against the topic records; rebuild and install it if they differ.
+
+    Only topics written or removed since the last check are decoded (see
+    ``l1cache``); a mirror that agrees is kept, so its journal goes on.
+    """
+    with _cache(held):
+        return held.mirrors.topics
 
 
 def sync_nodes(held: Held, now: int) -> set[int]:
     """One node per scene over its depth <= 2 topics; return the node ids written.
 
-    A node whose sorted topic list is unchanged is left alone. A new node
-    starts at importance 1.0; an existing one keeps importance and emotion.
+    Only scenes whose topics changed since the last sync are looked at. A
+    node whose sorted topic list is unchanged is left alone. A new node
+    starts at importance 1.0; an existing one keeps emotion, and its
+    importance decayed to now (beyond upstream, which restarts the clock on
+    the importance of the previous pass and forgives the decay in between).
     """
-    by_scene: dict[int, list[int]] = {}
-    for row in topic.all_topics_strict(held.engine, held.agent_id):
-        if row.depth <= _LISTED_DEPTH:
-            by_scene.setdefault(row.scene_id, []).append(row.id)
-    written: list[SceneNode] = []
-    for scene_id in sorted(by_scene):
-        node_id = scene_node_id(scene_id)
-        wanted = tuple(sorted(by_scene[scene_id]))
-        node = scene.get_scene_node_optional(held.engine, held.agent_id, node_id)
-        if node is not None and tuple(sorted(node.topic_ids)) == wanted:
-            continue
-        if node is None:
-            node = SceneNode(id_hash=node_id, importance=NEW_NODE_IMPORTANCE, created_at=now)
-        written.append(
-            dataclasses.replace(node, scene_id=scene_id, topic_ids=wanted, updated_at=now)
-        )
-    if written:
-        scene.put_scene_nodes(held.engine, held.agent_id, written)
-    return {n.id_hash for n in written}
+    with _cache(held) as cache:
+        meta = held.mirrors.topics
+        written: list[SceneNode] = []
+        for scene_id in sorted(cache.dirty_scenes):
+            wanted = tuple(sorted(row.topic.id for row in meta.listing(scene_id)))
+            if not wanted:
+                continue
+            node_id = scene_node_id(scene_id)
+            node = cache.nodes.get(node_id)
+            if node is not None and tuple(sorted(node.topic_ids)) == wanted:
+                continue
+            if node is None:
+                node = SceneNode(id_hash=node_id, importance=NEW_NODE_IMPORTANCE, created_at=now)
+            elif not _is_deep(meta, node):
+                node = dataclasses.replace(node, importance=node_importance_at(node, now))
+            written.append(
+                dataclasses.replace(node, scene_id=scene_id, topic_ids=wanted, updated_at=now)
+            )
+        cache.put_nodes(written)
+        cache.dirty_scenes.clear()
+        return {n.id_hash for n in written}
 
 
 # ---- l1_hyperedges ---------------------------------------------------------------------
 
 
-def _keyword_set(held: Held, node: SceneNode) -> frozenset[str]:
+def _keyword_set(meta: L2Meta, node: SceneNode) -> frozenset[str]:
     found: set[str] = set()
     for topic_id in node.topic_ids:
-        row = topic.get_topic_optional(held.engine, held.agent_id, topic_id)
+        row = meta.get(topic_id)
         if row is not None:
             found.update(k.lower() for k in row.fused_keywords)
     return frozenset(found)
@@ -129,62 +199,84 @@ def _add_edge_id(node: SceneNode, edge_id: int) -> SceneNode:
     return dataclasses.replace(node, edge_ids=(*node.edge_ids, edge_id))
 
 
+def _pairs(cache: L1Cache, focus: Iterable[int]) -> set[tuple[int, int]]:
+    """Node pairs sharing a keyword: all of them after a cold load, else those with an
+    endpoint in ``focus`` plus the orphans (pairs whose edge went) still standing."""
+    pairs: set[tuple[int, int]] = set()
+    if cache.all_pairs:
+        for holders in cache.holders.values():
+            ordered = sorted(holders)
+            pairs.update((a, b) for i, a in enumerate(ordered) for b in ordered[i + 1 :])
+        return pairs
+    nodes = cache.nodes
+    pairs.update((a, b) for a, b in cache.orphans if a in nodes and b in nodes)
+    for node_id in focus:
+        words = cache.words.get(node_id, frozenset())
+        others = set().union(*(cache.holders[w] for w in words))
+        others.discard(node_id)
+        pairs.update((min(node_id, o), max(node_id, o)) for o in others)
+    return pairs
+
+
 def build_edges(held: Held, touched: Set[int], now: int) -> int:
     """Pairwise edges between nodes whose keyword sets overlap (Jaccard >= 0.15).
 
     A missing edge is created at the similarity. An existing one is raised only
-    when the new similarity is higher and an endpoint was touched by this
-    pass's node sync (unchanged evidence never undoes decay). Returns edges written.
+    when the new similarity is higher than its weight decayed to now and an
+    endpoint was touched by this pass's node sync (unchanged evidence never
+    undoes decay); it is stored at the similarity with its clock at now (beyond
+    upstream, which decays a raised weight again for the time since the previous
+    pass). Only pairs with an endpoint whose topics changed, or whose edge went,
+    are weighed. Returns edges written.
     """
-    nodes = {n.id_hash: n for n in scene.list_scene_nodes(held.engine, held.agent_id)}
-    if len(nodes) < MIN_EDGE_NODES:
-        return 0
-    sets = {node_id: _keyword_set(held, node) for node_id, node in sorted(nodes.items())}
-    inverted: dict[str, list[int]] = {}
-    for node_id, words in sets.items():
-        for word in words:
-            inverted.setdefault(word, []).append(node_id)
-    pairs: set[tuple[int, int]] = set()
-    for holders in inverted.values():
-        ordered = sorted(holders)
-        pairs.update((a, b) for i, a in enumerate(ordered) for b in ordered[i + 1 :])
-    edges: list[SceneEdge] = []
-    changed: dict[int, SceneNode] = {}
-    for low, high in sorted(pairs):
-        similarity = jaccard(sets[low], sets[high])
-        if similarity < L1_EDGE_MIN_SIMILARITY:
-            continue
-        edge_id = l1_edge_id(low, high)
-        edge = scene.get_scene_edge_optional(held.engine, held.agent_id, edge_id)
-        if edge is None:
-            edge = SceneEdge(
-                id_hash=edge_id, node_ids=(low, high), weight=similarity, created_at=now
-            )
-        elif similarity <= edge.weight or not ({low, high} & touched):
-            continue
-        else:
-            edge = dataclasses.replace(edge, weight=similarity)
-        edges.append(edge)
-        for node_id in (low, high):
-            changed[node_id] = _add_edge_id(changed.get(node_id, nodes[node_id]), edge_id)
-    if edges:
-        scene.put_scene_edges(held.engine, held.agent_id, edges)
-    dirty = [n for i, n in sorted(changed.items()) if n != nodes[i]]
-    if dirty:
-        scene.put_scene_nodes(held.engine, held.agent_id, dirty)
-    return len(edges)
+    with _cache(held) as cache:
+        nodes = cache.nodes
+        if len(nodes) < MIN_EDGE_NODES:
+            return 0
+        meta = held.mirrors.topics
+        reworded = sorted(cache.dirty_words & nodes.keys())
+        for node_id in reworded:
+            cache.set_words(node_id, _keyword_set(meta, nodes[node_id]))
+        cache.dirty_words.clear()
+        focus = sorted((touched | set(reworded)) & nodes.keys())
+        sets = cache.words
+        edges: list[SceneEdge] = []
+        changed: dict[int, SceneNode] = {}
+        for low, high in sorted(_pairs(cache, focus)):
+            similarity = jaccard(sets[low], sets[high])
+            if similarity < L1_EDGE_MIN_SIMILARITY:
+                continue
+            edge_id = l1_edge_id(low, high)
+            edge = cache.edges.get(edge_id)
+            if edge is None:
+                edge = SceneEdge(
+                    id_hash=edge_id, node_ids=(low, high), weight=similarity, created_at=now
+                )
+            elif similarity <= edge_weight_at(edge, now) or not ({low, high} & touched):
+                continue
+            else:
+                edge = dataclasses.replace(edge, weight=similarity, last_decay_at=now)
+            edges.append(edge)
+            for node_id in (low, high):
+                changed[node_id] = _add_edge_id(changed.get(node_id, nodes[node_id]), edge_id)
+        cache.put_edges(edges)
+        for edge in edges:
+            cache.schedule(edge.id_hash, _edge_due(edge))
+        cache.put_nodes([n for i, n in sorted(changed.items()) if n != nodes[i]])
+        cache.all_pairs = False
+        cache.orphans.clear()
+        return len(edges)
 
 
 # ---- shared edge surgery ------------------------------------------------------------------
 
 
 class _Graph:
-    """Nodes and edges read once, changed in memory, written back by ``commit``."""
+    """Nodes and edges as cached, changed in memory, written back by ``commit``."""
 
-    def __init__(self, held: Held, nodes: Iterable[SceneNode]) -> None:
-        self.held = held
-        self.nodes = {n.id_hash: n for n in nodes}
-        self.original = dict(self.nodes)
+    def __init__(self, cache: L1Cache) -> None:
+        self.cache = cache
+        self.nodes = dict(cache.nodes)
         self.edges: dict[int, SceneEdge | None] = {}
         self.written_edges: set[int] = set()
         self.dead_nodes: set[int] = set()
@@ -192,9 +284,7 @@ class _Graph:
 
     def edge(self, edge_id: int) -> SceneEdge | None:
         if edge_id not in self.edges:
-            self.edges[edge_id] = scene.get_scene_edge_optional(
-                self.held.engine, self.held.agent_id, edge_id
-            )
+            self.edges[edge_id] = self.cache.edges.get(edge_id)
         return self.edges[edge_id]
 
     def put_edge(self, edge: SceneEdge) -> None:
@@ -234,32 +324,29 @@ class _Graph:
         self.dead_nodes.add(node_id)
 
     def commit(self) -> None:
-        engine, agent = self.held.engine, self.held.agent_id
-        nodes = [n for i, n in sorted(self.nodes.items()) if self.original.get(i) != n]
+        cache = self.cache
+        nodes = [n for i, n in sorted(self.nodes.items()) if cache.nodes.get(i) != n]
         edges = [
             e for i, e in sorted(self.edges.items()) if e is not None and i in self.written_edges
         ]
-        if nodes:
-            scene.put_scene_nodes(engine, agent, nodes)
-        if edges:
-            scene.put_scene_edges(engine, agent, edges)
-        if self.dead_edges:
-            scene.delete_scene_edges(engine, agent, sorted(self.dead_edges))
-        if self.dead_nodes:
-            scene.delete_scene_nodes(engine, agent, sorted(self.dead_nodes))
+        cache.put_nodes(nodes)
+        cache.put_edges(edges)
+        for edge in edges:
+            cache.schedule(edge.id_hash, _edge_due(edge))
+        cache.delete_edges(sorted(self.dead_edges))
+        cache.delete_nodes(sorted(self.dead_nodes))
 
 
 # ---- l1_rebuild ------------------------------------------------------------------------
 
 
-def _is_stale(held: Held, meta: L2Meta, node: SceneNode) -> bool:
+def _is_stale(meta: L2Meta, node: SceneNode) -> bool:
     if not node.topic_ids or node.topic_ids[0] == 0:
         return True
-    first = node.topic_ids[0]
-    if topic.get_topic_optional(held.engine, held.agent_id, first) is None:
-        return True
-    cached = meta.get(first)
-    if cached is None or cached.depth <= _LISTED_DEPTH:
+    cached = meta.get(node.topic_ids[0])
+    if cached is None:
+        return True  # the mirror was just checked against the records: the topic is gone
+    if cached.depth <= _LISTED_DEPTH:
         return False
     if cached.depth == _LISTED_DEPTH + 1 and cached.parent_id is not None:
         parent = meta.get(cached.parent_id)
@@ -272,18 +359,18 @@ def rebuild_from_l2(held: Held) -> tuple[int, int]:
 
     Every node is judged before anything is deleted, so a read failure changes nothing.
     """
-    nodes = scene.list_scene_nodes(held.engine, held.agent_id)
-    meta = held.mirrors.topics
-    stale = [n for n in nodes if _is_stale(held, meta, n)]
-    if not stale:
-        return 0, 0
-    graph = _Graph(held, nodes)
-    edges_removed = 0
-    for node in stale:
-        edges_removed += graph.detach(node.id_hash, node.edge_ids)
-        graph.delete_node(node.id_hash)
-    graph.commit()
-    return len(stale), edges_removed
+    with _cache(held) as cache:
+        meta = held.mirrors.topics
+        stale = [n for _, n in sorted(cache.nodes.items()) if _is_stale(meta, n)]
+        if not stale:
+            return 0, 0
+        graph = _Graph(cache)
+        edges_removed = 0
+        for node in stale:
+            edges_removed += graph.detach(node.id_hash, node.edge_ids)
+            graph.delete_node(node.id_hash)
+        graph.commit()
+        return len(stale), edges_removed
 
 
 # ---- l1_decay ------------------------------------------------------------------------------
@@ -293,46 +380,60 @@ def decay_network(held: Held, now: int) -> tuple[int, int]:
     """Decay every node and edge to ``now``; return (nodes, edges) removed.
 
     Node: importance x e^(-lambda*dt), lambda from ``node_lambda``; below 0.05
-    the node goes, below 0.15 it leaves all its edges; its clock moves to now.
-    Edge: weight x e^(-0.02*dt) since its last decay; members gone are dropped;
-    under 2 members or under 0.05 the edge goes.
+    the node goes, below 0.15 it leaves all its edges. Edge: weight x
+    e^(-0.02*dt) since its last decay; members gone are dropped; under 2
+    members or under 0.05 the edge goes. What survives is stored back (clock
+    at now) when it changed otherwise or its write-back is due (see the module);
+    only edges due, or touched by this pass, are looked at.
     """
-    meta = held.mirrors.topics
-    graph = _Graph(held, scene.list_scene_nodes(held.engine, held.agent_id))
-    nodes_removed = edges_removed = 0
-    detach: list[tuple[int, tuple[int, ...]]] = []
-    for node_id, node in sorted(graph.nodes.items()):
-        first = meta.get(node.topic_ids[0]) if node.topic_ids else None
-        if first is not None and first.depth > _LISTED_DEPTH:
-            continue
-        rate = node_lambda(node.valence, node.arousal)
-        importance = node.importance * math.exp(-rate * hours_between(node.updated_at, now))
-        if importance < NODE_REMOVE_THRESHOLD:
-            graph.delete_node(node_id)
-            nodes_removed += 1
-            continue
-        edge_ids = node.edge_ids
-        if importance < NODE_PRUNE_EDGES_THRESHOLD:
-            detach.append((node_id, node.edge_ids))
-            edge_ids = ()
-        graph.nodes[node_id] = dataclasses.replace(
-            node, importance=importance, updated_at=now, edge_ids=edge_ids
-        )
-    for node_id, edge_ids in detach:
-        edges_removed += graph.detach(node_id, edge_ids)
-    for edge in scene.list_scene_edges(held.engine, held.agent_id):
-        current = graph.edges.setdefault(edge.id_hash, edge)
-        if current is None:
-            continue
-        base = current.last_decay_at or current.created_at
-        weight = current.weight * math.exp(-LAMBDA_EDGE * hours_between(base, now))
-        members = tuple(m for m in current.node_ids if m in graph.nodes)
-        if len(members) < MIN_EDGE_NODES or weight < EDGE_REMOVE_THRESHOLD:
-            graph.delete_edge(edge.id_hash, members)
-            edges_removed += 1
-            continue
-        graph.put_edge(
-            dataclasses.replace(current, node_ids=members, weight=weight, last_decay_at=now)
-        )
-    graph.commit()
-    return nodes_removed, edges_removed
+    with _cache(held) as cache:
+        meta = held.mirrors.topics
+        graph = _Graph(cache)
+        nodes_removed = edges_removed = 0
+        detach: list[tuple[int, tuple[int, ...]]] = []
+        for node_id, node in sorted(graph.nodes.items()):
+            if _is_deep(meta, node):
+                continue
+            importance = node_importance_at(node, now)
+            if importance < NODE_REMOVE_THRESHOLD:
+                graph.delete_node(node_id)
+                nodes_removed += 1
+                continue
+            edge_ids = node.edge_ids
+            if importance < NODE_PRUNE_EDGES_THRESHOLD:
+                detach.append((node_id, node.edge_ids))
+                edge_ids = ()
+            if edge_ids != node.edge_ids or now - node.updated_at >= DECAY_WRITE_INTERVAL_MS:
+                graph.nodes[node_id] = dataclasses.replace(
+                    node, importance=importance, updated_at=now, edge_ids=edge_ids
+                )
+        for node_id, edge_ids in detach:
+            edges_removed += graph.detach(node_id, edge_ids)
+        visit = cache.pop_due(now) | cache.check_edges | graph.edges.keys()
+        for node_id in graph.dead_nodes:
+            visit.update(cache.edges_of.get(node_id, ()))
+        kept: list[SceneEdge] = []
+        for edge_id in sorted(visit):
+            current = graph.edge(edge_id)
+            if current is None:
+                continue
+            weight = edge_weight_at(current, now)
+            members = tuple(m for m in current.node_ids if m in graph.nodes)
+            if len(members) < MIN_EDGE_NODES or weight < EDGE_REMOVE_THRESHOLD:
+                graph.delete_edge(edge_id, members)
+                edges_removed += 1
+            elif (
+                members != current.node_ids
+                or edge_id in graph.written_edges
+                or now - _edge_clock(current) >= DECAY_WRITE_INTERVAL_MS
+            ):
+                graph.put_edge(
+                    dataclasses.replace(current, node_ids=members, weight=weight, last_decay_at=now)
+                )
+            else:
+                kept.append(current)
+        graph.commit()
+        for edge in kept:
+            cache.schedule(edge.id_hash, max(_edge_due(edge), now + 1))
+        cache.check_edges.clear()
+        return nodes_removed, edges_removed

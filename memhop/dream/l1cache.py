@@ -1,0 +1,282 @@
+"""What the structure stages last read or wrote, kept in memory per domain between passes.
+
+Responsibility: let ``index_rebuild``, ``l1_nodes``, ``l1_hyperedges``,
+``l1_rebuild`` and ``l1_decay`` cost what changed since the last pass instead
+of decoding every topic, node and edge of the domain on every pass.
+
+Contract:
+- ``of(held)`` answers the domain's cache brought up to date with the file:
+  every copy it holds equals the stored record. It checks, without decoding
+  what did not change: the engine (a compaction installs a new one, and the
+  cache starts again); each topic's and node's frame offset (the log is
+  append-only, so a rewritten record sits at a new offset): a topic at a new
+  offset is decoded and compared with the topic mirror, a node at a new offset
+  is decoded again. A topic mirror that disagrees with the records is rebuilt
+  from them and installed, as ``index_rebuild`` always did.
+- Edges are written only by the structure stages, through ``put_edges`` and
+  ``delete_edges``; every write here updates the copies after the engine took
+  it. A stage that fails must ``drop`` the cache: the next stage starts cold.
+- A cold cache (first pass after an open, a compaction or a failure) reads
+  everything once and marks everything changed: every scene dirty, every
+  pair to weigh (``all_pairs``), every edge to visit (``check_edges``).
+- What changed for the stages: ``dirty_scenes`` (scenes whose topics were
+  written or removed since ``l1_nodes`` last ran) and ``dirty_words`` (nodes
+  whose keyword set must be recomputed) accumulate until a stage consumes
+  them; ``orphans`` are node pairs whose edge went since ``l1_hyperedges``
+  last ran (it may grow back).
+
+Traps: call only under the domain lock (``Held``); not thread-safe.
+The cache is found by the identity of the domain's mirrors object and lives
+as long as it does: a domain context rebuilt from records starts cold.
+"""
+
+from __future__ import annotations
+
+import functools
+import heapq
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+from memhop.dream.env import Held
+from memhop.engine import Engine
+from memhop.ids import scene_node_id
+from memhop.index.l2meta import L2Meta
+from memhop.layers import scene, topic
+from memhop.records import RecordType, SceneEdge, SceneNode
+
+__all__ = ["L1Cache", "drop", "of"]
+
+
+class L1Cache:
+    """One domain's topic offsets, scene nodes, edges and keyword sets, as stored."""
+
+    def __init__(self, engine: Engine, agent_id: int) -> None:
+        self.engine = engine
+        self.agent_id = agent_id
+        self.cold = True
+        self.topic_at: dict[int, int] = {}  # topic id -> frame offset when last checked
+        self.topic_scene: dict[int, int] = {}  # topic id -> its scene when last checked
+        self.nodes: dict[int, SceneNode] = {}
+        self.node_at: dict[int, int] = {}
+        self.edges: dict[int, SceneEdge] = {}
+        self.edges_of: dict[int, set[int]] = {}  # node id -> ids of the edges naming it
+        self.words: dict[int, frozenset[str]] = {}  # node id -> lowered keywords of its topics
+        self.holders: dict[str, set[int]] = {}  # keyword -> node ids whose set holds it
+        self.dirty_scenes: set[int] = set()
+        self.dirty_words: set[int] = set()
+        self.orphans: set[tuple[int, int]] = set()
+        self.all_pairs = False  # the next l1_hyperedges weighs every pair (a cold load)
+        self.check_edges: set[int] = set()  # the next decay visits these (cold, or a node went)
+        self._due: list[tuple[int, int]] = []  # heap of (due ms, edge id)
+        self._due_at: dict[int, int] = {}  # edge id -> its live entry's due ms
+
+    # ---- bringing the copies up to date ------------------------------------------------
+
+    def refresh(self, held: Held) -> None:
+        """Check the copies against the file; load or re-read what moved (see the module)."""
+        engine, agent = self.engine, self.agent_id
+        with engine.exclusive():
+            live = engine.live_index().get(agent, {})
+            topics = {t: live[t] for t in engine.ids_of_type(agent, RecordType.TOPIC)}
+            nodes = {n: live[n] for n in engine.ids_of_type(agent, RecordType.SCENE_NODE)}
+        self._refresh_topics(held, topics)
+        if self.cold:
+            self._load(nodes)
+        else:
+            self._refresh_nodes(nodes)
+        self.cold = False
+
+    def _refresh_topics(self, held: Held, live: dict[int, int]) -> None:
+        engine, agent = self.engine, self.agent_id
+        meta = held.mirrors.topics
+        if self.cold:
+            rows = topic.all_topics_strict(engine, agent)
+            changed = [r.id for r in rows]
+            drift = len(rows) != len(meta) or any(meta.get(r.id) != r for r in rows)
+        else:
+            changed = [t for t, at in live.items() if self.topic_at.get(t) != at]
+            changed.extend(t for t in self.topic_at if t not in live)
+            drift = len(live) != len(meta) or any(
+                topic.get_topic_optional(engine, agent, t) != meta.get(t) for t in changed
+            )
+        if drift:
+            held.mirrors.topics = meta = L2Meta.from_topics(topic.all_topics_strict(engine, agent))
+            changed = list(live.keys() | self.topic_at.keys())
+        for topic_id in changed:
+            for scene_id in (self.topic_scene.pop(topic_id, None), meta.scene_of(topic_id)):
+                if scene_id is not None:
+                    self.dirty_scenes.add(scene_id)
+                    self.dirty_words.add(scene_node_id(scene_id))
+            now_in = meta.scene_of(topic_id)
+            if now_in is not None:
+                self.topic_scene[topic_id] = now_in
+        self.topic_at = live
+
+    def _load(self, live: dict[int, int]) -> None:
+        engine, agent = self.engine, self.agent_id
+        for node in scene.list_scene_nodes(engine, agent):
+            self._take_node(node, live[node.id_hash])
+        for edge in scene.list_scene_edges(engine, agent):
+            self._take_edge(edge)
+        self.all_pairs = True
+        self.check_edges = set(self.edges)
+
+    def _refresh_nodes(self, live: dict[int, int]) -> None:
+        engine, agent = self.engine, self.agent_id
+        for node_id in [n for n in self.nodes if n not in live]:
+            self._forget_node(node_id)
+        for node_id, at in live.items():
+            if self.node_at.get(node_id) != at:
+                node = scene.get_scene_node_optional(engine, agent, node_id)
+                if node is not None:
+                    self._take_node(node, at)
+
+    # ---- copies ------------------------------------------------------------------------
+
+    def _take_node(self, node: SceneNode, at: int) -> None:
+        old = self.nodes.get(node.id_hash)
+        if old is None or old.topic_ids != node.topic_ids:
+            self.dirty_words.add(node.id_hash)
+            self.dirty_scenes.add(node.scene_id)
+        self.nodes[node.id_hash] = node
+        self.node_at[node.id_hash] = at
+
+    def _forget_node(self, node_id: int) -> None:
+        old = self.nodes.pop(node_id, None)
+        if old is not None:
+            # l1_nodes makes the node again while its scene lists topics.
+            self.dirty_scenes.add(old.scene_id)
+            self.check_edges.update(self.edges_of.get(node_id, ()))
+        self.node_at.pop(node_id, None)
+        self.set_words(node_id, frozenset())
+        self.words.pop(node_id, None)
+
+    def _take_edge(self, edge: SceneEdge) -> None:
+        old = self.edges.get(edge.id_hash)
+        if old is not None:
+            self._unindex_edge(old)
+        self.edges[edge.id_hash] = edge
+        for member in edge.node_ids:
+            self.edges_of.setdefault(member, set()).add(edge.id_hash)
+
+    def _unindex_edge(self, edge: SceneEdge) -> None:
+        for member in edge.node_ids:
+            held = self.edges_of.get(member)
+            if held is not None:
+                held.discard(edge.id_hash)
+                if not held:
+                    del self.edges_of[member]
+
+    def set_words(self, node_id: int, words: frozenset[str]) -> None:
+        """Record a node's keyword set, keeping the keyword -> holders index."""
+        for word in self.words.get(node_id, frozenset()) - words:
+            holders = self.holders[word]
+            holders.discard(node_id)
+            if not holders:
+                del self.holders[word]
+        for word in words:
+            self.holders.setdefault(word, set()).add(node_id)
+        self.words[node_id] = words
+
+    # ---- writes through the cache ------------------------------------------------------
+
+    def put_nodes(self, nodes: Sequence[SceneNode]) -> None:
+        if not nodes:
+            return
+        scene.put_scene_nodes(self.engine, self.agent_id, nodes)
+        for node in nodes:
+            at = self.engine.offset_of(self.agent_id, node.id_hash)
+            if at is not None:
+                self._take_node(node, at)
+
+    def delete_nodes(self, node_ids: Sequence[int]) -> None:
+        if not node_ids:
+            return
+        scene.delete_scene_nodes(self.engine, self.agent_id, node_ids)
+        for node_id in node_ids:
+            self._forget_node(node_id)
+
+    def put_edges(self, edges: Sequence[SceneEdge]) -> None:
+        if not edges:
+            return
+        scene.put_scene_edges(self.engine, self.agent_id, edges)
+        for edge in edges:
+            self._take_edge(edge)
+
+    def delete_edges(self, edge_ids: Sequence[int]) -> None:
+        """Tombstone edges; each pair they joined becomes an orphan (its edge may grow back)."""
+        if not edge_ids:
+            return
+        scene.delete_scene_edges(self.engine, self.agent_id, edge_ids)
+        for edge_id in edge_ids:
+            edge = self.edges.pop(edge_id, None)
+            self._due_at.pop(edge_id, None)
+            if edge is None:
+                continue
+            self._unindex_edge(edge)
+            ids = sorted(edge.node_ids)
+            self.orphans.update((a, b) for i, a in enumerate(ids) for b in ids[i + 1 :])
+
+    # ---- decay schedule ----------------------------------------------------------------
+
+    def schedule(self, edge_id: int, due_ms: int) -> None:
+        """Visit ``edge_id`` in the first decay at or after ``due_ms`` (replaces its entry)."""
+        self._due_at[edge_id] = due_ms
+        heapq.heappush(self._due, (due_ms, edge_id))
+
+    def pop_due(self, now: int) -> set[int]:
+        """The edges due by ``now`` (their entries are consumed; reschedule the survivors)."""
+        found: set[int] = set()
+        while self._due and self._due[0][0] <= now:
+            due_ms, edge_id = heapq.heappop(self._due)
+            if self._due_at.get(edge_id) == due_ms:
+                del self._due_at[edge_id]
+                found.add(edge_id)
+        return found
+
+
+# ---- one cache per domain --------------------------------------------------------------
+
+# Keyed by the id of the domain's mirrors object, whose weak reference drops the entry.
+# No lock: a domain's stages are serialised by its domain lock, other domains use other
+# keys, and a single dict operation is atomic (the drop callback may run inside any
+# allocation, so it must not take a lock).
+_caches: dict[int, tuple[weakref.ref[Any], L1Cache]] = {}
+
+
+def _forget(key: int, ref: weakref.ref[Any]) -> None:
+    found = _caches.get(key)
+    if found is not None and found[0] is ref:
+        _caches.pop(key, None)
+
+
+def of(held: Held) -> L1Cache:
+    """The domain's cache, checked against the file (see the module contract)."""
+    mirrors: Any = held.mirrors
+    key = id(mirrors)
+    found = _caches.get(key)
+    cache = None
+    if found is not None and found[0]() is mirrors:
+        cache = found[1]
+        if cache.engine is not held.engine or cache.agent_id != held.agent_id:
+            cache = None
+    if cache is None:
+        cache = L1Cache(held.engine, held.agent_id)
+        try:
+            ref = weakref.ref(mirrors, functools.partial(_forget, key))
+        except TypeError:  # mirrors that take no weak reference: a cold cache each stage
+            pass
+        else:
+            _caches[key] = (ref, cache)
+    try:
+        cache.refresh(held)
+    except BaseException:
+        drop(held)
+        raise
+    return cache
+
+
+def drop(held: Held) -> None:
+    """Forget the domain's cache (after a failed stage: what was written is unknown)."""
+    _caches.pop(id(held.mirrors), None)

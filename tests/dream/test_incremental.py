@@ -1,0 +1,220 @@
+"""The structure stages on a warm cache leave the same association layer as a cold one.
+
+A cold cache reads every topic, node and edge and weighs every pair, as the
+stages did before they were made incremental; a warm one looks only at what
+changed since the last pass. Random turns, replays, folds, deletes, node
+drops, emotion stamps and passes at random intervals run on two domains; one
+forgets its cache before every stage. After every pass both must have written
+the same nodes and edges, and each stage must have answered the same.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memhop.dream import l1cache, structure
+from memhop.engine import Engine, create_engine
+from memhop.ids import scene_node_id
+from memhop.layers import scene, topic
+from memhop.records import SceneEdge, SceneNode
+from tests.dream.conftest import NOW, Domain
+
+HOUR = 3_600_000
+SCENES = (100, 200, 300, 400)
+WORDS = ("a", "b", "c", "d", "e", "f", "g")
+STEPS = (0, 600_000, HOUR, 5 * HOUR, 80 * HOUR, 150 * HOUR)
+
+_turn = st.tuples(
+    st.just("turn"),
+    st.sampled_from(SCENES),
+    st.sets(st.sampled_from(WORDS), min_size=1, max_size=4).map(sorted),
+    st.integers(1, 14),
+)
+_fold = st.tuples(st.just("fold"), st.sampled_from(SCENES))
+_delete = st.tuples(st.just("delete"), st.integers(1, 14))
+_drop_node = st.tuples(st.just("drop_node"), st.sampled_from(SCENES))
+_stamp = st.tuples(
+    st.just("stamp"), st.sampled_from(SCENES), st.sampled_from((0.0, 0.5, 1.0)), st.just(1.0)
+)
+_dream = st.tuples(st.just("dream"), st.sampled_from(STEPS))
+OPS = st.lists(
+    st.one_of(_turn, _turn, _fold, _delete, _drop_node, _stamp, _dream, _dream), max_size=30
+)
+
+
+@contextmanager
+def _engines() -> Iterator[tuple[Engine, Engine]]:
+    with tempfile.TemporaryDirectory() as tmp:
+        warm = create_engine(str(Path(tmp) / "warm.meh"))
+        cold = create_engine(str(Path(tmp) / "cold.meh"))
+        try:
+            yield warm, cold
+        finally:
+            warm.close()
+            cold.close()
+
+
+def _fold(dom: Domain, scene_id: int, parent_id: int) -> None:
+    meta = dom.mirrors.topics
+    members = meta.surface(scene_id)[:2]
+    if len(members) < 2:
+        return
+    words = sorted({w for m in members for w in m.fused_keywords})
+    parent = topic.write_fused_parent(dom.engine, 0, scene_id, parent_id, words, 1000, 1001)
+    meta.put(parent)
+    for row in topic.sink_members(dom.engine, 0, parent_id, [m.id for m in members]):
+        if row.depth >= topic.MAX_DEPTH:
+            meta.remove([row.id])
+        else:
+            meta.put(row)
+
+
+def _stamp(dom: Domain, scene_id: int, valence: float, arousal: float, now: int) -> None:
+    node = scene.scene_node_of(dom.engine, 0, scene_id)
+    if node is None or node.emotion_set:
+        return
+    moved = (node.valence, node.arousal) != (valence, arousal)
+    stamped = dataclasses.replace(
+        node,
+        valence=valence,
+        arousal=arousal,
+        emotion_set=True,
+        updated_at=now if moved else node.updated_at,
+    )
+    scene.put_scene_nodes(dom.engine, 0, [stamped])
+
+
+def _dream(dom: Domain, now: int, *, cold: bool) -> list[Any]:
+    """The five structure stages in pipeline order; what each answered."""
+    touched: set[int] = set()
+
+    def nodes(held: Any) -> set[int]:
+        touched.update(structure.sync_nodes(held, now))
+        return set(touched)
+
+    stages: list[Callable[[Any], Any]] = [
+        lambda held: len(structure.rebuild_index(held)),
+        nodes,
+        lambda held: structure.build_edges(held, touched, now),
+        structure.rebuild_from_l2,
+        lambda held: structure.decay_network(held, now),
+    ]
+    answers = []
+    for stage in stages:
+        with dom.hold() as held:
+            if cold:
+                l1cache.drop(held)
+            answers.append(stage(held))
+    return answers
+
+
+def _layer(dom: Domain) -> tuple[list[SceneNode], list[SceneEdge]]:
+    return scene.list_scene_nodes(dom.engine, 0), scene.list_scene_edges(dom.engine, 0)
+
+
+def _same_layer(warm: Domain, cold: Domain) -> None:
+    (w_nodes, w_edges), (c_nodes, c_edges) = _layer(warm), _layer(cold)
+    assert [n.id_hash for n in w_nodes] == [n.id_hash for n in c_nodes]
+    for w, c in zip(w_nodes, c_nodes, strict=True):
+        assert dataclasses.replace(w, importance=0.0) == dataclasses.replace(c, importance=0.0)
+        assert math.isclose(w.importance, c.importance, rel_tol=1e-9)
+    assert [e.id_hash for e in w_edges] == [e.id_hash for e in c_edges]
+    for w, c in zip(w_edges, c_edges, strict=True):
+        assert dataclasses.replace(w, weight=0.0) == dataclasses.replace(c, weight=0.0)
+        assert math.isclose(w.weight, c.weight, rel_tol=1e-9)
+
+
+@given(OPS)
+def test_a_warm_cache_writes_what_a_cold_one_writes(ops: list[tuple[Any, ...]]) -> None:
+    """Random histories: after every pass, the warm and cold domains hold equal L1 layers."""
+    with _engines() as (warm_engine, cold_engine):
+        warm, cold = Domain(warm_engine), Domain(cold_engine)
+        now, parents = NOW, 1000
+        for op in ops:
+            kind = op[0]
+            for dom in (warm, cold):
+                if kind == "turn":
+                    dom.turn(op[3], tuple(op[2]), scene=op[1])
+                elif kind == "fold":
+                    _fold(dom, op[1], parents)
+                elif kind == "delete":
+                    if topic.delete_topics(dom.engine, 0, [op[1]]):
+                        dom.mirrors.topics.remove([op[1]])
+                elif kind == "drop_node":
+                    scene.delete_scene_nodes(dom.engine, 0, [scene_node_id(op[1])])
+                elif kind == "stamp":
+                    _stamp(dom, op[1], op[2], op[3], now)
+            if kind == "fold":
+                parents += 1
+            elif kind == "dream":
+                now += op[1]
+                assert _dream(warm, now, cold=False) == _dream(cold, now, cold=True)
+                _same_layer(warm, cold)
+        now += HOUR
+        assert _dream(warm, now, cold=False) == _dream(cold, now, cold=True)
+        _same_layer(warm, cold)
+
+
+def _linked(dom: Domain) -> None:
+    dom.turn(1, ("a", "b"), scene=100)
+    dom.turn(2, ("b", "c"), scene=200)
+    _dream(dom, NOW, cold=False)
+
+
+def test_an_idle_pass_writes_nothing_until_decay_is_due(dom: Domain) -> None:
+    """Passes within the write-back interval append no record; one past it does."""
+    _linked(dom)
+    assert len(scene.list_scene_edges(dom.engine, 0)) == 1
+    end = dom.engine.stats()[0]
+    assert _dream(dom, NOW + HOUR - 1, cold=False)[1:] == [set(), 0, (0, 0), (0, 0)]
+    assert dom.engine.stats()[0] == end
+    _dream(dom, NOW + HOUR, cold=False)
+    assert dom.engine.stats()[0] > end
+    (edge,) = scene.list_scene_edges(dom.engine, 0)
+    assert edge.last_decay_at == NOW + HOUR
+    assert edge.weight == pytest.approx(math.exp(-0.02) / 3)
+    assert all(n.updated_at == NOW + HOUR for n in scene.list_scene_nodes(dom.engine, 0))
+
+
+def test_a_mirror_that_agrees_is_kept_and_one_that_drifted_is_rebuilt(dom: Domain) -> None:
+    """index_rebuild keeps the installed mirror when it equals the records, replaces it if not."""
+    _linked(dom)
+    kept = dom.mirrors.topics
+    with dom.hold() as held:
+        assert structure.rebuild_index(held) is kept
+    topic.delete_topics(dom.engine, 0, [1])  # behind the mirror's back
+    with dom.hold() as held:
+        rebuilt = structure.rebuild_index(held)
+    assert rebuilt is not kept
+    assert dom.mirrors.topics is rebuilt
+    assert 1 in kept
+    assert 1 not in rebuilt
+    assert 2 in rebuilt
+
+
+def test_a_failed_stage_leaves_the_next_one_a_cold_cache(
+    dom: Domain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write that raises drops the cache; the next stage reads the file again and agrees."""
+    _linked(dom)
+    dom.turn(3, ("c", "d"), scene=300)
+
+    def refuse(*_args: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(scene, "put_scene_nodes", refuse)
+    with dom.hold() as held, pytest.raises(OSError, match="disk full"):
+        structure.sync_nodes(held, NOW + 1)
+    monkeypatch.undo()
+    with dom.hold() as held:
+        assert structure.sync_nodes(held, NOW + 2) == {scene_node_id(300)}
