@@ -37,6 +37,7 @@ from memhop.llm.types import Group, TopicDigest
 __all__ = [
     "CONSOLIDATE_FORMAT_SUFFIX",
     "CONSOLIDATE_TASK",
+    "ECHO_CHARS",
     "MAX_RUN",
     "SUMMARY_PATTERN",
     "build_consolidate_system",
@@ -57,6 +58,10 @@ SUMMARY_PATTERN = r'^[^<"\\\x00-\x20][^"\\\x00-\x1f]*$'
 quote, backslash or control character. llama.cpp applies a pattern to the string as it
 is written inside the JSON text, so these are excluded to keep every reply valid JSON
 there; other endpoints apply it to the decoded text, where it means the same."""
+ECHO_CHARS = 40_000
+"""The most keyword text the schema fixes for copying, over all runs; a longer listing leaves
+the copy free, so the schema stays within what hosted endpoints take (OpenAI caps the
+total length of a schema's enum values)."""
 
 _SYSTEM = """Task: {task}.
 You look after an agent's long-term conversation memory. The listing shows the topics on \
@@ -128,37 +133,18 @@ def consolidation_schema(topics: Sequence[TopicDigest]) -> ReplySchema:
     """The reply's schema for this listing: each group is one run of adjacent listed topics.
 
     A group is one of the listing's runs of two to ``MAX_RUN`` topics: its ids (decimal
-    strings, in listing order) and its keywords are each an ``enum`` of that one value,
-    so a grammar-bound model copies them before it writes the summary, which must match
-    ``SUMMARY_PATTERN``. At most one group per two topics.
+    strings, in listing order) and, while they fit in ``ECHO_CHARS``, its keywords are
+    each an ``enum`` of that one value, so a grammar-bound model copies them before it
+    writes the summary, which must match ``SUMMARY_PATTERN``. At most one group per two
+    topics.
     """
     runs = [
         topics[start:end]
         for start in range(len(topics))
         for end in range(start + 2, min(start + MAX_RUN, len(topics)) + 1)
     ]
-    strings = {"type": "string"}
-    groups = [
-        {
-            "type": "object",
-            "properties": {
-                "node_hashes": {
-                    "type": "array",
-                    "items": strings,
-                    "enum": [[str(t.id) for t in run]],
-                },
-                "keywords": {
-                    "type": "array",
-                    "items": strings,
-                    "enum": [[k for t in run for k in t.keywords]],
-                },
-                "merged_summary": {"type": "string", "pattern": SUMMARY_PATTERN},
-            },
-            "required": ["node_hashes", "keywords", "merged_summary"],
-            "additionalProperties": False,
-        }
-        for run in runs
-    ]
+    echoed = sum(len(k) + 4 for run in runs for t in run for k in t.keywords)
+    groups = [_run_group(run, echo=echoed <= ECHO_CHARS) for run in runs]
     return ReplySchema(
         "consolidation",
         {
@@ -174,6 +160,22 @@ def consolidation_schema(topics: Sequence[TopicDigest]) -> ReplySchema:
             "additionalProperties": False,
         },
     )
+
+
+def _run_group(run: Sequence[TopicDigest], *, echo: bool) -> dict[str, object]:
+    """One run as a closed group object: its ids, its keywords (fixed when ``echo``), a summary."""
+    strings = {"type": "array", "items": {"type": "string"}}
+    keywords = [k for t in run for k in t.keywords]
+    return {
+        "type": "object",
+        "properties": {
+            "node_hashes": {**strings, "enum": [[str(t.id) for t in run]]},
+            "keywords": {**strings, "enum": [keywords]} if echo else strings,
+            "merged_summary": {"type": "string", "pattern": SUMMARY_PATTERN},
+        },
+        "required": ["node_hashes", "keywords", "merged_summary"],
+        "additionalProperties": False,
+    }
 
 
 def parse_consolidation(reply: str, listed: Collection[int]) -> tuple[Group, ...]:

@@ -15,6 +15,7 @@ from memhop.llm.chat import TruncationError
 from memhop.llm.consolidate import (
     CONSOLIDATE_FORMAT_SUFFIX,
     CONSOLIDATE_TASK,
+    ECHO_CHARS,
     MAX_RUN,
     SUMMARY_PATTERN,
     build_consolidate_system,
@@ -176,6 +177,22 @@ def test_the_schema_offers_only_runs_of_adjacent_listed_ids_with_their_keywords(
     assert min(len(r) for r in runs) == 2
     assert all(r == [str(i) for i in range(int(r[0]), int(r[0]) + len(r))] for r in runs)
     assert len(runs) == 9 + 8 + 7  # every run of two, three and four of the ten
+
+
+def test_a_long_listing_leaves_the_keyword_copy_free_and_keeps_the_runs() -> None:
+    def keyword_fields(topics: list[TopicDigest]) -> list[Any]:
+        schema = consolidation_schema(topics).schema
+        groups = schema["properties"]["l2_groups"]["items"]["anyOf"]  # type: ignore[index]
+        return [g["properties"]["keywords"] for g in groups]
+
+    word = "w" * 100
+    short = [TopicDigest(i, 1, (word,)) for i in range(10)]
+    assert all("enum" in f for f in keyword_fields(short))
+    long = [TopicDigest(i, 1, (word,) * 20) for i in range(10)]
+    assert ECHO_CHARS < (9 * 2 + 8 * 3 + 7 * 4) * 20 * 104  # every run's keywords, quoted
+    fields = keyword_fields(long)
+    assert fields == [{"type": "array", "items": {"type": "string"}}] * len(fields)
+    assert len(_runs(consolidation_schema(long).schema)) == 9 + 8 + 7
 
 
 def test_a_schema_valid_reply_is_a_usable_group_and_stand_ins_are_not_schema_valid() -> None:
