@@ -19,12 +19,56 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 
 from memhop.engine.storefile import StoreFile
 from memhop.engine.writes import LogWriter
 from memhop.errors import ClosedError, StorageIOError
+
+
+class _Mode(threading.local):
+    """One thread's modes: how deep in ``group``/``deferred``/``held`` blocks, what it owes."""
+
+    group = 0
+    deferred = 0
+    held = 0
+    owed = 0  # the end of the last write a group block has yet to make durable
+
+
+class _Group:
+    """``Commits.group()``: a class, not a generator, since every turn enters one."""
+
+    __slots__ = ("_commits",)
+
+    def __init__(self, commits: Commits) -> None:
+        self._commits = commits
+
+    def __enter__(self) -> None:
+        self._commits.mode.group += 1
+
+    def __exit__(self, *_: object) -> None:
+        # Runs when the block raises too: what it wrote is made durable either way.
+        mode = self._commits.mode
+        mode.group -= 1
+        if not mode.group and mode.owed:
+            owed, mode.owed = mode.owed, 0
+            self._commits.settle_group(owed)
+
+
+class _Counted:
+    """A per-thread depth counter as a context (``deferred()``, ``held()``)."""
+
+    __slots__ = ("_mode", "_name")
+
+    def __init__(self, mode: _Mode, name: str) -> None:
+        self._mode, self._name = mode, name
+
+    def __enter__(self) -> None:
+        setattr(self._mode, self._name, getattr(self._mode, self._name) + 1)
+
+    def __exit__(self, *_: object) -> None:
+        setattr(self._mode, self._name, getattr(self._mode, self._name) - 1)
 
 
 class Commits:
@@ -33,6 +77,7 @@ class Commits:
     def __init__(self, lock: threading.RLock, log: LogWriter, file: StoreFile) -> None:
         self._lock = lock
         self._done = threading.Condition(lock)
+        self._sleepers = 0  # threads in ``_done.wait()``: a lone writer skips the notify
         # Held across an fsync made outside the engine lock, so a close or a
         # file swap (which hold the engine lock) can wait for it to finish.
         self._io = threading.Lock()
@@ -41,51 +86,29 @@ class Commits:
         self._leading = False
         self._closed = False
         self._waiting: deque[tuple[int, Callable[[], None]]] = deque()
-        self._mode = threading.local()
+        self.mode = _Mode()
 
     # ---- per-thread modes ---------------------------------------------------------------
 
-    def _depth(self, name: str) -> int:
-        depth: int = getattr(self._mode, name, 0)
-        return depth
-
-    @contextmanager
-    def _entered(self, name: str) -> Iterator[int]:
-        depth = self._depth(name)
-        setattr(self._mode, name, depth + 1)
-        try:
-            yield depth
-        finally:
-            setattr(self._mode, name, depth)
-
-    @contextmanager
-    def group(self) -> Iterator[None]:
+    def group(self) -> AbstractContextManager[None]:
         """Defer this thread's fsyncs in the block; the outermost exit makes them durable.
 
         The exit syncs even when the block raises, so what was written before a
         failure is as durable as if each write had synced.
         """
-        with self._entered("group") as depth:
-            try:
-                yield
-            finally:
-                owed = getattr(self._mode, "owed", 0)
-                if depth == 0 and owed:
-                    self._mode.owed = 0
-                    with self._lock:
-                        self.wait_durable(owed, "sync")
+        return _Group(self)
 
-    @contextmanager
-    def deferred(self) -> Iterator[None]:
+    def settle_group(self, owed: int) -> None:
+        with self._lock:
+            self.wait_durable(owed, "sync")
+
+    def deferred(self) -> AbstractContextManager[None]:
         """Let this thread's writes in the block return without an fsync of their own."""
-        with self._entered("deferred"):
-            yield
+        return _Counted(self.mode, "deferred")
 
-    @contextmanager
-    def held(self) -> Iterator[None]:
+    def held(self) -> AbstractContextManager[None]:
         """Mark the engine lock as held across calls (``Engine.exclusive``): syncs stay inline."""
-        with self._entered("held"):
-            yield
+        return _Counted(self.mode, "held")
 
     # ---- the write path -----------------------------------------------------------------
 
@@ -96,11 +119,12 @@ class Commits:
         fsync comes later. StorageIOError when the fsync fails (the change is
         then never applied, and the writer refuses later writes).
         """
-        if self._depth("group") or self._depth("deferred"):
+        mode = self.mode
+        if mode.group or mode.deferred:
             self.apply_waiting()
             apply()
-            if self._depth("group"):
-                self._mode.owed = max(getattr(self._mode, "owed", 0), end)
+            if mode.group:
+                mode.owed = max(mode.owed, end)
             return
         self._waiting.append((end, apply))
         self.wait_durable(end, what)
@@ -116,10 +140,14 @@ class Commits:
             if failure is not None:
                 msg = f"{what}: an earlier fsync failed, so this write is not durable"
                 raise StorageIOError(msg) from failure
-            if self._depth("held"):
+            if self.mode.held:
                 self._sync_holding_lock(what)
             elif self._leading:
-                self._done.wait()
+                self._sleepers += 1
+                try:
+                    self._done.wait()
+                finally:
+                    self._sleepers -= 1
             else:
                 self._lead(what)
 
@@ -159,7 +187,8 @@ class Commits:
         else:
             self._file.durable_end = max(self._file.durable_end, target)
             self._apply_durable()
-        self._done.notify_all()
+        if self._sleepers:
+            self._done.notify_all()
 
     def _apply_durable(self) -> None:
         while self._waiting and self._waiting[0][0] <= self._file.durable_end:
@@ -185,4 +214,5 @@ class Commits:
         """Drain, then refuse every later wait (the descriptor is about to go)."""
         self.drain()
         self._closed = True
-        self._done.notify_all()
+        if self._sleepers:
+            self._done.notify_all()

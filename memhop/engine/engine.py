@@ -16,7 +16,7 @@ import contextlib
 import logging
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from types import MappingProxyType
 
 from memhop.engine.commits import Commits
@@ -247,7 +247,8 @@ class Engine:
 
     def write(self, agent_id: int, rec_type: int, id_hash: int, payload: bytes) -> int:
         """Append one record durably; return its frame offset."""
-        return self.write_batch([RecordEntry(agent_id, rec_type, id_hash, payload)])[0]
+        frame = encode_frame(agent_id, rec_type, 0, id_hash, payload)
+        return self.append_frames(frame, [(agent_id, id_hash, rec_type, 0)])[0]
 
     def write_batch(self, entries: Sequence[RecordEntry], *, sync: bool = True) -> list[int]:
         """Append records with one write and one fsync; later duplicates win.
@@ -328,8 +329,7 @@ class Engine:
             self._commits.commit(self._file.size, drop, "sync tombstones")
             return len(doomed)
 
-    @contextmanager
-    def group_commit(self) -> Iterator[None]:
+    def group_commit(self) -> AbstractContextManager[None]:
         """Let this thread's writes in the block share one fsync, made when the block exits.
 
         For a call that writes more than once before it answers (a turn's lines,
@@ -339,11 +339,9 @@ class Engine:
         durable as if each write had synced. Writes from other threads sync as
         usual (and may share that fsync).
         """
-        with self._commits.group():
-            yield
+        return self._commits.group()
 
-    @contextmanager
-    def deferred(self) -> Iterator[None]:
+    def deferred(self) -> AbstractContextManager[None]:
         """Let this thread's writes in the block return without an fsync of their own.
 
         They are readable at once and become durable with the file's next
@@ -351,8 +349,7 @@ class Engine:
         checkpoint). A crash before that can take them back, with every write
         after them: the log loses only a suffix.
         """
-        with self._commits.deferred():
-            yield
+        return self._commits.deferred()
 
     def sync(self) -> None:
         """Make everything written so far durable (one fsync, shared with other writers)."""

@@ -118,25 +118,28 @@ class LogWriter:
         On failure the file is cut back to where it was and writes are refused.
         """
         start = self._file.size
-        with self.fatal_io():
+        try:
+            self._file.write_at(start, data)
+        except StorageIOError as exc:
+            self.failure = exc  # as fatal_io, spelt out: this is every write's hot path
             try:
-                self._file.write_at(start, data)
-            except StorageIOError as exc:
-                try:
-                    self._file.truncate(start)
-                except StorageIOError as cut:
-                    # Keep the write's own cause; the failed undo rides along.
-                    exc.add_note(f"cutting the file back to {start} also failed: {cut!r}")
-                    raise exc from exc.__cause__
-                raise
+                self._file.truncate(start)
+            except StorageIOError as cut:
+                # Keep the write's own cause; the failed undo rides along.
+                exc.add_note(f"cutting the file back to {start} also failed: {cut!r}")
+                raise exc from exc.__cause__
+            raise
         # Frames now in the file must not sit past the record end if their fsync
         # fails and a later checkpoint records it.
         self.record_end = self._file.size
 
     def sync(self, what: str = "sync") -> None:
         """Fsync the file; a failure refuses later writes. Safe without the engine lock."""
-        with self.fatal_io():
+        try:
             self._file.sync(what)
+        except StorageIOError as exc:
+            self.failure = exc
+            raise
 
     # ---- headers and snapshots ---------------------------------------------------------
 
