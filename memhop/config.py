@@ -83,17 +83,21 @@ def valid_text(value: object, what: str, max_bytes: int | None = MAX_TEXT_BYTES)
     if not isinstance(value, str):
         msg = f"{what} must be a string, not {type(value).__name__}"
         raise InvalidQueryError(msg)
-    cap = f"{what} exceeds its cap of {max_bytes} UTF-8 bytes"
+    # Refused before encoding a huge string, and again on its encoded size.
     if max_bytes is not None and len(value) > max_bytes:
-        raise InvalidQueryError(cap)  # refused before encoding a huge string
+        raise InvalidQueryError(_over_cap(what, max_bytes))
     try:
         size = len(value.encode("utf-8"))
     except UnicodeEncodeError as exc:
         msg = f"{what} is not valid Unicode text (a lone surrogate at {exc.start})"
         raise InvalidQueryError(msg) from None
     if max_bytes is not None and size > max_bytes:
-        raise InvalidQueryError(cap)
+        raise InvalidQueryError(_over_cap(what, max_bytes))
     return value
+
+
+def _over_cap(what: str, max_bytes: int) -> str:
+    return f"{what} exceeds its cap of {max_bytes} UTF-8 bytes"
 
 
 @dataclass(frozen=True)

@@ -225,9 +225,10 @@ def search_result(
     ``made_by`` holds the provenance of dream rows; a topic absent from it is a turn row.
     """
     made_by = made_by or {}
+    mapped, brief = _profile_and_brief(profile)
     return SearchResult(
-        profile=profile_slot(profile),
-        profile_brief=profile_brief(profile),
+        profile=mapped,
+        profile_brief=brief,
         scene=scene_slot(scene),
         topics=_surface(scene.scene_id, tuple(topics), made_by),
         new_topic_id=format_id(new_topic_id),
@@ -257,6 +258,23 @@ def _surface(
             _SURFACES.pop(next(iter(_SURFACES)), None)  # the oldest scene
         _SURFACES[scene_id] = (topics, dict(made_by), rows)
     return rows
+
+
+# The profile last mapped, by the identity of its record (the root hands back the same
+# record while it stays where it is), with the record held so its id is not reused.
+_PROFILES: dict[int, tuple[rec.ProfileSlot, ProfileSlot, str]] = {}
+
+
+def _profile_and_brief(profile: rec.ProfileSlot) -> tuple[ProfileSlot, str]:
+    last = _PROFILES.get(id(profile))
+    if last is not None and last[0] is profile:
+        return last[1], last[2]
+    mapped, brief = profile_slot(profile), profile_brief(profile)  # frozen: safe to share
+    with _MEMO_LOCK:
+        if len(_PROFILES) >= _SURFACES_LIMIT:
+            _PROFILES.pop(next(iter(_PROFILES)), None)  # the oldest
+        _PROFILES[id(profile)] = (profile, mapped, brief)
+    return mapped, brief
 
 
 def scene_message(content: rec.ArchiveSlot) -> SceneMessage:

@@ -15,6 +15,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 from memhop import ids
@@ -140,21 +141,9 @@ class Root:
 
     # ---- domains -------------------------------------------------------------------------
 
-    @contextlib.contextmanager
-    def domain(self, agent_id: int) -> Iterator[DomainContext]:
+    def domain(self, agent_id: int) -> AbstractContextManager[DomainContext]:
         """Hold one domain's lock for the body; a context reclaimed meanwhile is re-fetched."""
-        while True:
-            ctx = self._context(agent_id)
-            ctx.lock.acquire()
-            if not ctx.reclaimed:
-                break
-            ctx.lock.release()
-        try:
-            self.check_open()
-            ctx.last_used_ms = self.clock()
-            yield ctx
-        finally:
-            ctx.lock.release()
+        return _DomainHold(self, agent_id)
 
     @contextlib.contextmanager
     def exclusive_domain(self, agent_id: int) -> Iterator[None]:
@@ -286,6 +275,35 @@ class Root:
             rows = [AgentEntry(ids.PRIMARY_AGENT_ID, stored.name, True)]
             rows += [AgentEntry(a, n, False) for a, n in sorted(current.by_agent.items())]
             return rows
+
+
+class _DomainHold:
+    """``Root.domain``: a class, not a generator, since every call of the API enters one."""
+
+    __slots__ = ("_agent_id", "_ctx", "_root")
+
+    def __init__(self, root: Root, agent_id: int) -> None:
+        self._root, self._agent_id = root, agent_id
+
+    def __enter__(self) -> DomainContext:
+        root = self._root
+        while True:
+            ctx = root._context(self._agent_id)
+            ctx.lock.acquire()
+            if not ctx.reclaimed:
+                break
+            ctx.lock.release()
+        try:
+            root.check_open()
+            ctx.last_used_ms = root.clock()
+        except BaseException:
+            ctx.lock.release()
+            raise
+        self._ctx = ctx
+        return ctx
+
+    def __exit__(self, *_: object) -> None:
+        self._ctx.lock.release()
 
 
 def check_model(llm: object) -> Model:
