@@ -8,11 +8,14 @@ Contract:
 - ``of(held)`` answers the domain's cache brought up to date with the file:
   every copy it holds equals the stored record. It checks, without decoding
   what did not change: the engine (a compaction installs a new one, and the
-  cache starts again); each topic's and node's frame offset (the log is
-  append-only, so a rewritten record sits at a new offset): a topic at a new
-  offset is decoded and compared with the topic mirror, a node at a new offset
-  is decoded again. A topic mirror that disagrees with the records is rebuilt
-  from them and installed, as ``index_rebuild`` always did.
+  cache starts again); each node's frame offset (the log is append-only, so a
+  rewritten record sits at a new offset; Dream's distillation and the host's
+  scene deletes and merges write nodes), decoding a node that moved; and the
+  topics the root changed through the topic mirror (its ``l1_journal``).
+  ``check_topics`` (``index_rebuild``) also compares every topic's offset:
+  a topic at a new offset is decoded and compared with the mirror, and a
+  mirror that disagrees with the records is rebuilt from them and installed,
+  as ``index_rebuild`` always did.
 - Edges are written only by the structure stages, through ``put_edges`` and
   ``delete_edges``; every write here updates the copies after the engine took
   it. A stage that fails must ``drop`` the cache: the next stage starts cold.
@@ -55,6 +58,7 @@ class L1Cache:
         self.engine = engine
         self.agent_id = agent_id
         self.cold = True
+        self.meta: L2Meta | None = None  # the topic mirror whose journal this cache drains
         self.topic_at: dict[int, int] = {}  # topic id -> frame offset when last checked
         self.topic_scene: dict[int, int] = {}  # topic id -> its scene when last checked
         self.nodes: dict[int, SceneNode] = {}
@@ -73,13 +77,19 @@ class L1Cache:
 
     # ---- bringing the copies up to date ------------------------------------------------
 
-    def refresh(self, held: Held) -> None:
-        """Check the copies against the file; load or re-read what moved (see the module)."""
+    def refresh(self, held: Held, *, check_topics: bool = False) -> None:
+        """Bring the copies up to date (see the module); ``check_topics`` also checks the
+        topic mirror against the records by offset, which costs a pass over the topic ids."""
         engine, agent = self.engine, self.agent_id
+        check_topics = check_topics or self.cold
         with engine.exclusive():
             live = engine.live_index().get(agent, {})
-            topics = {t: live[t] for t in engine.ids_of_type(agent, RecordType.TOPIC)}
             nodes = {n: live[n] for n in engine.ids_of_type(agent, RecordType.SCENE_NODE)}
+            topics = (
+                {t: live[t] for t in engine.ids_of_type(agent, RecordType.TOPIC)}
+                if check_topics
+                else None
+            )
         self._refresh_topics(held, topics)
         if self.cold:
             self._load(nodes)
@@ -87,31 +97,44 @@ class L1Cache:
             self._refresh_nodes(nodes)
         self.cold = False
 
-    def _refresh_topics(self, held: Held, live: dict[int, int]) -> None:
+    def _refresh_topics(self, held: Held, live: dict[int, int] | None) -> None:
         engine, agent = self.engine, self.agent_id
         meta = held.mirrors.topics
-        if self.cold:
-            rows = topic.all_topics_strict(engine, agent)
-            changed = [r.id for r in rows]
-            drift = len(rows) != len(meta) or any(meta.get(r.id) != r for r in rows)
-        else:
-            changed = [t for t, at in live.items() if self.topic_at.get(t) != at]
-            changed.extend(t for t in self.topic_at if t not in live)
-            drift = len(live) != len(meta) or any(
-                topic.get_topic_optional(engine, agent, t) != meta.get(t) for t in changed
-            )
+        # What the root changed through the mirror since the last stage; a mirror
+        # installed whole since then (or a cold cache) may have changed anything.
+        changed = set(meta.l1_journal.drain())
+        if self.cold or meta is not self.meta:
+            changed.update(meta.topic_ids())
+            changed.update(self.topic_scene)
+        drift = False
+        if live is not None:
+            if self.cold:
+                rows = topic.all_topics_strict(engine, agent)
+                drift = len(rows) != len(meta) or any(meta.get(r.id) != r for r in rows)
+            else:
+                moved = [t for t, at in live.items() if self.topic_at.get(t) != at]
+                moved.extend(t for t in self.topic_at if t not in live)
+                changed.update(moved)
+                drift = len(live) != len(meta) or any(
+                    topic.get_topic_optional(engine, agent, t) != meta.get(t) for t in moved
+                )
+            self.topic_at = live
         if drift:
-            held.mirrors.topics = meta = L2Meta.from_topics(topic.all_topics_strict(engine, agent))
-            changed = list(live.keys() | self.topic_at.keys())
+            meta = L2Meta.from_topics(topic.all_topics_strict(engine, agent))
+            held.mirrors.topics = meta
+            changed.update(meta.topic_ids())
+            changed.update(self.topic_scene)
+        if meta is not self.meta:
+            meta.l1_journal.drain()  # a new mirror: note from here on
+            self.meta = meta
         for topic_id in changed:
-            for scene_id in (self.topic_scene.pop(topic_id, None), meta.scene_of(topic_id)):
+            now_in = meta.scene_of(topic_id)
+            for scene_id in (self.topic_scene.pop(topic_id, None), now_in):
                 if scene_id is not None:
                     self.dirty_scenes.add(scene_id)
                     self.dirty_words.add(scene_node_id(scene_id))
-            now_in = meta.scene_of(topic_id)
             if now_in is not None:
                 self.topic_scene[topic_id] = now_in
-        self.topic_at = live
 
     def _load(self, live: dict[int, int]) -> None:
         engine, agent = self.engine, self.agent_id
@@ -251,7 +274,7 @@ def _forget(key: int, ref: weakref.ref[Any]) -> None:
         _caches.pop(key, None)
 
 
-def of(held: Held) -> L1Cache:
+def of(held: Held, *, check_topics: bool = False) -> L1Cache:
     """The domain's cache, checked against the file (see the module contract)."""
     mirrors: Any = held.mirrors
     key = id(mirrors)
@@ -270,7 +293,7 @@ def of(held: Held) -> L1Cache:
         else:
             _caches[key] = (ref, cache)
     try:
-        cache.refresh(held)
+        cache.refresh(held, check_topics=check_topics)
     except BaseException:
         drop(held)
         raise

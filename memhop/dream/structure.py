@@ -126,9 +126,9 @@ def _is_deep(meta: L2Meta, node: SceneNode) -> bool:
 
 
 @contextlib.contextmanager
-def _cache(held: Held) -> Iterator[L1Cache]:
+def _cache(held: Held, *, check_topics: bool = False) -> Iterator[L1Cache]:
     """The domain's cache, checked; a stage that fails leaves it to be rebuilt."""
-    cache = l1cache.of(held)
+    cache = l1cache.of(held, check_topics=check_topics)
     try:
         yield cache
     except BaseException:
@@ -142,10 +142,11 @@ def _cache(held: Held) -> Iterator[L1Cache]:
 def rebuild_index(held: Held) -> L2Meta:
     """Check the topic mirror against the topic records; rebuild and install it if they differ.
 
-    Only topics written or removed since the last check are decoded (see
-    ``l1cache``); a mirror that agrees is kept, so its journal goes on.
+    Every topic's frame offset is compared, and only topics at a new offset
+    are decoded (see ``l1cache``); a mirror that agrees is kept, so its
+    journals go on (beyond upstream, which installs a new mirror every pass).
     """
-    with _cache(held):
+    with _cache(held, check_topics=True):
         return held.mirrors.topics
 
 

@@ -42,13 +42,15 @@ _turn = st.tuples(
 )
 _fold = st.tuples(st.just("fold"), st.sampled_from(SCENES))
 _delete = st.tuples(st.just("delete"), st.integers(1, 14))
+_behind = st.tuples(st.just("behind"), st.integers(1, 14))  # the record goes, the mirror keeps it
 _drop_node = st.tuples(st.just("drop_node"), st.sampled_from(SCENES))
 _stamp = st.tuples(
     st.just("stamp"), st.sampled_from(SCENES), st.sampled_from((0.0, 0.5, 1.0)), st.just(1.0)
 )
 _dream = st.tuples(st.just("dream"), st.sampled_from(STEPS))
 OPS = st.lists(
-    st.one_of(_turn, _turn, _fold, _delete, _drop_node, _stamp, _dream, _dream), max_size=30
+    st.one_of(_turn, _turn, _fold, _delete, _behind, _drop_node, _stamp, _dream, _dream),
+    max_size=30,
 )
 
 
@@ -150,6 +152,8 @@ def test_a_warm_cache_writes_what_a_cold_one_writes(ops: list[tuple[Any, ...]]) 
                 elif kind == "delete":
                     if topic.delete_topics(dom.engine, 0, [op[1]]):
                         dom.mirrors.topics.remove([op[1]])
+                elif kind == "behind":
+                    topic.delete_topics(dom.engine, 0, [op[1]])
                 elif kind == "drop_node":
                     scene.delete_scene_nodes(dom.engine, 0, [scene_node_id(op[1])])
                 elif kind == "stamp":
