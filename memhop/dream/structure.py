@@ -90,8 +90,9 @@ def node_lambda(valence: float, arousal: float, base: float = LAMBDA_NODE) -> fl
 
 
 def jaccard(a: Set[str], b: Set[str]) -> float:
-    union = len(a | b)
-    return len(a & b) / union if union else 0.0
+    shared = len(a & b)
+    union = len(a) + len(b) - shared
+    return shared / union if union else 0.0
 
 
 def node_importance_at(node: SceneNode, now: int) -> float:
@@ -194,23 +195,11 @@ def _keyword_set(meta: L2Meta, node: SceneNode) -> frozenset[str]:
     return frozenset(found)
 
 
-def _add_edge_id(node: SceneNode, edge_id: int) -> SceneNode:
-    if edge_id in node.edge_ids:
-        return node
-    return dataclasses.replace(node, edge_ids=(*node.edge_ids, edge_id))
-
-
 def _pairs(cache: L1Cache, focus: Iterable[int]) -> set[tuple[int, int]]:
-    """Node pairs sharing a keyword: all of them after a cold load, else those with an
-    endpoint in ``focus`` plus the orphans (pairs whose edge went) still standing."""
-    pairs: set[tuple[int, int]] = set()
-    if cache.all_pairs:
-        for holders in cache.holders.values():
-            ordered = sorted(holders)
-            pairs.update((a, b) for i, a in enumerate(ordered) for b in ordered[i + 1 :])
-        return pairs
+    """Node pairs sharing a keyword with an endpoint in ``focus``, plus the orphans (pairs
+    whose edge went) still standing."""
     nodes = cache.nodes
-    pairs.update((a, b) for a, b in cache.orphans if a in nodes and b in nodes)
+    pairs = {(a, b) for a, b in cache.orphans if a in nodes and b in nodes}
     for node_id in focus:
         words = cache.words.get(node_id, frozenset())
         others = set().union(*(cache.holders[w] for w in words))
@@ -239,10 +228,10 @@ def build_edges(held: Held, touched: Set[int], now: int) -> int:
         for node_id in reworded:
             cache.set_words(node_id, _keyword_set(meta, nodes[node_id]))
         cache.dirty_words.clear()
-        focus = sorted((touched | set(reworded)) & nodes.keys())
+        focus = nodes.keys() if cache.all_pairs else (touched | set(reworded)) & nodes.keys()
         sets = cache.words
         edges: list[SceneEdge] = []
-        changed: dict[int, SceneNode] = {}
+        linked: dict[int, list[int]] = {}
         for low, high in sorted(_pairs(cache, focus)):
             similarity = jaccard(sets[low], sets[high])
             if similarity < L1_EDGE_MIN_SIMILARITY:
@@ -258,12 +247,19 @@ def build_edges(held: Held, touched: Set[int], now: int) -> int:
             else:
                 edge = dataclasses.replace(edge, weight=similarity, last_decay_at=now)
             edges.append(edge)
-            for node_id in (low, high):
-                changed[node_id] = _add_edge_id(changed.get(node_id, nodes[node_id]), edge_id)
+            linked.setdefault(low, []).append(edge_id)
+            linked.setdefault(high, []).append(edge_id)
         cache.put_edges(edges)
         for edge in edges:
             cache.schedule(edge.id_hash, _edge_due(edge))
-        cache.put_nodes([n for i, n in sorted(changed.items()) if n != nodes[i]])
+        grown: list[SceneNode] = []
+        for node_id, edge_ids in sorted(linked.items()):
+            node = nodes[node_id]
+            held_ids = set(node.edge_ids)
+            extra = [e for e in dict.fromkeys(edge_ids) if e not in held_ids]
+            if extra:
+                grown.append(dataclasses.replace(node, edge_ids=(*node.edge_ids, *extra)))
+        cache.put_nodes(grown)
         cache.all_pairs = False
         cache.orphans.clear()
         return len(edges)
