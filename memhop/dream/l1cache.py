@@ -17,11 +17,13 @@ Contract:
   mirror that disagrees with the records is rebuilt from them and installed,
   as ``index_rebuild`` always did.
 - Edges are written only by the structure stages, through ``put_edges`` and
-  ``delete_edges``; every write here updates the copies after the engine took
-  it. A stage that fails must ``drop`` the cache: the next stage starts cold.
+  ``delete_edges``; the cache holds only their ids and when decay must next
+  look at each (edges are read when needed). Every write here updates the
+  cache after the engine took it. A stage that fails must ``drop`` the cache:
+  the next stage starts cold.
 - A cold cache (first pass after an open, a compaction or a failure) reads
-  everything once and marks everything changed: every scene dirty, every
-  pair to weigh (``all_pairs``), every edge to visit (``check_edges``).
+  every topic and node once and marks everything changed: every scene dirty,
+  every pair to weigh (``all_pairs``), every edge due at the next decay.
 - What changed for the stages: ``dirty_scenes`` (scenes whose topics were
   written or removed since ``l1_nodes`` last ran) and ``dirty_words`` (nodes
   whose keyword set must be recomputed) accumulate until a stage consumes
@@ -38,7 +40,7 @@ from __future__ import annotations
 import functools
 import heapq
 import weakref
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memhop.dream.env import Held
@@ -52,7 +54,7 @@ __all__ = ["L1Cache", "drop", "of"]
 
 
 class L1Cache:
-    """One domain's topic offsets, scene nodes, edges and keyword sets, as stored."""
+    """One domain's topic offsets, scene nodes, keyword sets and edge schedule, as stored."""
 
     def __init__(self, engine: Engine, agent_id: int) -> None:
         self.engine = engine
@@ -63,17 +65,17 @@ class L1Cache:
         self.topic_scene: dict[int, int] = {}  # topic id -> its scene when last checked
         self.nodes: dict[int, SceneNode] = {}
         self.node_at: dict[int, int] = {}
-        self.edges: dict[int, SceneEdge] = {}
-        self.edges_of: dict[int, set[int]] = {}  # node id -> ids of the edges naming it
+        # Edge id -> when the next decay must look at it (0: the next decay). Only ids and
+        # times: an edge is read when a stage needs it, since a domain holds ~scenes^2/2.
+        self.edge_due: dict[int, int] = {}
+        self._buckets: dict[int, list[int]] = {}  # due ms -> edge ids scheduled then
+        self._bucket_keys: list[int] = []  # heap of the bucket keys
         self.words: dict[int, frozenset[str]] = {}  # node id -> lowered keywords of its topics
         self.holders: dict[str, set[int]] = {}  # keyword -> node ids whose set holds it
         self.dirty_scenes: set[int] = set()
         self.dirty_words: set[int] = set()
         self.orphans: set[tuple[int, int]] = set()
         self.all_pairs = False  # the next l1_hyperedges weighs every pair (a cold load)
-        self.check_edges: set[int] = set()  # the next decay visits these (cold, or a node went)
-        self._due: list[tuple[int, int]] = []  # heap of (due ms, edge id)
-        self._due_at: dict[int, int] = {}  # edge id -> its live entry's due ms
 
     # ---- bringing the copies up to date ------------------------------------------------
 
@@ -92,7 +94,7 @@ class L1Cache:
             )
         self._refresh_topics(held, topics)
         if self.cold:
-            self._load(nodes)
+            self._load(nodes, engine.ids_of_type(agent, RecordType.SCENE_EDGE))
         else:
             self._refresh_nodes(nodes)
         self.cold = False
@@ -136,14 +138,12 @@ class L1Cache:
             if now_in is not None:
                 self.topic_scene[topic_id] = now_in
 
-    def _load(self, live: dict[int, int]) -> None:
-        engine, agent = self.engine, self.agent_id
-        for node in scene.list_scene_nodes(engine, agent):
+    def _load(self, live: dict[int, int], edge_ids: list[int]) -> None:
+        for node in scene.list_scene_nodes(self.engine, self.agent_id):
             self._take_node(node, live[node.id_hash])
-        for edge in scene.list_scene_edges(engine, agent):
-            self._take_edge(edge)
         self.all_pairs = True
-        self.check_edges = set(self.edges)
+        for edge_id in edge_ids:  # the next decay reads and judges every edge once
+            self.schedule(edge_id, 0)
 
     def _refresh_nodes(self, live: dict[int, int]) -> None:
         engine, agent = self.engine, self.agent_id
@@ -170,26 +170,12 @@ class L1Cache:
         if old is not None:
             # l1_nodes makes the node again while its scene lists topics.
             self.dirty_scenes.add(old.scene_id)
-            self.check_edges.update(self.edges_of.get(node_id, ()))
+            for edge_id in old.edge_ids:  # the next decay drops the member
+                if edge_id in self.edge_due:
+                    self.schedule(edge_id, 0)
         self.node_at.pop(node_id, None)
         self.set_words(node_id, frozenset())
         self.words.pop(node_id, None)
-
-    def _take_edge(self, edge: SceneEdge) -> None:
-        old = self.edges.get(edge.id_hash)
-        if old is not None:
-            self._unindex_edge(old)
-        self.edges[edge.id_hash] = edge
-        for member in edge.node_ids:
-            self.edges_of.setdefault(member, set()).add(edge.id_hash)
-
-    def _unindex_edge(self, edge: SceneEdge) -> None:
-        for member in edge.node_ids:
-            held = self.edges_of.get(member)
-            if held is not None:
-                held.discard(edge.id_hash)
-                if not held:
-                    del self.edges_of[member]
 
     def set_words(self, node_id: int, words: frozenset[str]) -> None:
         """Record a node's keyword set, keeping the keyword -> holders index."""
@@ -220,42 +206,44 @@ class L1Cache:
         for node_id in node_ids:
             self._forget_node(node_id)
 
-    def put_edges(self, edges: Sequence[SceneEdge]) -> None:
+    def put_edges(self, edges: Sequence[tuple[SceneEdge, int]]) -> None:
+        """Write edges, each scheduled for the first decay at or after its due time."""
         if not edges:
             return
-        scene.put_scene_edges(self.engine, self.agent_id, edges)
-        for edge in edges:
-            self._take_edge(edge)
+        scene.put_scene_edges(self.engine, self.agent_id, [e for e, _ in edges])
+        for edge, due_ms in edges:
+            self.schedule(edge.id_hash, due_ms)
 
-    def delete_edges(self, edge_ids: Sequence[int]) -> None:
-        """Tombstone edges; each pair they joined becomes an orphan (its edge may grow back)."""
-        if not edge_ids:
+    def delete_edges(self, edges: Mapping[int, tuple[int, ...]]) -> None:
+        """Tombstone edges (id -> the members it had); each pair it joined becomes an
+        orphan (its edge may grow back)."""
+        if not edges:
             return
-        scene.delete_scene_edges(self.engine, self.agent_id, edge_ids)
-        for edge_id in edge_ids:
-            edge = self.edges.pop(edge_id, None)
-            self._due_at.pop(edge_id, None)
-            if edge is None:
-                continue
-            self._unindex_edge(edge)
-            ids = sorted(edge.node_ids)
+        scene.delete_scene_edges(self.engine, self.agent_id, sorted(edges))
+        for edge_id, members in edges.items():
+            self.edge_due.pop(edge_id, None)
+            ids = sorted(members)
             self.orphans.update((a, b) for i, a in enumerate(ids) for b in ids[i + 1 :])
 
     # ---- decay schedule ----------------------------------------------------------------
 
     def schedule(self, edge_id: int, due_ms: int) -> None:
-        """Visit ``edge_id`` in the first decay at or after ``due_ms`` (replaces its entry)."""
-        self._due_at[edge_id] = due_ms
-        heapq.heappush(self._due, (due_ms, edge_id))
+        """Visit ``edge_id`` in the first decay at or after ``due_ms`` (replaces its time)."""
+        self.edge_due[edge_id] = due_ms
+        bucket = self._buckets.get(due_ms)
+        if bucket is None:
+            bucket = self._buckets[due_ms] = []
+            heapq.heappush(self._bucket_keys, due_ms)
+        bucket.append(edge_id)
 
     def pop_due(self, now: int) -> set[int]:
-        """The edges due by ``now`` (their entries are consumed; reschedule the survivors)."""
+        """The edges due by ``now``; each must be rescheduled or deleted by the caller."""
         found: set[int] = set()
-        while self._due and self._due[0][0] <= now:
-            due_ms, edge_id = heapq.heappop(self._due)
-            if self._due_at.get(edge_id) == due_ms:
-                del self._due_at[edge_id]
-                found.add(edge_id)
+        keys, due = self._bucket_keys, self.edge_due
+        while keys and keys[0] <= now:
+            due_ms = heapq.heappop(keys)
+            # An id whose time moved since is in a later bucket too: skip it here.
+            found.update(e for e in self._buckets.pop(due_ms) if due.get(e) == due_ms)
         return found
 
 

@@ -31,6 +31,7 @@ from memhop.dream.env import Held
 from memhop.dream.l1cache import L1Cache
 from memhop.ids import l1_edge_id, scene_node_id
 from memhop.index.l2meta import L2Meta
+from memhop.layers import scene
 from memhop.records import SceneEdge, SceneNode
 
 __all__ = [
@@ -237,21 +238,23 @@ def build_edges(held: Held, touched: Set[int], now: int) -> int:
             if similarity < L1_EDGE_MIN_SIMILARITY:
                 continue
             edge_id = l1_edge_id(low, high)
-            edge = cache.edges.get(edge_id)
+            edge = None
+            if edge_id in cache.edge_due:
+                if not ({low, high} & touched):
+                    continue
+                edge = scene.get_scene_edge_optional(held.engine, held.agent_id, edge_id)
             if edge is None:
                 edge = SceneEdge(
                     id_hash=edge_id, node_ids=(low, high), weight=similarity, created_at=now
                 )
-            elif similarity <= edge_weight_at(edge, now) or not ({low, high} & touched):
+            elif similarity <= edge_weight_at(edge, now):
                 continue
             else:
                 edge = dataclasses.replace(edge, weight=similarity, last_decay_at=now)
             edges.append(edge)
             linked.setdefault(low, []).append(edge_id)
             linked.setdefault(high, []).append(edge_id)
-        cache.put_edges(edges)
-        for edge in edges:
-            cache.schedule(edge.id_hash, _edge_due(edge))
+        cache.put_edges([(e, _edge_due(e)) for e in edges])
         grown: list[SceneNode] = []
         for node_id, edge_ids in sorted(linked.items()):
             node = nodes[node_id]
@@ -269,19 +272,23 @@ def build_edges(held: Held, touched: Set[int], now: int) -> int:
 
 
 class _Graph:
-    """Nodes and edges as cached, changed in memory, written back by ``commit``."""
+    """Nodes as cached and the edges read, changed in memory, written back by ``commit``."""
 
-    def __init__(self, cache: L1Cache) -> None:
+    def __init__(self, held: Held, cache: L1Cache) -> None:
+        self.held = held
         self.cache = cache
         self.nodes = dict(cache.nodes)
         self.edges: dict[int, SceneEdge | None] = {}
         self.written_edges: set[int] = set()
         self.dead_nodes: set[int] = set()
-        self.dead_edges: set[int] = set()
+        self.dead_edges: dict[int, tuple[int, ...]] = {}  # id -> the members it had
 
     def edge(self, edge_id: int) -> SceneEdge | None:
         if edge_id not in self.edges:
-            self.edges[edge_id] = self.cache.edges.get(edge_id)
+            found = None
+            if edge_id in self.cache.edge_due:
+                found = scene.get_scene_edge_optional(self.held.engine, self.held.agent_id, edge_id)
+            self.edges[edge_id] = found
         return self.edges[edge_id]
 
     def put_edge(self, edge: SceneEdge) -> None:
@@ -296,10 +303,12 @@ class _Graph:
                 self.nodes[node_id] = dataclasses.replace(node, edge_ids=kept)
 
     def delete_edge(self, edge_id: int, members: Iterable[int]) -> None:
+        """Delete an edge read by ``edge`` (and unlink it from ``members``)."""
+        had = self.edges.get(edge_id)
         self.unlink_edge(edge_id, members)
         self.edges[edge_id] = None
         self.written_edges.discard(edge_id)
-        self.dead_edges.add(edge_id)
+        self.dead_edges[edge_id] = () if had is None else had.node_ids
 
     def detach(self, node_id: int, edge_ids: Iterable[int]) -> int:
         """Take ``node_id`` out of its edges; an edge left under 2 members goes (counted)."""
@@ -324,13 +333,13 @@ class _Graph:
         cache = self.cache
         nodes = [n for i, n in sorted(self.nodes.items()) if cache.nodes.get(i) != n]
         edges = [
-            e for i, e in sorted(self.edges.items()) if e is not None and i in self.written_edges
+            (e, _edge_due(e))
+            for i, e in sorted(self.edges.items())
+            if e is not None and i in self.written_edges
         ]
         cache.put_nodes(nodes)
         cache.put_edges(edges)
-        for edge in edges:
-            cache.schedule(edge.id_hash, _edge_due(edge))
-        cache.delete_edges(sorted(self.dead_edges))
+        cache.delete_edges(self.dead_edges)
         cache.delete_nodes(sorted(self.dead_nodes))
 
 
@@ -361,7 +370,7 @@ def rebuild_from_l2(held: Held) -> tuple[int, int]:
         stale = [n for _, n in sorted(cache.nodes.items()) if _is_stale(meta, n)]
         if not stale:
             return 0, 0
-        graph = _Graph(cache)
+        graph = _Graph(held, cache)
         edges_removed = 0
         for node in stale:
             edges_removed += graph.detach(node.id_hash, node.edge_ids)
@@ -385,7 +394,7 @@ def decay_network(held: Held, now: int) -> tuple[int, int]:
     """
     with _cache(held) as cache:
         meta = held.mirrors.topics
-        graph = _Graph(cache)
+        graph = _Graph(held, cache)
         nodes_removed = edges_removed = 0
         detach: list[tuple[int, tuple[int, ...]]] = []
         for node_id, node in sorted(graph.nodes.items()):
@@ -406,9 +415,9 @@ def decay_network(held: Held, now: int) -> tuple[int, int]:
                 )
         for node_id, edge_ids in detach:
             edges_removed += graph.detach(node_id, edge_ids)
-        visit = cache.pop_due(now) | cache.check_edges | graph.edges.keys()
+        visit = cache.pop_due(now) | graph.edges.keys()
         for node_id in graph.dead_nodes:
-            visit.update(cache.edges_of.get(node_id, ()))
+            visit.update(cache.nodes[node_id].edge_ids)
         kept: list[SceneEdge] = []
         for edge_id in sorted(visit):
             current = graph.edge(edge_id)
@@ -432,5 +441,4 @@ def decay_network(held: Held, now: int) -> tuple[int, int]:
         graph.commit()
         for edge in kept:
             cache.schedule(edge.id_hash, max(_edge_due(edge), now + 1))
-        cache.check_edges.clear()
         return nodes_removed, edges_removed
