@@ -8,7 +8,9 @@ what is measured; no compaction), then times three passes of ``dream()`` on it:
 - first: the domain's first pass (every scene new to the association layer);
 - steady: after 24 more turns in the current scene, a pass scoped to that scene (what the
   background trigger runs);
-- idle: another pass with nothing changed since the last.
+- idle: another pass with nothing changed since the last;
+- an hour on: a pass with the file's clock moved on an hour (``db._root.clock``, a private
+  hook the bench alone uses), when the write-back of every node's and edge's decay is due.
 
 Each pass prints its thread CPU in all and per stage, and the bytes it appended to the file.
 It prints only; it writes nothing to docs/performance.md. Not a pytest module.
@@ -32,6 +34,7 @@ import memhop
 from memhop.dream import pipeline
 
 STEADY_TURNS = 24
+HOUR_MS = 3_600_000
 # No compaction after a pass: the bytes a pass appends are part of what is measured.
 BENCH_DEFAULTS = dataclasses.replace(DEFAULTS, compact_dead_ratio=0)
 STRUCTURE = ("index_rebuild", "l1_nodes", "l1_hyperedges", "l1_rebuild", "l1_decay")
@@ -95,6 +98,10 @@ def run(turns: int, workdir: str) -> None:
             speak(session, i, new_scene=False, scene_id=scene)
         _pass("steady", path, lambda: session.dream(scene))
         _pass("idle", path, lambda: session.dream(scene))
+        root = db._root
+        wall = root.clock
+        root.clock = lambda: wall() + HOUR_MS
+        _pass("hour+", path, lambda: session.dream(scene))
 
 
 def main(argv: list[str] | None = None) -> None:
