@@ -222,3 +222,19 @@ def test_a_failed_stage_leaves_the_next_one_a_cold_cache(
     monkeypatch.undo()
     with dom.hold() as held:
         assert structure.sync_nodes(held, NOW + 2) == {scene_node_id(300)}
+
+
+def test_a_node_whose_topics_change_carries_its_decay_to_now(dom: Domain) -> None:
+    """l1_nodes restarts a rewritten node's clock on its decayed importance; others keep theirs."""
+    dom.turn(1, ("a",), scene=100)
+    dom.turn(2, ("b",), scene=200)
+    _dream(dom, NOW, cold=False)
+    dom.turn(3, ("c",), scene=100)
+    with dom.hold() as held:
+        assert structure.sync_nodes(held, NOW + 10 * HOUR) == {scene_node_id(100)}
+    moved, still = (scene.scene_node_of(dom.engine, 0, s) for s in (100, 200))
+    assert moved is not None
+    assert still is not None
+    assert moved.importance == pytest.approx(math.exp(-0.1))
+    assert moved.updated_at == NOW + 10 * HOUR
+    assert (still.importance, still.updated_at) == (1.0, NOW)
