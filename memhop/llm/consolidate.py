@@ -53,9 +53,10 @@ CONSOLIDATE_TASK = "memory-consolidation"
 MAX_RUN = 4
 """The longest run the schema offers as one group (the schema grows with the listing times
 this); a later pass folds the folds."""
-SUMMARY_PATTERN = r'^[^<"\\\x00-\x20][^"\\\x00-\x1f]*$'
-"""A summary opens with neither a stand-in's ``<`` nor blank space, and holds no double
-quote, backslash or control character. llama.cpp applies a pattern to the string as it
+SUMMARY_PATTERN = r'^[^<"\\\x00-\x20{}\[\],:][^"\\\x00-\x1f]*$'
+"""A summary opens with neither a stand-in's ``<``, blank space nor JSON punctuation (a
+model that lost its place writes ``{``), and holds no double quote, backslash or control
+character. llama.cpp applies a pattern to the string as it
 is written inside the JSON text, so these are excluded to keep every reply valid JSON
 there; other endpoints apply it to the decoded text, where it means the same."""
 ECHO_CHARS = 40_000

@@ -216,6 +216,8 @@ def test_a_schema_valid_reply_is_a_usable_group_and_stand_ins_are_not_schema_val
         group(["18446744073709551615", "7"], ["咖啡"], "<text>"),
         group(["18446744073709551615", "7"], ["咖啡"], ""),
         group(["18446744073709551615", "7"], ["咖啡"], " leading blank"),
+        group(["18446744073709551615", "7"], ["咖啡"], "{"),
+        group(["18446744073709551615", "7"], ["咖啡"], "], then"),
         group(["18446744073709551615", "7"], ["咖啡"], 'a "quoted" word'),
     ):
         assert not validator.is_valid(bad), bad
