@@ -21,11 +21,9 @@ def test_a_stored_number_is_named_by_its_field() -> None:
 
 def test_every_public_result_class_has_readable_annotations() -> None:
     """render reads each class's hints once; none may fail to resolve."""
-    classes = [
-        getattr(memhop, name)
-        for name in memhop.__all__
-        if dataclasses.is_dataclass(getattr(memhop, name))
-    ]
+    public = [getattr(memhop, name) for name in memhop.__all__]
+    # ``is_dataclass`` is also true of an instance (``memhop.DEFAULTS``): only classes here.
+    classes = [obj for obj in public if isinstance(obj, type) and dataclasses.is_dataclass(obj)]
     assert len(classes) > 20
     named = {cls.__name__ for cls in classes if _enum_fields(cls)}
     assert {"ArchiveSlot", "SceneMessage", "HypergraphEdge"} <= named
