@@ -4,8 +4,8 @@ The listing names each topic by its decimal id with its depth and keyword track;
 the model answers ``{"l2_groups": [{"node_hashes": [...], "keywords": [...],
 "merged_summary": "..."}]}``. The reply's schema offers each group as one run of
 two to ``MAX_RUN`` adjacent listed topics, with the run's keywords to copy before
-the summary is written (a small model then retells its own members, not their
-neighbours), and a summary that cannot open like a stand-in. An endpoint that
+the summary is written (so a small model writes it right after its members' own
+words, not a neighbour's), and a summary that cannot open like a stand-in. An endpoint that
 enforces the schema can only name a run the Dream pass may fold. The parser reads
 ``node_hashes`` and ``merged_summary`` (the copied keywords are not kept) and
 refuses what it cannot read (bad JSON, an unreadable member id) and what would
@@ -56,9 +56,9 @@ this); a later pass folds the folds."""
 SUMMARY_PATTERN = r'^[^<"\\\x00-\x20{}\[\],:][^"\\\x00-\x1f]*$'
 """A summary opens with neither a stand-in's ``<``, blank space nor JSON punctuation (a
 model that lost its place writes ``{``), and holds no double quote, backslash or control
-character. llama.cpp applies a pattern to the string as it
-is written inside the JSON text, so these are excluded to keep every reply valid JSON
-there; other endpoints apply it to the decoded text, where it means the same."""
+character. llama.cpp applies a pattern to the string as written inside the JSON text, so
+these are excluded to keep every reply valid JSON there; other endpoints apply it to the
+decoded text, where it means the same."""
 ECHO_CHARS = 40_000
 """The most keyword text the schema fixes for copying, over all runs; a longer listing leaves
 the copy free, so the schema stays within what hosted endpoints take (OpenAI caps the
