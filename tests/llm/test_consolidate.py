@@ -57,6 +57,7 @@ def test_the_prompt_states_the_configured_floor_and_no_other_number(floor: int, 
     assert '"l2_groups"' in system
     assert '"node_hashes"' in system
     assert '"merged_summary"' in system
+    assert system.index('"keywords"') < system.rindex('"merged_summary"')  # copy, then write
     assert "ADJACENT" in system
     assert "false memory" in system
 
