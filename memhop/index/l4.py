@@ -146,8 +146,7 @@ class L4Index(TopicSeqStore[SlotRef]):
 
         A plan ordinal still named by a surviving event is never reissued.
         """
-        seqs = self._topics.get(topic_id, {})
-        return max((self._by_id[i].node_seq for i in seqs.values()), default=0)
+        return max((self._by_id[i].node_seq for i in self._topics.get(topic_id, ())), default=0)
 
     def refs_created_before(self, cutoff: int) -> list[SlotRef]:
         """Every slot with ``created_at < cutoff`` (strict), ascending by id, across topics."""

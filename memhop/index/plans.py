@@ -59,7 +59,7 @@ class PlanTrees(TopicSeqStore[PlanNode]):
 
     def node(self, topic_id: int, seq: int) -> PlanNode | None:
         """The step ``seq`` of the turn, or None."""
-        id_hash = self._topics.get(topic_id, {}).get(seq)
+        id_hash = self._id_at(topic_id, seq)
         return None if id_hash is None else self._by_id[id_hash]
 
     def nodes_of(self, topic_id: int) -> list[PlanNode]:
@@ -68,7 +68,7 @@ class PlanTrees(TopicSeqStore[PlanNode]):
 
     def has_live_step(self, topic_id: int, seq: int) -> bool:
         """True when the turn's tree holds step ``seq`` (a swept step is absent)."""
-        return seq in self._topics.get(topic_id, {})
+        return self._id_at(topic_id, seq) is not None
 
     def next_seq(self, topic_id: int) -> int:
         """1 + the highest live ordinal (1 for a turn without steps).
@@ -89,7 +89,7 @@ class PlanTrees(TopicSeqStore[PlanNode]):
         return sum(1 for n in self.nodes_of(topic_id) if n.status == PlanStatusCode.DONE)
 
     def total_count(self, topic_id: int) -> int:
-        return len(self._topics.get(topic_id, {}))
+        return len(self._topics.get(topic_id, ()))
 
     def subtree_seqs(self, topic_id: int, seq: int) -> set[int]:
         """Step ``seq`` and every step below it; empty when the step is absent."""

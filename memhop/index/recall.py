@@ -60,16 +60,6 @@ def terms_of(text: str) -> list[str]:
     return [_stem(word.casefold()) for word, carries in content_words(text) if carries]
 
 
-@dataclass(slots=True)
-class _Doc:
-    key: DocKey
-    scene_id: int
-    created_at: int
-    length: int
-    terms: array[int]  # term ids, each once
-    counts: array[int]  # the count of terms[i]
-
-
 @dataclass(frozen=True, slots=True)
 class Scored:
     """One ranked document."""
@@ -86,11 +76,22 @@ class RecallIndex:
         self._df: list[int] = []
         self._post_docs: list[array[int]] = []  # term id -> document slots (some may be dead)
         self._post_tfs: list[array[int]] = []
-        self._docs: list[_Doc | None] = []
+        # Per document slot, parallel arrays (no object per document).
+        self._kinds = array("B")
+        self._ids = array("Q")
+        self._scenes = array("Q")
+        self._created = array("q")
         self._lengths = array("I")  # slot -> document length; 0 once removed
-        self._slot_of: dict[DocKey, int] = {}
+        self._starts = array("Q")  # slot -> first of its terms in _fwd_terms
+        self._fwd_terms = array("I")  # every document's distinct term ids, slot after slot
+        self._fwd_counts = array("B")
+        self._slot_of: dict[int, dict[int, int]] = {}  # kind -> id -> slot
         self._total_length = 0
         self._dead = 0
+
+    def _terms_of_slot(self, slot: int) -> tuple[int, int]:
+        end = self._starts[slot + 1] if slot + 1 < len(self._starts) else len(self._fwd_terms)
+        return self._starts[slot], end
 
     # ---- updates -----------------------------------------------------------------------
 
@@ -105,18 +106,24 @@ class RecallIndex:
             length += 1
         if not counts:
             return
-        slot = len(self._docs)
-        doc = _Doc(key, scene_id, created_at, length, array("I"), array("B"))
+        slot = len(self._lengths)
+        self._starts.append(len(self._fwd_terms))
+        fwd_terms, fwd_counts = self._fwd_terms, self._fwd_counts
+        df, post_docs, post_tfs = self._df, self._post_docs, self._post_tfs
         for term_id, count in counts.items():
             tf = min(count, _MAX_TF)
-            doc.terms.append(term_id)
-            doc.counts.append(tf)
-            self._df[term_id] += 1
-            self._post_docs[term_id].append(slot)
-            self._post_tfs[term_id].append(tf)
-        self._docs.append(doc)
+            fwd_terms.append(term_id)
+            fwd_counts.append(tf)
+            df[term_id] += 1
+            post_docs[term_id].append(slot)
+            post_tfs[term_id].append(tf)
+        kind, doc_id = key
+        self._kinds.append(kind)
+        self._ids.append(doc_id)
+        self._scenes.append(scene_id)
+        self._created.append(created_at)
         self._lengths.append(length)
-        self._slot_of[key] = slot
+        self._slot_of.setdefault(kind, {})[doc_id] = slot
         self._total_length += length
 
     def _term_id(self, term: str) -> int:
@@ -130,49 +137,61 @@ class RecallIndex:
 
     def remove(self, key: DocKey) -> bool:
         """Forget the document under ``key``; False when none was indexed."""
-        slot = self._slot_of.pop(key, None)
+        slot = self._slot_of.get(key[0], {}).pop(key[1], None)
         if slot is None:
             return False
-        doc = self._docs[slot]
-        assert doc is not None  # a mapped slot always holds its document
-        for term_id in doc.terms:
-            self._df[term_id] -= 1
-        self._total_length -= doc.length
-        self._docs[slot] = None
+        a, b = self._terms_of_slot(slot)
+        df = self._df
+        for term_id in self._fwd_terms[a:b]:
+            df[term_id] -= 1
+        self._total_length -= self._lengths[slot]
         self._lengths[slot] = 0
         self._dead += 1
-        if self._dead > 1024 and self._dead > len(self._slot_of):
+        if self._dead > 1024 and self._dead > len(self):
             self._repack()
         return True
 
     def _repack(self) -> None:
-        """Drop dead slots from the postings once they outnumber the live ones."""
-        live = [d for d in self._docs if d is not None]
-        self._docs = []
-        self._lengths = array("I")
+        """Drop dead slots from the postings and the per-document arrays."""
+        old = (self._kinds, self._ids, self._scenes, self._created, self._lengths)
+        old_starts, old_terms, old_counts = self._starts, self._fwd_terms, self._fwd_counts
+        n = len(old[4])
+        self._kinds, self._ids = array("B"), array("Q")
+        self._scenes, self._created, self._lengths = array("Q"), array("q"), array("I")
+        self._starts, self._fwd_terms, self._fwd_counts = array("Q"), array("I"), array("B")
         self._slot_of = {}
         self._post_docs = [array("I") for _ in self._df]
         self._post_tfs = [array("B") for _ in self._df]
         self._dead = 0
-        for doc in live:
-            slot = len(self._docs)
-            for term_id, tf in zip(doc.terms, doc.counts, strict=True):
+        for s in range(n):
+            if not old[4][s]:
+                continue
+            slot = len(self._lengths)
+            a = old_starts[s]
+            b = old_starts[s + 1] if s + 1 < n else len(old_terms)
+            self._starts.append(len(self._fwd_terms))
+            for term_id, tf in zip(old_terms[a:b], old_counts[a:b], strict=True):
                 self._post_docs[term_id].append(slot)
                 self._post_tfs[term_id].append(tf)
-            self._docs.append(doc)
-            self._lengths.append(doc.length)
-            self._slot_of[doc.key] = slot
+            self._fwd_terms.extend(old_terms[a:b])
+            self._fwd_counts.extend(old_counts[a:b])
+            self._kinds.append(old[0][s])
+            self._ids.append(old[1][s])
+            self._scenes.append(old[2][s])
+            self._created.append(old[3][s])
+            self._lengths.append(old[4][s])
+            self._slot_of.setdefault(old[0][s], {})[old[1][s]] = slot
 
     # ---- reads -------------------------------------------------------------------------
 
     def __len__(self) -> int:
-        return len(self._slot_of)
+        return sum(map(len, self._slot_of.values()))
 
     def __contains__(self, key: object) -> bool:
-        return key in self._slot_of
+        return isinstance(key, tuple) and key[1] in self._slot_of.get(key[0], {})
 
     def keys(self) -> list[DocKey]:
-        return sorted(self._slot_of)
+        return sorted((k, i) for k, d in self._slot_of.items() for i in d)
 
     def search(
         self,
@@ -185,7 +204,7 @@ class RecallIndex:
         ``accept(key, scene_id, created_at)`` filters documents before they are
         ranked. A repeated query term counts once.
         """
-        n = len(self._slot_of)
+        n = len(self)
         wanted = {self._vocab[t] for t in terms if t in self._vocab}
         wanted = {t for t in wanted if self._df[t] > 0}
         if n == 0 or not wanted or limit <= 0:
@@ -242,20 +261,17 @@ class RecallIndex:
             for slot, tf in pairs:
                 if slot in scores:
                     scores[slot] += weight * tf / (tf + base + per_length * lengths[slot])
-        docs = self._docs
+        kinds, ids, created = self._kinds, self._ids, self._created
         ranked = []
         for slot, score in scores.items():
-            doc = docs[slot]
-            assert doc is not None  # scored documents are live
-            ranked.append((-score, -doc.created_at, doc.key))
+            ranked.append((-score, -created[slot], (kinds[slot], ids[slot])))
         return [Scored(key, -neg) for neg, _, key in heapq.nsmallest(limit, ranked)]
 
     def _count_in(self, slot: int, term_id: int) -> int:
         """How often ``term_id`` occurs in the live document at ``slot`` (0 if not)."""
-        doc = self._docs[slot]
-        assert doc is not None
+        a, b = self._terms_of_slot(slot)
         try:
-            return doc.counts[doc.terms.index(term_id)]
+            return self._fwd_counts[self._fwd_terms.index(term_id, a, b)]
         except ValueError:
             return 0
 
@@ -263,9 +279,7 @@ class RecallIndex:
         return len(self._post_docs[term_id])
 
     def _accepts(self, accept: Callable[[DocKey, int, int], bool], slot: int) -> bool:
-        doc = self._docs[slot]
-        assert doc is not None
-        return accept(doc.key, doc.scene_id, doc.created_at)
+        return accept((self._kinds[slot], self._ids[slot]), self._scenes[slot], self._created[slot])
 
     @staticmethod
     def _closed(scores: dict[int, float], limit: int, reachable: float) -> bool:
@@ -285,15 +299,16 @@ class RecallIndex:
     def _contents(self) -> dict[DocKey, tuple[int, int, dict[str, int]]]:
         names = {term_id: term for term, term_id in self._vocab.items()}
         out = {}
-        for key, slot in self._slot_of.items():
-            doc = self._docs[slot]
-            assert doc is not None
-            counts = {names[t]: c for t, c in zip(doc.terms, doc.counts, strict=True)}
-            out[key] = (doc.scene_id, doc.created_at, counts)
+        for kind, slots in self._slot_of.items():
+            for doc_id, slot in slots.items():
+                a, b = self._terms_of_slot(slot)
+                terms, tfs = self._fwd_terms[a:b], self._fwd_counts[a:b]
+                counts = {names[t]: c for t, c in zip(terms, tfs, strict=True)}
+                out[(kind, doc_id)] = (self._scenes[slot], self._created[slot], counts)
         return out
 
     def __repr__(self) -> str:
-        return f"RecallIndex(docs={len(self._slot_of)}, terms={len(self._vocab)})"
+        return f"RecallIndex(docs={len(self)}, terms={len(self._vocab)})"
 
 
 @dataclass(slots=True)
@@ -302,8 +317,8 @@ class RecallState:
 
     index: RecallIndex = field(default_factory=RecallIndex)
     row_of: dict[int, int] = field(default_factory=dict)  # topic -> the row indexing it
-    members: dict[int, set[int]] = field(default_factory=dict)  # row -> its topics
-    events: dict[int, set[int]] = field(default_factory=dict)  # topic -> its event ids
+    members: dict[int, tuple[int, ...]] = field(default_factory=dict)  # row -> its descendants
+    events: dict[int, tuple[int, ...]] = field(default_factory=dict)  # topic -> its event ids
     # row -> the rows beside it whose lines its document holds
     neighbours: dict[int, tuple[int, ...]] = field(default_factory=dict)
     open_topic: int = 0  # the open turn when last brought up to date (its events take its scene)

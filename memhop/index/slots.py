@@ -39,7 +39,14 @@ class TopicSeqStore(Generic[E]):
 
     def __init__(self) -> None:
         self._by_id: dict[int, E] = {}
-        self._topics: dict[int, dict[int, int]] = {}  # topic -> seq -> id
+        self._topics: dict[int, list[int]] = {}  # topic -> its ids in seq order
+
+    def _id_at(self, topic_id: int, seq: int) -> int | None:
+        by_id = self._by_id
+        for id_hash in self._topics.get(topic_id, ()):
+            if by_id[id_hash].seq == seq:
+                return id_hash
+        return None
 
     @classmethod
     def _built(cls, entries: Iterable[E]) -> Self:
@@ -47,15 +54,15 @@ class TopicSeqStore(Generic[E]):
         store = cls()
         by_id, topics, stored = store._by_id, store._topics, store._stored
         for entry in entries:
-            seqs = topics.get(entry.topic_id)
-            if entry.id_hash in by_id or (seqs is not None and entry.seq in seqs):
-                store._put(entry)  # a replacement: the general path
+            ids = topics.get(entry.topic_id)
+            if entry.id_hash in by_id or (ids is not None and by_id[ids[-1]].seq >= entry.seq):
+                store._put(entry)  # a replacement, or out of seq order: the general path
                 continue
-            # A new id at a free place: nothing to replace, and a fresh store's
-            # journal is not watching yet, so only the subclass's hook is owed.
-            if seqs is None:
-                seqs = topics[entry.topic_id] = {}
-            seqs[entry.seq] = entry.id_hash
+            # A new id past the topic's last seq: nothing to replace, and a fresh
+            # store's journal is not watching yet, so only the subclass's hook is owed.
+            if ids is None:
+                ids = topics[entry.topic_id] = []
+            ids.append(entry.id_hash)
             by_id[entry.id_hash] = entry
             stored(entry)
         return store
@@ -64,15 +71,24 @@ class TopicSeqStore(Generic[E]):
         """Store an entry; it replaces whatever held its id or its (topic, seq)."""
         self.remove(entry.id_hash)
         self._touched(entry.topic_id)
-        seqs = self._topics.setdefault(entry.topic_id, {})
-        previous = seqs.get(entry.seq)
-        if previous is not None:
-            # Only a payload naming a foreign id gets here: keep one entry per address.
-            dropped = self._by_id.pop(previous, None)
-            if dropped is not None:
-                self._dropped(dropped)
-        seqs[entry.seq] = entry.id_hash
-        self._by_id[entry.id_hash] = entry
+        by_id = self._by_id
+        ids = self._topics.get(entry.topic_id)
+        if ids is None:
+            ids = self._topics[entry.topic_id] = []
+        at = len(ids)
+        for i, other in enumerate(ids):
+            seq = by_id[other].seq
+            if seq == entry.seq:
+                # Only a payload naming a foreign id gets here: keep one entry per address.
+                del ids[i]
+                self._dropped(by_id.pop(other))
+                at = i
+                break
+            if seq > entry.seq:
+                at = i
+                break
+        ids.insert(at, entry.id_hash)
+        by_id[entry.id_hash] = entry
         self._stored(entry)
 
     def _touched(self, topic_id: int) -> None:
@@ -91,10 +107,9 @@ class TopicSeqStore(Generic[E]):
             return False
         self._touched(entry.topic_id)
         self._dropped(entry)
-        seqs = self._topics[entry.topic_id]
-        if seqs.get(entry.seq) == id_hash:
-            del seqs[entry.seq]
-        if not seqs:
+        ids = self._topics[entry.topic_id]
+        ids.remove(id_hash)
+        if not ids:
             del self._topics[entry.topic_id]
         return True
 
@@ -104,7 +119,7 @@ class TopicSeqStore(Generic[E]):
 
     def remove_topic(self, topic_id: int) -> list[int]:
         """Forget every entry of a topic; return their ids ascending."""
-        ids = sorted(self._topics.pop(topic_id, {}).values())
+        ids = sorted(self._topics.pop(topic_id, ()))
         if ids:
             self._touched(topic_id)
         for id_hash in ids:
@@ -120,12 +135,13 @@ class TopicSeqStore(Generic[E]):
 
     def highest_seq(self, topic_id: int) -> int:
         """The highest seq the topic holds; 0 when it holds none."""
-        return max(self._topics.get(topic_id, ()), default=0)
+        ids = self._topics.get(topic_id)
+        return self._by_id[ids[-1]].seq if ids else 0
 
     def _entries_of(self, topic_id: int) -> list[E]:
         """The topic's entries in seq order."""
-        seqs = self._topics.get(topic_id, {})
-        return [self._by_id[seqs[seq]] for seq in sorted(seqs)]
+        by_id = self._by_id
+        return [by_id[i] for i in self._topics.get(topic_id, ())]
 
     def _same_entries(self, other: TopicSeqStore[E]) -> bool:
         """True when both stores hold the same entries at the same places."""

@@ -134,14 +134,17 @@ class _Refresh:
         """The topics' stored lines, topic by topic in seq order (the cache answers by id)."""
         contents = self.ctx.mirrors.contents
         wanted = [r.id_hash for t in topic_ids for r in contents.utterances_of(t)]
-        read = {s.id_hash: s for s in self.ctx.slots.read(self.engine, self.ctx.agent_id, wanted)}
+        slots = self.ctx.slots.read(self.engine, self.ctx.agent_id, wanted, keep=False)
+        read = {s.id_hash: s for s in slots}
         return [read[i] for i in wanted if i in read]
 
     def run(self, changed: set[int]) -> None:
         topics = self.ctx.mirrors.topics
         rows: set[int] = set()
         for topic_id in changed:
-            for row in (self.state.row_of.get(topic_id), _surface_row(topics, topic_id)):
+            # A row's own topic is its member without an entry in row_of.
+            indexed = topic_id if (ROW, topic_id) in self.state.index else None
+            for row in (self.state.row_of.get(topic_id, indexed), _surface_row(topics, topic_id)):
                 if row is not None:
                     rows.add(row)
         # A row's document holds its neighbours' lines: the rows beside a changed one,
@@ -174,12 +177,13 @@ class _Refresh:
         terms += [t for slot in self.lines(m.id for m in members) for t in terms_of(slot.content)]
         near = self.neighbours(row)
         terms += [t for slot in self.lines(near) for t in terms_of(slot.content)]
-        state.neighbours[row_id] = near
+        if near:
+            state.neighbours[row_id] = near
         state.index.put((ROW, row_id), row.scene_id, row.user_timestamp, terms)
-        members.append(row)
-        state.members[row_id] = {m.id for m in members}
-        for member in members:
-            state.row_of[member.id] = row_id
+        if members:
+            state.members[row_id] = tuple(m.id for m in members)
+            for member in members:
+                state.row_of[member.id] = row_id
 
     def descendants(self, row: TopicSlot) -> list[TopicSlot]:
         kids = self.children(row.scene_id)
@@ -203,11 +207,13 @@ class _Refresh:
         if not refs:
             return
         scene_id = _scene_of(self.ctx, topic_id)
-        slots = self.ctx.slots.read(self.engine, self.ctx.agent_id, [r.id_hash for r in refs])
+        ids = {r.id_hash: r.id_hash for r in refs}  # the mirror's own int objects
+        slots = self.ctx.slots.read(self.engine, self.ctx.agent_id, list(ids), keep=False)
         for slot in slots:
             terms = terms_of(slot.event_type) + terms_of(slot.content)
             state.index.put((EVENT, slot.id_hash), scene_id, slot.created_at, terms)
-        state.events[topic_id] = {s.id_hash for s in slots}
+        if slots:
+            state.events[topic_id] = tuple(ids[s.id_hash] for s in slots)
 
 
 def _scene_of(ctx: DomainContext, topic_id: int) -> int:

@@ -80,7 +80,9 @@ class SlotCache:
         while len(self._slots) > self._limit:
             self._slots.popitem(last=False)
 
-    def read(self, engine: Engine, agent_id: int, ids: Iterable[int]) -> list[ArchiveSlot]:
+    def read(
+        self, engine: Engine, agent_id: int, ids: Iterable[int], *, keep: bool = True
+    ) -> list[ArchiveSlot]:
         """Return the live slots among ``ids``, ascending by id, reading only what changed.
 
         Reads are as ``archive.read_contents``: a damaged record is left out
@@ -100,6 +102,7 @@ class SlotCache:
                 misses.append(id_hash)
         if misses:
             fresh = archive.read_contents(engine, agent_id, misses)
-            self.remember(engine, agent_id, fresh)
+            if keep:
+                self.remember(engine, agent_id, fresh)
             found.update((s.id_hash, s) for s in fresh)
         return [found[i] for i in sorted(found)]
