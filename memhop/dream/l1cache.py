@@ -7,23 +7,23 @@ of decoding every topic, node and edge of the domain on every pass.
 Contract:
 - ``of(held)`` answers the domain's cache brought up to date with the file:
   every copy it holds equals the stored record. It checks, without decoding
-  what did not change: the engine (a compaction installs a new one, and the
-  cache starts again); each node's frame offset (the log is append-only, so a
-  rewritten record sits at a new offset; Dream's distillation and the host's
-  scene deletes and merges write nodes), decoding a node that moved; and the
-  topics the root changed through the topic mirror (its ``l1_journal``).
-  ``check_topics`` (``index_rebuild``) also compares every topic's offset:
-  a topic at a new offset is decoded and compared with the mirror, and a
-  mirror that disagrees with the records is rebuilt from them and installed,
-  as ``index_rebuild`` always did.
+  what did not change: the engine (a compaction installs a new one: every
+  topic and node is checked again, see ``rebase``); each node's frame offset
+  (the log is append-only, so a rewritten record sits at a new offset;
+  Dream's distillation and the host's scene deletes and merges write nodes),
+  decoding a node that moved; and the topics the root changed through the
+  topic mirror (its ``l1_journal``). ``check_topics`` (``index_rebuild``)
+  also compares every topic's offset: a topic at a new offset is decoded and
+  compared with the mirror, and a mirror that disagrees with the records is
+  rebuilt from them and installed, as ``index_rebuild`` always did.
 - Edges are written only by the structure stages, through ``put_edges`` and
   ``delete_edges``; the cache holds only their ids and when decay must next
   look at each (edges are read when needed). Every write here updates the
   cache after the engine took it. A stage that fails must ``drop`` the cache:
   the next stage starts cold.
-- A cold cache (first pass after an open, a compaction or a failure) reads
-  every topic and node once and marks everything changed: every scene dirty,
-  every pair to weigh (``all_pairs``), every edge due at the next decay.
+- A cold cache (first pass after an open or a failure) reads every topic and
+  node once and marks everything changed: every scene dirty, every pair to
+  weigh (``all_pairs``), every edge due at the next decay.
 - What changed for the stages: ``dirty_scenes`` (scenes whose topics were
   written or removed since ``l1_nodes`` last ran) and ``dirty_words`` (nodes
   whose keyword set must be recomputed) accumulate until a stage consumes
@@ -45,7 +45,6 @@ from typing import Any
 
 from memhop.dream.env import Held
 from memhop.engine import Engine
-from memhop.ids import scene_node_id
 from memhop.index.l2meta import L2Meta
 from memhop.layers import scene, topic
 from memhop.records import RecordType, SceneEdge, SceneNode
@@ -62,7 +61,7 @@ class L1Cache:
         self.cold = True
         self.meta: L2Meta | None = None  # the topic mirror whose journal this cache drains
         self.topic_at: dict[int, int] = {}  # topic id -> frame offset when last checked
-        self.topic_scene: dict[int, int] = {}  # topic id -> its scene when last checked
+        self.listed_in: dict[int, tuple[int, ...]] = {}  # topic id -> nodes whose list holds it
         self.nodes: dict[int, SceneNode] = {}
         self.node_at: dict[int, int] = {}
         # Edge id -> when the next decay must look at it (0: the next decay). Only ids and
@@ -107,16 +106,16 @@ class L1Cache:
         changed = set(meta.l1_journal.drain())
         if self.cold or meta is not self.meta:
             changed.update(meta.topic_ids())
-            changed.update(self.topic_scene)
+            changed.update(self.listed_in)
         drift = False
         if live is not None:
             if self.cold:
                 rows = topic.all_topics_strict(engine, agent)
                 drift = len(rows) != len(meta) or any(meta.get(r.id) != r for r in rows)
             else:
+                # A topic at a new offset that equals its mirror row changed through the
+                # root (the journal has it) or not at all (a compaction moved it).
                 moved = [t for t, at in live.items() if self.topic_at.get(t) != at]
-                moved.extend(t for t in self.topic_at if t not in live)
-                changed.update(moved)
                 drift = len(live) != len(meta) or any(
                     topic.get_topic_optional(engine, agent, t) != meta.get(t) for t in moved
                 )
@@ -125,18 +124,31 @@ class L1Cache:
             meta = L2Meta.from_topics(topic.all_topics_strict(engine, agent))
             held.mirrors.topics = meta
             changed.update(meta.topic_ids())
-            changed.update(self.topic_scene)
+            changed.update(self.listed_in)
         if meta is not self.meta:
             meta.l1_journal.drain()  # a new mirror: note from here on
             self.meta = meta
+        # A changed topic changes the keywords of the nodes listing it (a node's list is
+        # a snapshot: it may name a topic since moved to another scene), the listing
+        # of those nodes' scenes, and the listing of the scene it is in now.
         for topic_id in changed:
-            now_in = meta.scene_of(topic_id)
-            for scene_id in (self.topic_scene.pop(topic_id, None), now_in):
-                if scene_id is not None:
-                    self.dirty_scenes.add(scene_id)
-                    self.dirty_words.add(scene_node_id(scene_id))
-            if now_in is not None:
-                self.topic_scene[topic_id] = now_in
+            for node_id in self.listed_in.get(topic_id, ()):
+                self.dirty_words.add(node_id)
+                self.dirty_scenes.add(self.nodes[node_id].scene_id)
+            scene_id = meta.scene_of(topic_id)
+            if scene_id is not None:
+                self.dirty_scenes.add(scene_id)
+
+    def rebase(self, engine: Engine) -> None:
+        """Follow a compaction: the same records in a new file, at new offsets.
+
+        The offsets are forgotten, so the next refresh decodes and checks every
+        topic and node once; the edge schedule is kept (only these stages write
+        edges, and a compaction copies them unchanged).
+        """
+        self.engine = engine
+        self.topic_at = {}
+        self.node_at = {}
 
     def _load(self, live: dict[int, int], edge_ids: list[int]) -> None:
         for node in scene.list_scene_nodes(self.engine, self.agent_id):
@@ -162,12 +174,25 @@ class L1Cache:
         if old is None or old.topic_ids != node.topic_ids:
             self.dirty_words.add(node.id_hash)
             self.dirty_scenes.add(node.scene_id)
+            if old is not None:
+                self._unlist(old)
+            for topic_id in node.topic_ids:
+                self.listed_in[topic_id] = (*self.listed_in.get(topic_id, ()), node.id_hash)
         self.nodes[node.id_hash] = node
         self.node_at[node.id_hash] = at
+
+    def _unlist(self, node: SceneNode) -> None:
+        for topic_id in node.topic_ids:
+            kept = tuple(n for n in self.listed_in.get(topic_id, ()) if n != node.id_hash)
+            if kept:
+                self.listed_in[topic_id] = kept
+            else:
+                self.listed_in.pop(topic_id, None)
 
     def _forget_node(self, node_id: int) -> None:
         old = self.nodes.pop(node_id, None)
         if old is not None:
+            self._unlist(old)
             # l1_nodes makes the node again while its scene lists topics.
             self.dirty_scenes.add(old.scene_id)
             for edge_id in old.edge_ids:  # the next decay drops the member
@@ -268,10 +293,10 @@ def of(held: Held, *, check_topics: bool = False) -> L1Cache:
     key = id(mirrors)
     found = _caches.get(key)
     cache = None
-    if found is not None and found[0]() is mirrors:
+    if found is not None and found[0]() is mirrors and found[1].agent_id == held.agent_id:
         cache = found[1]
-        if cache.engine is not held.engine or cache.agent_id != held.agent_id:
-            cache = None
+        if cache.engine is not held.engine:
+            cache.rebase(held.engine)
     if cache is None:
         cache = L1Cache(held.engine, held.agent_id)
         try:

@@ -23,7 +23,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memhop.dream import l1cache, structure
-from memhop.engine import Engine, create_engine
+from memhop.engine import create_engine
+from memhop.engine.inplace import compact_in_place
 from memhop.ids import scene_node_id
 from memhop.layers import scene, topic
 from memhop.records import SceneEdge, SceneNode
@@ -48,22 +49,23 @@ _stamp = st.tuples(
     st.just("stamp"), st.sampled_from(SCENES), st.sampled_from((0.0, 0.5, 1.0)), st.just(1.0)
 )
 _dream = st.tuples(st.just("dream"), st.sampled_from(STEPS))
+_compact = st.tuples(st.just("compact"))
 OPS = st.lists(
-    st.one_of(_turn, _turn, _fold, _delete, _behind, _drop_node, _stamp, _dream, _dream),
+    st.one_of(_turn, _turn, _fold, _delete, _behind, _drop_node, _stamp, _compact, _dream, _dream),
     max_size=30,
 )
 
 
 @contextmanager
-def _engines() -> Iterator[tuple[Engine, Engine]]:
+def _domains() -> Iterator[tuple[Domain, Domain]]:
     with tempfile.TemporaryDirectory() as tmp:
-        warm = create_engine(str(Path(tmp) / "warm.meh"))
-        cold = create_engine(str(Path(tmp) / "cold.meh"))
+        warm = Domain(create_engine(str(Path(tmp) / "warm.meh")))
+        cold = Domain(create_engine(str(Path(tmp) / "cold.meh")))
         try:
             yield warm, cold
         finally:
-            warm.close()
-            cold.close()
+            warm.engine.close()
+            cold.engine.close()
 
 
 def _fold(dom: Domain, scene_id: int, parent_id: int) -> None:
@@ -139,8 +141,7 @@ def _same_layer(warm: Domain, cold: Domain) -> None:
 @given(OPS)
 def test_a_warm_cache_writes_what_a_cold_one_writes(ops: list[tuple[Any, ...]]) -> None:
     """Random histories: after every pass, the warm and cold domains hold equal L1 layers."""
-    with _engines() as (warm_engine, cold_engine):
-        warm, cold = Domain(warm_engine), Domain(cold_engine)
+    with _domains() as (warm, cold):
         now, parents = NOW, 1000
         for op in ops:
             kind = op[0]
@@ -158,6 +159,8 @@ def test_a_warm_cache_writes_what_a_cold_one_writes(ops: list[tuple[Any, ...]]) 
                     scene.delete_scene_nodes(dom.engine, 0, [scene_node_id(op[1])])
                 elif kind == "stamp":
                     _stamp(dom, op[1], op[2], op[3], now)
+                elif kind == "compact":  # as the root does: a new engine over the same records
+                    dom.engine = compact_in_place(dom.engine, dom.engine.path)
             if kind == "fold":
                 parents += 1
             elif kind == "dream":
