@@ -35,25 +35,28 @@ SCENES = (100, 200, 300, 400)
 WORDS = ("a", "b", "c", "d", "e", "f", "g")
 STEPS = (0, 600_000, HOUR, 5 * HOUR, 80 * HOUR, 150 * HOUR)
 
-_turn = st.tuples(
+_op_turn = st.tuples(
     st.just("turn"),
     st.sampled_from(SCENES),
     st.sets(st.sampled_from(WORDS), min_size=1, max_size=4).map(sorted),
     st.integers(1, 14),
 )
-_fold = st.tuples(st.just("fold"), st.sampled_from(SCENES))
-_delete = st.tuples(st.just("delete"), st.integers(1, 14))
-_behind = st.tuples(st.just("behind"), st.integers(1, 14))  # the record goes, the mirror keeps it
-_drop_node = st.tuples(st.just("drop_node"), st.sampled_from(SCENES))
-_stamp = st.tuples(
+_op_fold = st.tuples(st.just("fold"), st.sampled_from(SCENES))
+_op_delete = st.tuples(st.just("delete"), st.integers(1, 14))
+# "behind": the topic record goes while the topic mirror keeps it.
+_op_behind = st.tuples(st.just("behind"), st.integers(1, 14))
+_op_drop_node = st.tuples(st.just("drop_node"), st.sampled_from(SCENES))
+_op_stamp = st.tuples(
     st.just("stamp"), st.sampled_from(SCENES), st.sampled_from((0.0, 0.5, 1.0)), st.just(1.0)
 )
-_dream = st.tuples(st.just("dream"), st.sampled_from(STEPS))
-_compact = st.tuples(st.just("compact"))
-OPS = st.lists(
-    st.one_of(_turn, _turn, _fold, _delete, _behind, _drop_node, _stamp, _compact, _dream, _dream),
-    max_size=30,
+_op_dream = st.tuples(st.just("dream"), st.sampled_from(STEPS))
+_op_compact = st.tuples(st.just("compact"))
+_op_merge = st.tuples(st.just("merge"), st.sampled_from(SCENES), st.sampled_from(SCENES))
+OP = st.one_of(
+    *(_op_turn, _op_turn, _op_fold, _op_delete, _op_behind, _op_drop_node, _op_stamp),
+    *(_op_merge, _op_compact, _op_dream, _op_dream),
 )
+OPS = st.lists(OP, max_size=30)
 
 
 @contextmanager
@@ -81,6 +84,14 @@ def _fold(dom: Domain, scene_id: int, parent_id: int) -> None:
             meta.remove([row.id])
         else:
             meta.put(row)
+
+
+def _merge(dom: Domain, primary: int, secondary: int) -> None:
+    """As a host's scene merge: the secondary's node goes, its topics move to the primary."""
+    scene.delete_scene_nodes(dom.engine, 0, [scene_node_id(secondary)])
+    moving = dom.mirrors.topics.topics_of_scene(secondary)
+    for row in topic.retarget_topics(dom.engine, 0, moving, primary):
+        dom.mirrors.topics.put(row)
 
 
 def _stamp(dom: Domain, scene_id: int, valence: float, arousal: float, now: int) -> None:
@@ -159,6 +170,8 @@ def test_a_warm_cache_writes_what_a_cold_one_writes(ops: list[tuple[Any, ...]]) 
                     scene.delete_scene_nodes(dom.engine, 0, [scene_node_id(op[1])])
                 elif kind == "stamp":
                     _stamp(dom, op[1], op[2], op[3], now)
+                elif kind == "merge" and op[1] != op[2]:
+                    _merge(dom, op[1], op[2])
                 elif kind == "compact":  # as the root does: a new engine over the same records
                     dom.engine = compact_in_place(dom.engine, dom.engine.path)
             if kind == "fold":
