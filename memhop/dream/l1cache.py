@@ -83,20 +83,25 @@ class L1Cache:
         topic mirror against the records by offset, which costs a pass over the topic ids."""
         engine, agent = self.engine, self.agent_id
         check_topics = check_topics or self.cold
-        with engine.exclusive():
-            live = engine.live_index().get(agent, {})
-            nodes = {n: live[n] for n in engine.ids_of_type(agent, RecordType.SCENE_NODE)}
-            topics = (
-                {t: live[t] for t in engine.ids_of_type(agent, RecordType.TOPIC)}
-                if check_topics
-                else None
-            )
+        # The domain lock is held: no other thread writes this domain meanwhile.
+        nodes = self._offsets(RecordType.SCENE_NODE)
+        topics = self._offsets(RecordType.TOPIC) if check_topics else None
         self._refresh_topics(held, topics)
         if self.cold:
             self._load(nodes, engine.ids_of_type(agent, RecordType.SCENE_EDGE))
         else:
             self._refresh_nodes(nodes)
         self.cold = False
+
+    def _offsets(self, rec_type: RecordType) -> dict[int, int]:
+        """Each live record of ``rec_type`` in the domain -> its frame offset."""
+        engine, agent = self.engine, self.agent_id
+        found = {}
+        for record_id in engine.ids_of_type(agent, rec_type):
+            at = engine.offset_of(agent, record_id)
+            if at is not None:
+                found[record_id] = at
+        return found
 
     def _refresh_topics(self, held: Held, live: dict[int, int] | None) -> None:
         engine, agent = self.engine, self.agent_id
