@@ -32,8 +32,12 @@ Contract:
   order, so two passes over copies of one file (same clock, same model
   answers) write the same association layer.
 - Dream keeps the domain's mirrors current after each write it makes (a turn
-  can run between two stages); ``index_rebuild`` still rebuilds the topic
-  mirror from records, as upstream.
+  can run between two stages). The structure stages cost what changed since
+  the last pass (``l1cache``): ``index_rebuild`` decodes only topics whose
+  frames moved and installs a rebuilt mirror only when the records disagree
+  with it; ``l1_nodes``/``l1_hyperedges`` visit changed scenes and pairs with
+  a changed end; decay is computed exactly every pass but written back only
+  when a value crosses a threshold, its links change, or an hour has passed.
 - Cancellation: ``env.cancel`` is checked at every stage boundary (the stage
   about to run is recorded ``cancelled``) and handed to every model call;
   the error is ``OperationCancelledError`` (5008).

@@ -11,8 +11,9 @@ the top 5 from 53% to 59%). The recall mirror (``index.recall``) is
 built on a domain's first recall and then kept current from the topic and
 content mirrors' journals: a recall redoes only the rows and events whose
 topics changed since the last one, so no call scans the domain. A mirror
-installed whole (Dream rebuilds the topic mirror) has no journal of what it
-replaced: the next recall builds the index again.
+installed whole (Dream's ``index_rebuild`` when the records disagree with the
+mirror, which a healthy file never shows) has no journal of what it replaced:
+the next recall builds the index again.
 """
 
 from __future__ import annotations

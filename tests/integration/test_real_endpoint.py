@@ -64,7 +64,8 @@ def test_a_turn_closes_with_real_keywords_and_survives_reopen(tmp_path: Path) ->
 def test_a_dream_pass_runs_to_the_end_whatever_consolidation_does(tmp_path: Path) -> None:
     """A model too weak to consolidate still lets the pass reach the L1 stages and L0."""
     defaults = memhop.Defaults(scene_dream_topic_threshold=-1, dream_compress_min_topics=2)
-    with memhop.open(str(tmp_path / "dream.meh"), _config(), defaults) as db:
+    seed = memhop.ProfileInput(name="Ada")
+    with memhop.open(str(tmp_path / "dream.meh"), _config(), defaults, profile=seed) as db:
         me = db.primary()
         for i, (said, answered) in enumerate(
             [
