@@ -225,6 +225,26 @@ def fsync_off() -> Iterator[None]:
         os.fsync = real
 
 
+def fsync_reference(directory: str, probes: int = 50) -> float:
+    """Median seconds of a 300-byte append + fsync to a plain file in ``directory``, now.
+
+    Printed beside results that hang on the disk: this machine's fsync swings with the hour.
+    """
+    path = os.path.join(directory, "fsync-reference.bin")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    seconds = []
+    try:
+        for _ in range(probes):
+            started = time.perf_counter()
+            os.write(fd, b"x" * 299 + b"\n")
+            os.fsync(fd)
+            seconds.append(time.perf_counter() - started)
+    finally:
+        os.close(fd)
+        os.remove(path)
+    return statistics.median(seconds)
+
+
 class FsyncCounter:
     """Counts ``os.fsync`` / ``os.fdatasync`` calls (any thread) while installed."""
 

@@ -33,6 +33,7 @@ from itertools import cycle
 
 from _common import (
     FsyncCounter,
+    fsync_reference,
     load_average,
     log,
     machine,
@@ -41,7 +42,7 @@ from _common import (
     publish,
     table,
 )
-from turn import BASE_MS, TURNS_PER_SCENE, FsyncProbe, SqliteTurns, load_lines
+from turn import BASE_MS, TURNS_PER_SCENE, SqliteTurns, load_lines
 
 import memhop
 
@@ -195,15 +196,6 @@ def one_round(
     return total / elapsed, counter.calls / total
 
 
-def fsync_latency(tmp: str, probes: int = 50) -> float:
-    """Median seconds of one 300-byte append + fsync on the bench's file system, now."""
-    probe = FsyncProbe(tmp)
-    for _ in range(probes):
-        probe.once()
-    probe.close()
-    return med(probe.seconds)
-
-
 def _thread_rows(runs: Runs) -> tuple[float, list[list[str]]]:
     """(8 threads vs 1, table rows) of one thread-count series."""
     one = med([r for r, _ in runs[1]])
@@ -307,9 +299,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         counts = (1, 2, 4, 8)
         rounds, per_round = (1, 16) if args.quick else (5, 160)
         log(f"threads {counts}: {rounds} rounds of {per_round} turns")
-        before = fsync_latency(tmp)
+        before = fsync_reference(tmp)
         threads = threaded(tmp, counts, per_round, rounds, "threads")
-        fsync_s = (before, fsync_latency(tmp))
+        fsync_s = (before, fsync_reference(tmp))
         with slow_disk(SLOW_FSYNC_S):
             slow = threaded(tmp, counts, per_round, rounds, "slow")
         section = report(head, fsync_s, single, threads, slow, time.perf_counter() - started)
