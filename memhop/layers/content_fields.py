@@ -121,12 +121,17 @@ def live_payloads(engine: Engine, agent_id: int, rec_type: int) -> Iterator[tupl
             yield id_hash, frame.payload
 
 
-def all_content_fields(engine: Engine, agent_id: int) -> list[ContentFields]:
-    """Every readable content slot of the domain, ascending by id, text left out."""
+def all_content_fields(
+    engine: Engine, agent_id: int, ints: dict[int, int] | None = None
+) -> list[ContentFields]:
+    """Every readable content slot of the domain, ascending by id, text left out.
+
+    ``ints`` pools int objects (``all_topic_rows`` may have filled it).
+    """
     found: list[ContentFields] = []
     # One int object per topic id and per stamp: a topic's slots share both, and the
     # mirror holds these rows for as long as the domain is open.
-    pool: dict[int, int] = {}
+    pool: dict[int, int] = {} if ints is None else ints
     for id_hash, payload in live_payloads(engine, agent_id, RecordType.ARCHIVE):
         try:
             found.append(_fast(id_hash, payload, pool) or _decoded(id_hash, payload, pool))

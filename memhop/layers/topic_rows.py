@@ -36,14 +36,16 @@ _SHAPE = re.compile(
 )  # fmt: skip
 
 
-def _fast(payload: bytes, pool: dict[str, str]) -> TopicSlot | None:
+def _fast(
+    id_hash: int, payload: bytes, pool: dict[str, str], ints: dict[int, int]
+) -> TopicSlot | None:
     """The topic of a payload in the usual shape, or None to decode it in full."""
     m = _SHAPE.fullmatch(payload)
     if m is None:
         return None
     topic, scene, parent, depth, name, words, user_ts, agent_ts = m.groups()
     topic_id, scene_id, user_at, agent_at = int(topic), int(scene), int(user_ts), int(agent_ts)
-    parent_id = None if parent is None else int(parent)
+    parent_id = None if parent is None else ints.setdefault(int(parent), int(parent))
     if (
         max(topic_id, scene_id, parent_id or 0) >= _U64
         or int(depth) > 0xFF
@@ -58,25 +60,34 @@ def _fast(payload: bytes, pool: dict[str, str]) -> TopicSlot | None:
     # No string holds a quote or an escape, so the array splits on its separators.
     split = listed[2:-2].split('","') if len(listed) > 2 and listed[0] == "[" else ()
     keywords = tuple([pool.setdefault(w, w) for w in split])
+    # One int object per value the mirror keeps many of: the id is the engine's own key,
+    # a scene's id is shared by its rows, and a turn's stamps by its row and its lines.
     return TopicSlot(
-        id=topic_id,
-        scene_id=scene_id,
+        id=ints.setdefault(topic_id, id_hash if id_hash == topic_id else topic_id),
+        scene_id=ints.setdefault(scene_id, scene_id),
         parent_id=parent_id,
         depth=int(depth),
         name=text,
         fused_keywords=keywords,
-        user_timestamp=user_at,
-        agent_timestamp=agent_at,
+        user_timestamp=ints.setdefault(user_at, user_at),
+        agent_timestamp=ints.setdefault(agent_at, agent_at),
     )
 
 
-def all_topic_rows(engine: Engine, agent_id: int) -> list[TopicSlot]:
-    """Every readable topic of the domain, ascending by id (damage skipped and counted)."""
+def all_topic_rows(
+    engine: Engine, agent_id: int, ints: dict[int, int] | None = None
+) -> list[TopicSlot]:
+    """Every readable topic of the domain, ascending by id (damage skipped and counted).
+
+    ``ints`` pools the int objects of ids and stamps; pass the same dict to
+    ``all_content_fields`` so a turn's lines share them with its row.
+    """
     found: list[TopicSlot] = []
     pool: dict[str, str] = {}  # one copy of each keyword: tracks repeat a small vocabulary
+    ints = {} if ints is None else ints
     for id_hash, payload in live_payloads(engine, agent_id, RecordType.TOPIC):
         try:
-            found.append(_fast(payload, pool) or TopicSlot.from_json(payload))
+            found.append(_fast(id_hash, payload, pool, ints) or TopicSlot.from_json(payload))
         except _DAMAGE as exc:
             engine.note_damaged(agent_id, id_hash, exc)
     return found

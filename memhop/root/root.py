@@ -181,9 +181,12 @@ class Root:
 
     def _load_context(self, agent_id: int, meter: MeteredModel) -> DomainContext:
         """Build a domain's mirrors from its readable records (damage is skipped and counted)."""
+        ints: dict[int, int] = {}  # one int object per id or stamp, across both mirrors
+        topics = topic_rows.all_topic_rows(self.engine, agent_id, ints)
+        contents = content_fields.all_content_fields(self.engine, agent_id, ints)
         mirrors = Mirrors(
-            topics=L2Meta.from_topics(topic_rows.all_topic_rows(self.engine, agent_id)),
-            contents=L4Index.from_fields(content_fields.all_content_fields(self.engine, agent_id)),
+            topics=L2Meta.from_topics(topics),
+            contents=L4Index.from_fields(contents),
             plans=PlanTrees.from_nodes(plan.all_plan_nodes(self.engine, agent_id)),
         )
         # Content is read for its fields only: a scene's lines are decoded when
