@@ -13,7 +13,7 @@ Decay is written when due (beyond upstream, which rewrites every node and
 edge on every pass): a value decays continuously from its clock (a node's
 ``updated_at``, an edge's ``last_decay_at`` or else ``created_at``), so a
 pass computes it exactly whenever it runs; it is stored back only when it
-crosses a threshold, its edges or members change, or ``DECAY_WRITE_INTERVAL_MS``
+crosses a threshold, its edges or members change, or ``decay.DECAY_WRITE_INTERVAL_MS``
 has passed since its clock. What a pass decides (removals, detachments) is
 what decaying on every pass decides; a stored value lags its decay by at most
 the interval.
@@ -23,10 +23,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import math
 from collections.abc import Iterable, Iterator, Set
 
-from memhop.dream import l1cache
+from memhop.dream import decay, l1cache
 from memhop.dream.env import Held
 from memhop.dream.l1cache import L1Cache
 from memhop.ids import l1_edge_id, scene_node_id
@@ -35,90 +34,20 @@ from memhop.layers import scene
 from memhop.records import SceneEdge, SceneNode
 
 __all__ = [
-    "DECAY_WRITE_INTERVAL_MS",
-    "EDGE_REMOVE_THRESHOLD",
     "L1_EDGE_MIN_SIMILARITY",
-    "LAMBDA_EDGE",
-    "LAMBDA_NODE",
-    "MAX_EMOTIONAL_SLOWDOWN",
     "MIN_EDGE_NODES",
     "NEW_NODE_IMPORTANCE",
-    "NODE_PRUNE_EDGES_THRESHOLD",
-    "NODE_REMOVE_THRESHOLD",
     "build_edges",
     "decay_network",
-    "edge_weight_at",
-    "hours_between",
-    "jaccard",
-    "node_importance_at",
-    "node_lambda",
     "rebuild_from_l2",
     "rebuild_index",
     "sync_nodes",
 ]
 
-LAMBDA_NODE = 0.01  # per hour
-LAMBDA_EDGE = 0.02  # per hour
-NODE_REMOVE_THRESHOLD = 0.05
-NODE_PRUNE_EDGES_THRESHOLD = 0.15
-EDGE_REMOVE_THRESHOLD = 0.05
 MIN_EDGE_NODES = 2
 L1_EDGE_MIN_SIMILARITY = 0.15
 NEW_NODE_IMPORTANCE = 1.0
-NEUTRAL_VALENCE = 0.5
-MAX_EMOTIONAL_SLOWDOWN = 0.9
-DECAY_WRITE_INTERVAL_MS = 3_600_000
-"""A decayed node or edge is stored back once its clock is this old (beyond upstream)."""
-_MS_PER_HOUR = 3_600_000
 _LISTED_DEPTH = 2
-
-
-# ---- pure math ---------------------------------------------------------------------------
-
-
-def hours_between(earlier_ms: int, now_ms: int) -> float:
-    """Hours from ``earlier_ms`` to ``now_ms``; never negative."""
-    return max(now_ms - earlier_ms, 0) / _MS_PER_HOUR
-
-
-def node_lambda(valence: float, arousal: float, base: float = LAMBDA_NODE) -> float:
-    """A node's decay rate: intense memories (far from neutral, aroused) fade up to 10x slower."""
-    strength = min(abs(valence - NEUTRAL_VALENCE) * 2, 1.0)
-    activation = min(max(arousal, 0.0), 1.0)
-    if math.isnan(strength) or math.isnan(activation):
-        return base
-    return base * (1 - MAX_EMOTIONAL_SLOWDOWN * strength * activation)
-
-
-def jaccard(a: Set[str], b: Set[str]) -> float:
-    shared = len(a & b)
-    union = len(a) + len(b) - shared
-    return shared / union if union else 0.0
-
-
-def node_importance_at(node: SceneNode, now: int) -> float:
-    """The node's importance decayed from its clock (``updated_at``) to ``now``."""
-    rate = node_lambda(node.valence, node.arousal)
-    return node.importance * math.exp(-rate * hours_between(node.updated_at, now))
-
-
-def _edge_clock(edge: SceneEdge) -> int:
-    return edge.last_decay_at or edge.created_at
-
-
-def edge_weight_at(edge: SceneEdge, now: int) -> float:
-    """The edge's weight decayed from its clock (last decay, else creation) to ``now``."""
-    return edge.weight * math.exp(-LAMBDA_EDGE * hours_between(_edge_clock(edge), now))
-
-
-def _edge_due(edge: SceneEdge) -> int:
-    """When a decay must next look at the edge: write-back is due or it falls below 0.05."""
-    clock = _edge_clock(edge)
-    if edge.weight <= EDGE_REMOVE_THRESHOLD:
-        return clock
-    # Floored: a visit a little early decides on the exact weight and reschedules.
-    until_floor = math.log(edge.weight / EDGE_REMOVE_THRESHOLD) / LAMBDA_EDGE * _MS_PER_HOUR
-    return clock + min(DECAY_WRITE_INTERVAL_MS, math.floor(until_floor))
 
 
 def _is_deep(meta: L2Meta, node: SceneNode) -> bool:
@@ -175,7 +104,7 @@ def sync_nodes(held: Held, now: int) -> set[int]:
             if node is None:
                 node = SceneNode(id_hash=node_id, importance=NEW_NODE_IMPORTANCE, created_at=now)
             elif not _is_deep(meta, node):
-                node = dataclasses.replace(node, importance=node_importance_at(node, now))
+                node = dataclasses.replace(node, importance=decay.node_importance_at(node, now))
             written.append(
                 dataclasses.replace(node, scene_id=scene_id, topic_ids=wanted, updated_at=now)
             )
@@ -234,7 +163,7 @@ def build_edges(held: Held, touched: Set[int], now: int) -> int:
         edges: list[SceneEdge] = []
         linked: dict[int, list[int]] = {}
         for low, high in sorted(_pairs(cache, focus)):
-            similarity = jaccard(sets[low], sets[high])
+            similarity = decay.jaccard(sets[low], sets[high])
             if similarity < L1_EDGE_MIN_SIMILARITY:
                 continue
             edge_id = l1_edge_id(low, high)
@@ -247,14 +176,14 @@ def build_edges(held: Held, touched: Set[int], now: int) -> int:
                 edge = SceneEdge(
                     id_hash=edge_id, node_ids=(low, high), weight=similarity, created_at=now
                 )
-            elif similarity <= edge_weight_at(edge, now):
+            elif similarity <= decay.edge_weight_at(edge, now):
                 continue
             else:
                 edge = dataclasses.replace(edge, weight=similarity, last_decay_at=now)
             edges.append(edge)
             linked.setdefault(low, []).append(edge_id)
             linked.setdefault(high, []).append(edge_id)
-        cache.put_edges([(e, _edge_due(e)) for e in edges])
+        cache.put_edges([(e, decay.edge_due(e)) for e in edges])
         grown: list[SceneNode] = []
         for node_id, edge_ids in sorted(linked.items()):
             node = nodes[node_id]
@@ -333,7 +262,7 @@ class _Graph:
         cache = self.cache
         nodes = [n for i, n in sorted(self.nodes.items()) if cache.nodes.get(i) != n]
         edges = [
-            (e, _edge_due(e))
+            (e, decay.edge_due(e))
             for i, e in sorted(self.edges.items())
             if e is not None and i in self.written_edges
         ]
@@ -400,16 +329,16 @@ def decay_network(held: Held, now: int) -> tuple[int, int]:
         for node_id, node in sorted(graph.nodes.items()):
             if _is_deep(meta, node):
                 continue
-            importance = node_importance_at(node, now)
-            if importance < NODE_REMOVE_THRESHOLD:
+            importance = decay.node_importance_at(node, now)
+            if importance < decay.NODE_REMOVE_THRESHOLD:
                 graph.delete_node(node_id)
                 nodes_removed += 1
                 continue
             edge_ids = node.edge_ids
-            if importance < NODE_PRUNE_EDGES_THRESHOLD:
+            if importance < decay.NODE_PRUNE_EDGES_THRESHOLD:
                 detach.append((node_id, node.edge_ids))
                 edge_ids = ()
-            if edge_ids != node.edge_ids or now - node.updated_at >= DECAY_WRITE_INTERVAL_MS:
+            if edge_ids != node.edge_ids or now - node.updated_at >= decay.DECAY_WRITE_INTERVAL_MS:
                 graph.nodes[node_id] = dataclasses.replace(
                     node, importance=importance, updated_at=now, edge_ids=edge_ids
                 )
@@ -423,15 +352,15 @@ def decay_network(held: Held, now: int) -> tuple[int, int]:
             current = graph.edge(edge_id)
             if current is None:
                 continue
-            weight = edge_weight_at(current, now)
+            weight = decay.edge_weight_at(current, now)
             members = tuple(m for m in current.node_ids if m in graph.nodes)
-            if len(members) < MIN_EDGE_NODES or weight < EDGE_REMOVE_THRESHOLD:
+            if len(members) < MIN_EDGE_NODES or weight < decay.EDGE_REMOVE_THRESHOLD:
                 graph.delete_edge(edge_id, members)
                 edges_removed += 1
             elif (
                 members != current.node_ids
                 or edge_id in graph.written_edges
-                or now - _edge_clock(current) >= DECAY_WRITE_INTERVAL_MS
+                or now - decay.edge_clock(current) >= decay.DECAY_WRITE_INTERVAL_MS
             ):
                 graph.put_edge(
                     dataclasses.replace(current, node_ids=members, weight=weight, last_decay_at=now)
@@ -440,5 +369,5 @@ def decay_network(held: Held, now: int) -> tuple[int, int]:
                 kept.append(current)
         graph.commit()
         for edge in kept:
-            cache.schedule(edge.id_hash, max(_edge_due(edge), now + 1))
+            cache.schedule(edge.id_hash, max(decay.edge_due(edge), now + 1))
         return nodes_removed, edges_removed

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from memhop.dream import structure
+from memhop.dream import decay, structure
 from memhop.ids import l1_edge_id, scene_node_id
 from memhop.layers import scene, topic
 from tests.dream.conftest import NOW, Domain
@@ -25,13 +25,13 @@ def _sync_and_link(dom: Domain, now: int = NOW) -> tuple[set[int], int]:
 
 
 def test_emotional_slowdown_measures_distance_from_neutral() -> None:
-    base = structure.LAMBDA_NODE
-    assert structure.node_lambda(0.5, 1.0) == base
-    assert structure.node_lambda(0.0, 0.0) == base
-    low, high = structure.node_lambda(0.0, 1.0), structure.node_lambda(1.0, 1.0)
+    base = decay.LAMBDA_NODE
+    assert decay.node_lambda(0.5, 1.0) == base
+    assert decay.node_lambda(0.0, 0.0) == base
+    low, high = decay.node_lambda(0.0, 1.0), decay.node_lambda(1.0, 1.0)
     assert low == high == pytest.approx(0.1 * base)
     for valence, arousal in ((-3.0, 5.0), (9.0, -2.0), (0.2, 0.7)):
-        assert 0 < structure.node_lambda(valence, arousal) <= base
+        assert 0 < decay.node_lambda(valence, arousal) <= base
 
 
 def test_jaccard_floor_decides_the_edge(dom: Domain) -> None:
@@ -49,7 +49,7 @@ def test_jaccard_floor_decides_the_edge(dom: Domain) -> None:
     assert (
         scene.get_scene_edge_optional(dom.engine, 0, l1_edge_id(n100, scene_node_id(300))) is None
     )
-    assert structure.jaccard({"a"}, {"a"} | {f"x{i}" for i in range(6)}) < 0.15
+    assert decay.jaccard({"a"}, {"a"} | {f"x{i}" for i in range(6)}) < 0.15
     # Idempotent: nothing changed, nothing written.
     assert _sync_and_link(dom) == (set(), 0)
 

@@ -1,0 +1,88 @@
+"""Decay and similarity of the association layer: pure functions of a node's or an edge's fields.
+
+A node's importance and an edge's weight decay exponentially from their clock
+(a node's ``updated_at``; an edge's ``last_decay_at``, else ``created_at``),
+so any pass computes them exactly whenever it runs; ``structure`` decides
+when a decayed value is worth storing back (``DECAY_WRITE_INTERVAL_MS``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Set
+
+from memhop.records import SceneEdge, SceneNode
+
+__all__ = [
+    "DECAY_WRITE_INTERVAL_MS",
+    "EDGE_REMOVE_THRESHOLD",
+    "LAMBDA_EDGE",
+    "LAMBDA_NODE",
+    "MAX_EMOTIONAL_SLOWDOWN",
+    "NEUTRAL_VALENCE",
+    "NODE_PRUNE_EDGES_THRESHOLD",
+    "NODE_REMOVE_THRESHOLD",
+    "edge_clock",
+    "edge_due",
+    "edge_weight_at",
+    "hours_between",
+    "jaccard",
+    "node_importance_at",
+    "node_lambda",
+]
+
+LAMBDA_NODE = 0.01  # per hour
+LAMBDA_EDGE = 0.02  # per hour
+NODE_REMOVE_THRESHOLD = 0.05
+NODE_PRUNE_EDGES_THRESHOLD = 0.15
+EDGE_REMOVE_THRESHOLD = 0.05
+NEUTRAL_VALENCE = 0.5
+MAX_EMOTIONAL_SLOWDOWN = 0.9
+DECAY_WRITE_INTERVAL_MS = 3_600_000
+"""A decayed node or edge is stored back once its clock is this old (beyond upstream)."""
+_MS_PER_HOUR = 3_600_000
+
+
+def hours_between(earlier_ms: int, now_ms: int) -> float:
+    """Hours from ``earlier_ms`` to ``now_ms``; never negative."""
+    return max(now_ms - earlier_ms, 0) / _MS_PER_HOUR
+
+
+def node_lambda(valence: float, arousal: float, base: float = LAMBDA_NODE) -> float:
+    """A node's decay rate: intense memories (far from neutral, aroused) fade up to 10x slower."""
+    strength = min(abs(valence - NEUTRAL_VALENCE) * 2, 1.0)
+    activation = min(max(arousal, 0.0), 1.0)
+    if math.isnan(strength) or math.isnan(activation):
+        return base
+    return base * (1 - MAX_EMOTIONAL_SLOWDOWN * strength * activation)
+
+
+def jaccard(a: Set[str], b: Set[str]) -> float:
+    shared = len(a & b)
+    union = len(a) + len(b) - shared
+    return shared / union if union else 0.0
+
+
+def node_importance_at(node: SceneNode, now: int) -> float:
+    """The node's importance decayed from its clock (``updated_at``) to ``now``."""
+    rate = node_lambda(node.valence, node.arousal)
+    return node.importance * math.exp(-rate * hours_between(node.updated_at, now))
+
+
+def edge_clock(edge: SceneEdge) -> int:
+    return edge.last_decay_at or edge.created_at
+
+
+def edge_weight_at(edge: SceneEdge, now: int) -> float:
+    """The edge's weight decayed from its clock (last decay, else creation) to ``now``."""
+    return edge.weight * math.exp(-LAMBDA_EDGE * hours_between(edge_clock(edge), now))
+
+
+def edge_due(edge: SceneEdge) -> int:
+    """When a decay must next look at the edge: write-back is due or it falls below 0.05."""
+    clock = edge_clock(edge)
+    if edge.weight <= EDGE_REMOVE_THRESHOLD:
+        return clock
+    # Floored: a visit a little early decides on the exact weight and reschedules.
+    until_floor = math.log(edge.weight / EDGE_REMOVE_THRESHOLD) / LAMBDA_EDGE * _MS_PER_HOUR
+    return clock + min(DECAY_WRITE_INTERVAL_MS, math.floor(until_floor))
