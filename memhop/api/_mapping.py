@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Protocol, cast
+from typing import Any, Protocol, TypeVar, cast
 
 import memhop.records as rec
 from memhop.api.results import (
@@ -184,6 +184,16 @@ def _provenance(made_by: ProvenanceLike | None) -> dict[str, Any]:
 _MAPPED_ROWS: dict[int, tuple[rec.TopicSlot, ProvenanceLike | None, TopicSlot]] = {}
 _MAPPED_ROWS_LIMIT = 4096
 _MEMO_LOCK = threading.Lock()
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+def _remember(memo: dict[K, V], key: K, value: V, limit: int) -> None:
+    """Store ``value`` under ``key``, dropping the oldest entry once ``memo`` holds ``limit``."""
+    with _MEMO_LOCK:  # sessions on other threads share the memos
+        if key not in memo and len(memo) >= limit:
+            memo.pop(next(iter(memo)), None)
+        memo[key] = value
 
 
 def topic_slot(topic: rec.TopicSlot, made_by: ProvenanceLike | None = None) -> TopicSlot:
@@ -192,10 +202,7 @@ def topic_slot(topic: rec.TopicSlot, made_by: ProvenanceLike | None = None) -> T
     if held is not None and held[0] is topic and (held[1] is made_by or held[1] == made_by):
         return held[2]
     row = _topic_row(topic, made_by)
-    with _MEMO_LOCK:  # sessions on other threads share the memos
-        if len(_MAPPED_ROWS) >= _MAPPED_ROWS_LIMIT:
-            _MAPPED_ROWS.pop(next(iter(_MAPPED_ROWS)), None)  # the oldest entry
-        _MAPPED_ROWS[id(topic)] = (topic, made_by, row)
+    _remember(_MAPPED_ROWS, id(topic), (topic, made_by, row), _MAPPED_ROWS_LIMIT)
     return row
 
 
@@ -253,10 +260,7 @@ def _surface(
         if len(topics) >= done and topics[:done] == last[0]:
             start, rows = done, last[2]
     rows += tuple(topic_slot(t, made_by.get(t.id)) for t in topics[start:])
-    with _MEMO_LOCK:
-        if scene_id not in _SURFACES and len(_SURFACES) >= _SURFACES_LIMIT:
-            _SURFACES.pop(next(iter(_SURFACES)), None)  # the oldest scene
-        _SURFACES[scene_id] = (topics, dict(made_by), rows)
+    _remember(_SURFACES, scene_id, (topics, dict(made_by), rows), _SURFACES_LIMIT)
     return rows
 
 
@@ -270,10 +274,7 @@ def _profile_and_brief(profile: rec.ProfileSlot) -> tuple[ProfileSlot, str]:
     if last is not None and last[0] is profile:
         return last[1], last[2]
     mapped, brief = profile_slot(profile), profile_brief(profile)  # frozen: safe to share
-    with _MEMO_LOCK:
-        if len(_PROFILES) >= _SURFACES_LIMIT:
-            _PROFILES.pop(next(iter(_PROFILES)), None)  # the oldest
-        _PROFILES[id(profile)] = (profile, mapped, brief)
+    _remember(_PROFILES, id(profile), (profile, mapped, brief), _SURFACES_LIMIT)
     return mapped, brief
 
 

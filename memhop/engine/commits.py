@@ -99,6 +99,7 @@ class Commits:
         return _Group(self)
 
     def settle_group(self, owed: int) -> None:
+        """Make a group block's writes durable, up to the end of its last one."""
         with self._lock:
             self.wait_durable(owed, "sync")
 
@@ -128,7 +129,8 @@ class Commits:
             return
         self._waiting.append((end, apply))
         self.wait_durable(end, what)
-        self._apply_durable()  # an fsync made before this write's bytes may already cover them
+        # An fsync made before this write's bytes may already have covered them.
+        self.apply_waiting(self._file.durable_end)
 
     def wait_durable(self, end: int, what: str) -> None:
         """Return once the file is durable up to ``end``, leading an fsync if none is in flight."""
@@ -186,17 +188,16 @@ class Commits:
             self._waiting.clear()  # never applied: none of those writes was acknowledged
         else:
             self._file.durable_end = max(self._file.durable_end, target)
-            self._apply_durable()
+            self.apply_waiting(self._file.durable_end)
         if self._sleepers:
             self._done.notify_all()
 
-    def _apply_durable(self) -> None:
-        while self._waiting and self._waiting[0][0] <= self._file.durable_end:
-            self._waiting.popleft()[1]()
+    def apply_waiting(self, upto: float = float("inf")) -> None:
+        """Apply the queued changes whose bytes end at or before ``upto``, in log order.
 
-    def apply_waiting(self) -> None:
-        """Apply every queued change now, in log order (a write that must be seen at once)."""
-        while self._waiting:
+        Without ``upto``, all of them: a write that must be seen at once comes after them.
+        """
+        while self._waiting and self._waiting[0][0] <= upto:
             self._waiting.popleft()[1]()
 
     def drain(self) -> None:

@@ -46,16 +46,15 @@ class SlotRef:
 
     @classmethod
     def of(cls, slot: ArchiveSlot) -> SlotRef:
-        # Positional, in field order: every content write and every load makes one.
         return cls(
-            slot.id_hash,
-            slot.topic_id,
-            slot.seq,
-            slot.kind,
-            slot.content_type,
-            slot.role,
-            slot.node_seq,
-            slot.created_at,
+            id_hash=slot.id_hash,
+            topic_id=slot.topic_id,
+            seq=slot.seq,
+            kind=slot.kind,
+            content_type=slot.content_type,
+            role=slot.role,
+            node_seq=slot.node_seq,
+            created_at=slot.created_at,
         )
 
 

@@ -106,25 +106,38 @@ class RecallIndex:
             length += 1
         if not counts:
             return
+        df = self._df
+        for term_id in counts:
+            df[term_id] += 1
+        self._total_length += length
+        tfs = [(term_id, min(count, _MAX_TF)) for term_id, count in counts.items()]
+        self._append(key[0], key[1], scene_id, created_at, length, tfs)
+
+    def _append(
+        self,
+        kind: int,
+        doc_id: int,
+        scene_id: int,
+        created_at: int,
+        length: int,
+        tfs: Iterable[tuple[int, int]],
+    ) -> None:
+        """Give a document the next slot: its row of the per-document arrays and its postings."""
         slot = len(self._lengths)
         self._starts.append(len(self._fwd_terms))
         fwd_terms, fwd_counts = self._fwd_terms, self._fwd_counts
-        df, post_docs, post_tfs = self._df, self._post_docs, self._post_tfs
-        for term_id, count in counts.items():
-            tf = min(count, _MAX_TF)
+        post_docs, post_tfs = self._post_docs, self._post_tfs
+        for term_id, tf in tfs:
             fwd_terms.append(term_id)
             fwd_counts.append(tf)
-            df[term_id] += 1
             post_docs[term_id].append(slot)
             post_tfs[term_id].append(tf)
-        kind, doc_id = key
         self._kinds.append(kind)
         self._ids.append(doc_id)
         self._scenes.append(scene_id)
         self._created.append(created_at)
         self._lengths.append(length)
         self._slot_of.setdefault(kind, {})[doc_id] = slot
-        self._total_length += length
 
     def _term_id(self, term: str) -> int:
         term_id = self._vocab.get(term)
@@ -153,9 +166,14 @@ class RecallIndex:
 
     def _repack(self) -> None:
         """Drop dead slots from the postings and the per-document arrays."""
-        old = (self._kinds, self._ids, self._scenes, self._created, self._lengths)
-        old_starts, old_terms, old_counts = self._starts, self._fwd_terms, self._fwd_counts
-        n = len(old[4])
+        kinds, ids, scenes, created, lengths = (
+            self._kinds,
+            self._ids,
+            self._scenes,
+            self._created,
+            self._lengths,
+        )
+        starts, terms, counts = self._starts, self._fwd_terms, self._fwd_counts
         self._kinds, self._ids = array("B"), array("Q")
         self._scenes, self._created, self._lengths = array("Q"), array("q"), array("I")
         self._starts, self._fwd_terms, self._fwd_counts = array("Q"), array("I"), array("B")
@@ -163,24 +181,12 @@ class RecallIndex:
         self._post_docs = [array("I") for _ in self._df]
         self._post_tfs = [array("B") for _ in self._df]
         self._dead = 0
+        n = len(lengths)
         for s in range(n):
-            if not old[4][s]:
-                continue
-            slot = len(self._lengths)
-            a = old_starts[s]
-            b = old_starts[s + 1] if s + 1 < n else len(old_terms)
-            self._starts.append(len(self._fwd_terms))
-            for term_id, tf in zip(old_terms[a:b], old_counts[a:b], strict=True):
-                self._post_docs[term_id].append(slot)
-                self._post_tfs[term_id].append(tf)
-            self._fwd_terms.extend(old_terms[a:b])
-            self._fwd_counts.extend(old_counts[a:b])
-            self._kinds.append(old[0][s])
-            self._ids.append(old[1][s])
-            self._scenes.append(old[2][s])
-            self._created.append(old[3][s])
-            self._lengths.append(old[4][s])
-            self._slot_of.setdefault(old[0][s], {})[old[1][s]] = slot
+            if lengths[s]:  # 0: a removed document
+                a, b = starts[s], starts[s + 1] if s + 1 < n else len(terms)
+                tfs = zip(terms[a:b], counts[a:b], strict=True)
+                self._append(kinds[s], ids[s], scenes[s], created[s], lengths[s], tfs)
 
     # ---- reads -------------------------------------------------------------------------
 

@@ -62,18 +62,15 @@ class MeteredModel:
 
     def _add(self, before: Usage, *, failed: bool) -> None:
         after = self._reported()
+        delta = Usage(
+            operations=1,
+            requests=max(after.requests - before.requests, 0),
+            prompt_tokens=max(after.prompt_tokens - before.prompt_tokens, 0),
+            completion_tokens=max(after.completion_tokens - before.completion_tokens, 0),
+            failures=int(failed),
+        )
         with self._lock:
-            # One new total per operation (not a delta and then a sum): every turn pays this.
-            total = self._usage
-            self._usage = Usage(
-                operations=total.operations + 1,
-                requests=total.requests + max(after.requests - before.requests, 0),
-                failures=total.failures + int(failed),
-                prompt_tokens=total.prompt_tokens
-                + max(after.prompt_tokens - before.prompt_tokens, 0),
-                completion_tokens=total.completion_tokens
-                + max(after.completion_tokens - before.completion_tokens, 0),
-            )
+            self._usage = self._usage + delta
 
     def extract_keywords(
         self, text: str, *, cancel: threading.Event | None = None

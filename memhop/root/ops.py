@@ -63,12 +63,10 @@ class AgentOps:
         **kwargs: P.kwargs,
     ) -> R:
         """``run`` a write into the open turn; with durability "turn" ``update`` syncs it."""
-        with self.root.domain(self.agent_id) as ctx:
-            engine = self.root.engine
-            if self.root.defaults.durability != "turn":
-                return op(engine, ctx, *args, **kwargs)
-            with engine.deferred():
-                return op(engine, ctx, *args, **kwargs)
+        if self.root.defaults.durability != "turn":
+            return self.run(op, *args, **kwargs)
+        with self.root.domain(self.agent_id) as ctx, self.root.engine.deferred():
+            return op(self.root.engine, ctx, *args, **kwargs)
 
     def delete(
         self,
