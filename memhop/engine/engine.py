@@ -23,6 +23,7 @@ from memhop.engine.commits import Commits
 from memhop.engine.frame import FLAG_DELETED, ByteView, Frame, decode_record, encode_frame
 from memhop.engine.header import HeaderPair
 from memhop.engine.index import LiveIndex, Placement
+from memhop.engine.packed import NO_IDS
 from memhop.engine.snapshot import Index
 from memhop.engine.storefile import StoreFile
 from memhop.engine.writes import LogWriter, RecordEntry, encode_batch
@@ -45,7 +46,7 @@ class Engine:
         self,
         file: StoreFile,
         headers: HeaderPair,
-        index: Index,
+        index: Mapping[int, Mapping[int, int]],
         next_offset: int,
         *,
         damaged_frames: int = 0,
@@ -125,7 +126,7 @@ class Engine:
         """
         with self._lock:
             self._check_open()
-            offset = self._live.offsets.get(agent_id, {}).get(id_hash)
+            offset = self._live.offsets.get(agent_id, NO_IDS).get(id_hash)
             if offset is None:
                 msg = "record not found"
                 raise NotFoundError(msg)
@@ -139,7 +140,7 @@ class Engine:
     def note_damaged(self, agent_id: int, id_hash: int, reason: Exception) -> None:
         """Count a live record whose frame read but whose payload will not decode."""
         with self._lock:
-            offset = self._live.offsets.get(agent_id, {}).get(id_hash)
+            offset = self._live.offsets.get(agent_id, NO_IDS).get(id_hash)
             if offset is not None:
                 self._note_damage(agent_id, id_hash, offset, reason)
 
@@ -162,21 +163,20 @@ class Engine:
         """
         with self._lock:
             live = self._live.offsets
-            records = sum(
-                1 for (a, i), offset in self._damaged.items() if live.get(a, {}).get(i) == offset
-            )
+            damaged = self._damaged.items()
+            records = sum(1 for (a, i), at in damaged if live.get(a, NO_IDS).get(i) == at)
             return records, self._damaged_frames
 
     def contains(self, agent_id: int, id_hash: int) -> bool:
         with self._lock:
-            return not self._closed and id_hash in self._live.offsets.get(agent_id, {})
+            return not self._closed and id_hash in self._live.offsets.get(agent_id, NO_IDS)
 
     def ids_of_type(self, agent_id: int, rec_type: int) -> list[int]:
         """Return the live ids of one type in one domain, ascending."""
         with self._lock:
             if self._closed:
                 return []
-            return sorted(self._live.types_of(agent_id, self._file).get(rec_type, ()))
+            return self._live.ids_of_type(agent_id, rec_type, self._file)
 
     def agents(self) -> list[int]:
         """Return the agent ids that hold at least one live record, ascending."""
@@ -186,12 +186,12 @@ class Engine:
     def offset_of(self, agent_id: int, id_hash: int) -> int | None:
         """Return the frame offset the index holds for (agent, id), if any."""
         with self._lock:
-            return self._live.offsets.get(agent_id, {}).get(id_hash)
+            return self._live.offsets.get(agent_id, NO_IDS).get(id_hash)
 
     def all_ids(self, agent_id: int) -> list[int]:
         """Return every live id of one domain, ascending."""
         with self._lock:
-            return [] if self._closed else sorted(self._live.offsets.get(agent_id, {}))
+            return [] if self._closed else sorted(self._live.offsets.get(agent_id, NO_IDS))
 
     def live_in_log_order(self) -> list[tuple[int, int, int]]:
         """Return (offset, agent, id) of every live record, in the order the log holds them."""

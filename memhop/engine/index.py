@@ -1,21 +1,18 @@
 """LiveIndex: where each live record's frame is, and which live ids have which type.
 
-Two maps: ``agent -> id hash -> frame offset`` (live records only), and
-``agent -> record type -> ids``, built per domain from the frames' type bytes
-on first use and kept current by every later change. Not thread-safe on its
-own: the engine calls it under its lock, and only after the frames it names
-are on disk.
+One map, ``agent -> PackedIds`` (id hash -> frame offset, live records
+only, with each frame's type byte read on the domain's first typed question
+and kept current after). Not thread-safe on its own: the engine calls it
+under its lock, and only after the frames it names are on disk.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
-from memhop.engine.recovery import group_by_type
-from memhop.engine.snapshot import Index
+from memhop.engine.packed import PackedIds
 from memhop.engine.storefile import StoreFile
 
-TypeIndex = dict[int, dict[int, set[int]]]
 Placement = tuple[int, int, int, int]
 """Where a frame of an appended blob belongs: (agent id, id hash, record type, offset in blob)."""
 
@@ -23,27 +20,26 @@ Placement = tuple[int, int, int, int]
 class LiveIndex:
     """The engine's in-memory view of which records are live and where their frames sit."""
 
-    __slots__ = ("_types", "offsets")
+    __slots__ = ("offsets",)
 
-    def __init__(self, offsets: Index) -> None:
+    def __init__(self, offsets: Mapping[int, Mapping[int, int]]) -> None:
         # agent -> id hash -> frame offset: read it freely, change it only through the methods.
-        self.offsets = offsets
-        # Built per domain on first use (``types_of``): an open reads no
-        # frame, and a session pays only for the domains it touches.
-        self._types: TypeIndex = {}
+        self.offsets: dict[int, PackedIds] = {}
+        self.adopt(offsets)
 
     def count(self) -> int:
         """Return how many records are live."""
         return sum(len(ids) for ids in self.offsets.values())
 
-    def types_of(self, agent_id: int, file: StoreFile) -> dict[int, set[int]]:
-        """Return the domain's type index, building it from the frames' type bytes once."""
-        by_type = self._types.get(agent_id)
-        if by_type is None:
-            ids = self.offsets.get(agent_id, {})
-            by_type = group_by_type(file.view(), file.size, ids)
-            self._types[agent_id] = by_type
-        return by_type
+    def ids_of_type(self, agent_id: int, rec_type: int, file: StoreFile) -> list[int]:
+        """Return the domain's live ids whose frame has type ``rec_type``, ascending.
+
+        The first typed question about a domain reads every frame's type byte
+        once: an open reads no frame, and a session pays only for the domains
+        it touches. Entries past the log have no type and are left out.
+        """
+        ids = self.offsets.get(agent_id)
+        return [] if ids is None else ids.ids_of_type(rec_type, file.view(), file.size)
 
     def typed(
         self, agent_id: int, id_hashes: Iterable[int], file: StoreFile
@@ -52,54 +48,36 @@ class LiveIndex:
 
         The type is the frame's type byte, 0 for an entry past the log.
         """
-        live = self.offsets.get(agent_id, {})
-        view = file.view()
+        live = self.offsets.get(agent_id)
+        if live is None:
+            return []
+        view, size = file.view(), file.size
         found: list[tuple[int, int]] = []
         for id_hash in id_hashes:
             offset = live.get(id_hash)
             if offset is not None:
-                rec_type = view[offset] if offset < file.size else 0
-                found.append((id_hash, rec_type))
+                found.append((id_hash, view[offset] if offset < size else 0))
         return found
 
     def put(self, base: int, placements: Sequence[Placement]) -> None:
         """Index appended frames in order (later duplicates win); the hot path of every write."""
-        index, types = self.offsets, self._types
+        index = self.offsets
         for agent_id, id_hash, rec_type, rel in placements:
             ids = index.get(agent_id)
-            if ids is None:  # a new domain: its (empty) type index is complete
-                ids = index[agent_id] = {}
-                types[agent_id] = {}
-            by_type = types.get(agent_id)
-            if by_type is not None:  # else it is built from the frames on first use
-                if id_hash in ids:  # an overwrite may change the record's type
-                    for stale in by_type.values():
-                        stale.discard(id_hash)
-                members = by_type.get(rec_type)
-                if members is None:
-                    members = by_type[rec_type] = set()
-                members.add(id_hash)
-            ids[id_hash] = base + rel
+            if ids is None:
+                ids = index[agent_id] = PackedIds()
+            ids.put(id_hash, base + rel, rec_type)
 
     def drop(self, agent_id: int, id_hash: int) -> None:
         """Forget one record (tombstoned); absent ids are ignored."""
         ids = self.offsets.get(agent_id)
-        if ids is None or ids.pop(id_hash, None) is None:
-            return
-        by_type = self._types.get(agent_id, {})
-        for rec_type in list(by_type):
-            by_type[rec_type].discard(id_hash)
-            if not by_type[rec_type]:
-                del by_type[rec_type]
-        if not ids:
+        if ids is not None and ids.discard(id_hash) and not ids:
             del self.offsets[agent_id]
-            self._types.pop(agent_id, None)
 
-    def adopt(self, offsets: Index) -> None:
-        """Replace everything with ``offsets`` (taken over, not copied); types rebuild lazily."""
-        self.offsets = {agent: ids for agent, ids in offsets.items() if ids}
-        self._types = {}
+    def adopt(self, offsets: Mapping[int, Mapping[int, int]]) -> None:
+        """Replace everything with ``offsets`` (packed ones taken over, not copied)."""
+        self.offsets = {agent: PackedIds.from_mapping(ids) for agent, ids in offsets.items() if ids}
 
     def clear(self) -> None:
-        """Forget everything. New maps, so a ``live_index()`` proxy handed out keeps the old one."""
-        self.offsets, self._types = {}, {}
+        """Forget everything (a new map: a ``live_index()`` proxy handed out keeps the old one)."""
+        self.offsets = {}

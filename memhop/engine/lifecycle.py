@@ -2,8 +2,8 @@
 
 Open follows upstream: restore the index from the active header's snapshot
 when it is sound (else log, and scan the whole record area), replay the frames
-after it, and cut a torn tail. The type index is built per domain on first
-use, so an open from a snapshot reads no frame at all.
+after it, and cut a torn tail. Record types are read per domain on its first
+typed question, so an open from a snapshot reads no frame at all.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from memhop.engine.engine import Engine
 from memhop.engine.header import DATA_START, FileHeader, load_headers
 from memhop.engine.publish import build_beside, remove_stale_temps
 from memhop.engine.recovery import scan_records, walk_record_area
-from memhop.engine.snapshot import Index, parse_snapshot
+from memhop.engine.snapshot import PackedIndex, parse_snapshot
 from memhop.engine.storefile import StoreFile
 from memhop.errors import CorruptionError, MemHopError, StorageIOError
 
@@ -31,7 +31,7 @@ def create_engine(path: str) -> Engine:
     return build_beside(path, lambda _: None)
 
 
-def _restore_snapshot(file: StoreFile, header: FileHeader) -> Index | None:
+def _restore_snapshot(file: StoreFile, header: FileHeader) -> PackedIndex | None:
     """Return the index stored in the active snapshot, or None when it is unusable."""
     offset, length = header.snapshot_offset, header.snapshot_length
     try:
@@ -61,7 +61,7 @@ def open_engine(path: str) -> Engine:
             raise CorruptionError(msg)
         headers = load_headers(file.view())
         header = headers.current
-        index: Index | None = None
+        index: PackedIndex | None = None
         if header.has_snapshot:
             index = _restore_snapshot(file, header)
         start = DATA_START if index is None else header.snapshot_offset + header.snapshot_length

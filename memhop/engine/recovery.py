@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import logging
 import struct
-from collections import defaultdict
 from dataclasses import dataclass
 
 from memhop.engine.frame import FLAG_DELETED, RECORD_HEADER_SIZE, ByteView, frame_bounds
 from memhop.engine.header import DATA_START
-from memhop.engine.snapshot import SNAPSHOT_MAGIC_BYTES, Index, snapshot_length_at
+from memhop.engine.packed import PackedIds
+from memhop.engine.snapshot import SNAPSHOT_MAGIC_BYTES, PackedIndex, snapshot_length_at
 from memhop.errors import CorruptionError, CRCMismatchError
 
 log = logging.getLogger("memhop.engine")
@@ -129,7 +129,7 @@ def _resync(buf: ByteView, offset: int, size: int) -> int | None:
 
 
 def scan_records(
-    buf: ByteView, start: int, size: int, index: Index, snapshot_offset: int
+    buf: ByteView, start: int, size: int, index: PackedIndex, snapshot_offset: int
 ) -> ScanResult:
     """Merge the frames from ``start`` into ``index`` until the log ends.
 
@@ -166,16 +166,16 @@ def scan_records(
             resumed += 1
             offset = found
             continue
-        _, flags, agent, id_hash, end = bounds
+        rec_type, flags, agent, id_hash, end = bounds
         frames += 1
+        ids = index.get(agent)
         if flags & FLAG_DELETED:
-            ids = index.get(agent)
-            if ids is not None:
-                ids.pop(id_hash, None)
-                if not ids:
-                    del index[agent]
+            if ids is not None and ids.discard(id_hash) and not ids:
+                del index[agent]
         else:
-            index.setdefault(agent, {})[id_hash] = offset
+            if ids is None:
+                ids = index[agent] = PackedIds()
+            ids.put(id_hash, offset, rec_type)
         offset = end
     if skipped:
         log.warning(
@@ -215,17 +215,3 @@ def walk_record_area(buf: ByteView, size: int, fallback: int) -> int:
             return fallback
         offset = last_end = bounds[4]
     return last_end if offset == size else fallback
-
-
-def group_by_type(buf: ByteView, size: int, ids: dict[int, int]) -> dict[int, set[int]]:
-    """Group one domain's ids by the type byte of the frame each offset names.
-
-    Entries past the log are left out here (they stay indexed and read as
-    corruption). This is the cost of a domain's first typed enumeration after
-    an open; the plain loop measured faster than sort-and-slice variants.
-    """
-    by_type: defaultdict[int, set[int]] = defaultdict(set)
-    for id_hash, offset in ids.items():
-        if offset < size:
-            by_type[buf[offset]].add(id_hash)
-    return dict(by_type)

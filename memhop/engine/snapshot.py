@@ -9,10 +9,13 @@ rebuilt from the frames the offsets point at.
 from __future__ import annotations
 
 import struct
+import sys
 import zlib
+from array import array
 from collections.abc import Mapping
 
 from memhop.engine.frame import ByteView
+from memhop.engine.packed import PackedIds
 from memhop.errors import CorruptionError, CRCMismatchError
 
 SNAPSHOT_MAGIC = 0x534E4150
@@ -24,6 +27,8 @@ _PREFIX = struct.Struct("<IBI")
 _AGENT = struct.Struct("<QI")
 
 Index = dict[int, dict[int, int]]
+PackedIndex = dict[int, PackedIds]
+_SWAP = sys.byteorder != "little"  # the blob is little-endian
 
 
 def build_snapshot(index: Mapping[int, Mapping[int, int]]) -> bytes:
@@ -31,13 +36,11 @@ def build_snapshot(index: Mapping[int, Mapping[int, int]]) -> bytes:
     agents = sorted(a for a, ids in index.items() if ids)
     parts = [_PREFIX.pack(SNAPSHOT_MAGIC, SNAPSHOT_VERSION, len(agents))]
     for agent in agents:
-        ids = index[agent]
-        parts.append(_AGENT.pack(agent, len(ids)))
-        flat: list[int] = []
-        for id_hash in sorted(ids):
-            flat.append(id_hash)
-            flat.append(ids[id_hash])
-        parts.append(struct.pack(f"<{len(flat)}Q", *flat))
+        flat = PackedIds.from_mapping(index[agent]).flat()
+        if _SWAP:
+            flat.byteswap()
+        parts.append(_AGENT.pack(agent, len(flat) // 2))
+        parts.append(flat.tobytes())
     body = b"".join(parts)
     return body + struct.pack("<I", zlib.crc32(body))
 
@@ -62,12 +65,12 @@ def _check_envelope(blob: ByteView) -> int:
     return crc_at
 
 
-def parse_snapshot(blob: ByteView) -> Index:
+def parse_snapshot(blob: ByteView) -> PackedIndex:
     """Parse a snapshot blob into a fresh ``agent -> id -> offset`` index."""
     crc_at = _check_envelope(blob)
     _, _, agent_count = _PREFIX.unpack_from(blob, 0)
     pos = _PREFIX.size
-    index: Index = {}
+    index: PackedIndex = {}
     for _ in range(agent_count):
         if pos + _AGENT.size > crc_at:
             msg = "snapshot agent header truncated"
@@ -77,10 +80,15 @@ def parse_snapshot(blob: ByteView) -> Index:
         if pos + 16 * count > crc_at:
             msg = "snapshot entries truncated"
             raise CorruptionError(msg)
-        flat = struct.unpack_from(f"<{2 * count}Q", blob, pos)
+        flat = array("Q")
+        flat.frombytes(blob[pos : pos + 16 * count])
+        if _SWAP:
+            flat.byteswap()
         pos += 16 * count
-        ids = index.setdefault(agent, {})
-        ids.update(zip(flat[0::2], flat[1::2], strict=True))
+        known = index.get(agent)
+        if known is not None:  # an agent listed twice: its later entries win
+            flat = known.flat() + flat
+        index[agent] = PackedIds.from_pairs(flat)
     return index
 
 

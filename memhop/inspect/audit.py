@@ -23,6 +23,7 @@ from memhop.engine.header import (
     HEADER_SIZE,
     parse_header,
 )
+from memhop.engine.packed import NO_IDS
 from memhop.errors import MemHopError
 from memhop.ids import format_id
 from memhop.inspect.reader import FileState
@@ -103,7 +104,7 @@ def _payload(state: FileState, region: Region) -> Any:
 
 
 def _is_live(state: FileState, region: Region) -> bool:
-    return state.index.get(region.agent_id, {}).get(region.id_hash) == region.offset
+    return state.index.get(region.agent_id, NO_IDS).get(region.id_hash) == region.offset
 
 
 def frames_table(

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar, Protocol, Self, TypeVar
 
 from memhop.engine.frame import decode_frame
-from memhop.engine.recovery import group_by_type
+from memhop.engine.packed import NO_IDS
 from memhop.errors import AgentNotFoundError, InvalidQueryError, MemHopError, NotFoundError
 from memhop.ids import PRIMARY_AGENT_ID, SHARED_POOL_AGENT_ID, format_id, parse_id, profile_id
 from memhop.inspect import audit, rows
@@ -74,14 +74,13 @@ class Inspector:
             raise InvalidQueryError(msg)
         self._path = path
         self._state = read_file_state(path)
-        self._types: dict[int, dict[int, set[int]]] = {}
         self._decoded: dict[int, Any] = {}
         self._unreadable: set[int] = set()  # offsets of live records that would not decode
 
     def refresh(self) -> Inspector:
         """Read the file again (what a writer appended since is now visible); returns self."""
         self._state = read_file_state(self._path)
-        self._types, self._decoded, self._unreadable = {}, {}, set()
+        self._decoded, self._unreadable = {}, set()
         return self
 
     @property
@@ -102,15 +101,12 @@ class Inspector:
         return sum(len(ids) for ids in self._state.index.values())
 
     def _ids(self, agent_id: int, rec_type: int) -> list[int]:
-        by_type = self._types.get(agent_id)
-        if by_type is None:
-            ids = self._state.index.get(agent_id, {})
-            by_type = self._types[agent_id] = group_by_type(self._state.data, self._state.size, ids)
-        return sorted(by_type.get(rec_type, ()))
+        ids = self._state.index.get(agent_id)
+        return [] if ids is None else ids.ids_of_type(rec_type, self._state.data, self._state.size)
 
     def _read(self, agent_id: int, id_hash: int, cls: type[_R]) -> _R | None:
         """One live record decoded, or None when it is absent or will not decode."""
-        offset = self._state.index.get(agent_id, {}).get(id_hash)
+        offset = self._state.index.get(agent_id, NO_IDS).get(id_hash)
         if offset is None:
             return None
         record = self._decoded.get(offset)
@@ -211,7 +207,7 @@ class Inspector:
                     "primary": agent_id == PRIMARY_AGENT_ID,
                     "scenes": len(self._ids(agent_id, RecordType.SCENE)),
                     "topics": len(self._ids(agent_id, RecordType.TOPIC)),
-                    "records": len(self._state.index.get(agent_id, {})),
+                    "records": len(self._state.index.get(agent_id, NO_IDS)),
                 }
             )
         columns = ("id", "name", "primary", "scenes", "topics", "records")

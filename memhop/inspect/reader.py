@@ -16,7 +16,7 @@ from enum import StrEnum
 
 from memhop.engine.header import DATA_START, HeaderPair, load_headers
 from memhop.engine.recovery import ScanResult, scan_records
-from memhop.engine.snapshot import Index, parse_snapshot
+from memhop.engine.snapshot import PackedIndex, parse_snapshot
 from memhop.errors import CorruptionError, InvalidQueryError, MemHopError, StorageIOError
 
 __all__ = ["FileState", "SnapshotState", "read_file_state"]
@@ -38,7 +38,7 @@ class FileState:
     path: str
     data: bytes
     headers: HeaderPair
-    index: Index
+    index: PackedIndex
     scan: ScanResult
     snapshot: SnapshotState
 
@@ -63,7 +63,7 @@ def _read_bytes(path: str) -> bytes:
         raise StorageIOError(msg) from exc
 
 
-def _restore(data: bytes, headers: HeaderPair) -> Index | None:
+def _restore(data: bytes, headers: HeaderPair) -> PackedIndex | None:
     """The active snapshot's index, or None when it is absent, out of bounds or damaged."""
     header = headers.current
     if not header.has_snapshot:
@@ -91,7 +91,7 @@ def read_file_state(path: str) -> FileState:
     header = headers.current
     restored = _restore(data, headers)
     if restored is None:
-        index: Index = {}
+        index: PackedIndex = {}
         start = DATA_START
         state = SnapshotState.UNUSABLE if header.has_snapshot else SnapshotState.NONE
     else:

@@ -330,7 +330,7 @@ def test_compact_refuses_two_index_entries_sharing_one_frame(meh_path: str, tmp_
         engine.write(0, 0x02, 1, b"first")
         shared = engine.write(0, 0x02, 2, b"second")
         compact_to(engine, str(tmp_path / "good.meh"))  # positive control
-        engine._live.offsets[0][0x99] = shared  # a damaged index: two ids, one frame
+        engine._live.offsets[0].put(0x99, shared, 0x02)  # a damaged index: two ids, one frame
         with pytest.raises(CorruptionError) as info:
             compact_to(engine, dest)
         assert info.value.code == Code.CORRUPTION
@@ -351,8 +351,8 @@ def test_compact_refuses_a_frame_whose_id_differs_from_its_index_entry(
         engine.write(7, 0x02, 1, b"first")
         other = engine.write(8, 0x02, 2, b"second")
         engine.write(9, 0x02, 3, b"third")
-        engine._live.offsets[8][2] = engine.offset_of(9, 3) or 0
-        engine._live.offsets[9][3] = other
+        engine._live.offsets[8].put(2, engine.offset_of(9, 3) or 0, 0x02)
+        engine._live.offsets[9].put(3, other, 0x02)
         # The first entry in log order is id 3, now pointing at id 2's frame.
         with pytest.raises(CorruptionError, match=f"record {3:016x} at offset {other}"):
             compact_to(engine, dest)

@@ -465,7 +465,7 @@ def test_an_index_entry_the_log_does_not_hold_reads_as_corruption_not_as_not_fou
     eng = create_engine(meh_path)
     try:
         eng.write(0, 0x01, 1, b"real")
-        eng._live.offsets[0][99] = eng.record_end  # white box: the index outruns the log
+        eng._live.offsets[0].put(99, eng.record_end, 0x01)  # white box: the index outruns the log
         with pytest.raises(CorruptionError) as info:
             eng.read(0, 99)
         assert not isinstance(info.value, NotFoundError)
@@ -476,7 +476,7 @@ def test_an_index_entry_the_log_does_not_hold_reads_as_corruption_not_as_not_fou
             eng.read(0, 98)
         assert code_of(absent.value) == 3001
     finally:
-        del eng._live.offsets[0][99]
+        eng._live.offsets[0].discard(99)
         eng.close()
 
 

@@ -1,0 +1,266 @@
+"""PackedIds: one domain's ``id hash -> frame offset`` map in two flat arrays.
+
+A dict of Python ints holds about 116 bytes per record; a year of memory is
+10^5-10^6 records per domain, held for as long as the file is open. This map
+keeps the ids it was built with in a sorted ``array('Q')`` with their offsets
+beside it (16 bytes a record), and the ids added since in a small dict that
+is folded into the arrays once it grows past an eighth of them.
+
+Contract:
+- A ``Mapping[int, int]``: ``get``, ``in``, ``len`` and ``[]`` as a dict's;
+  iteration, ``items`` and ``values`` go in ascending id order.
+- Offset 0 marks a deleted entry in the arrays, so a delete costs no array
+  copy. No frame starts there (the record area begins at 8192); an entry
+  that names it anyway (a damaged snapshot) is kept in the dict, as it is.
+- ``type_of``/``ids_of_type`` answer from the frames' type bytes, read from
+  the file on the first typed question (an open reads no frame) and kept
+  current by every ``put`` after.
+- Not thread-safe on its own: the engine calls it under its lock.
+"""
+
+from __future__ import annotations
+
+from array import array
+from bisect import bisect_left
+from collections.abc import ItemsView, Iterator, Mapping, ValuesView
+from itertools import chain, compress, repeat
+from operator import and_, eq, lt
+from types import MappingProxyType
+
+from memhop.engine.frame import ByteView
+
+__all__ = ["NO_IDS", "PackedIds"]
+
+NO_IDS: Mapping[int, int] = MappingProxyType({})
+"""The ids of a domain that holds none (a default for ``index.get(agent, NO_IDS)``)."""
+
+_FOLD_MIN = 4096
+_TYPE_BITS = 9  # a dict entry's value is offset << 9 | type
+_TYPE_MASK = 0x1FF
+_NO_TYPE = 0x100  # the offset lies past the log: no type byte to read
+_UNREAD = 0x1FF  # not read yet (an entry taken from a snapshot)
+
+
+def _strictly_ascending(ids: array[int]) -> bool:
+    return all(map(lt, ids, ids[1:]))
+
+
+class PackedIds(Mapping[int, int]):
+    """Live records of one domain: ``id hash -> frame offset`` (see the module contract)."""
+
+    __slots__ = ("_count", "_dead", "_ids", "_new", "_offs", "_types")
+
+    def __init__(self) -> None:
+        self._ids: array[int] = array("Q")
+        self._offs: array[int] = array("Q")
+        self._types: array[int] | None = array("H")  # None until a typed question
+        self._new: dict[int, int] = {}  # id -> offset << 9 | type, ids not in _ids
+        self._count = 0
+        self._dead = 0  # zeroed entries in the arrays
+
+    @classmethod
+    def from_pairs(cls, flat: array[int]) -> PackedIds:
+        """Build from interleaved (id, offset) pairs (a snapshot's entries); a later id wins."""
+        ids, offs = flat[0::2], flat[1::2]
+        if not _strictly_ascending(ids):
+            # Go writes its entries in map order; sort them once.
+            return cls.from_mapping(dict(zip(ids, offs, strict=True)))
+        return cls._of(ids, offs)
+
+    @classmethod
+    def from_mapping(cls, offsets: Mapping[int, int]) -> PackedIds:
+        """Build from a plain mapping (a log scan's result)."""
+        if isinstance(offsets, PackedIds):
+            return offsets
+        ids = sorted(offsets)
+        return cls._of(array("Q", ids), array("Q", map(offsets.__getitem__, ids)))
+
+    @classmethod
+    def _of(cls, ids: array[int], offs: array[int]) -> PackedIds:
+        packed = cls()
+        if 0 in offs:  # offset 0 means "deleted" in the arrays: keep these in the dict
+            packed._new = {i: _UNREAD for i, o in zip(ids, offs, strict=True) if not o}
+            keep = array("B", map(bool, offs))
+            ids, offs = array("Q", compress(ids, keep)), array("Q", compress(offs, keep))
+        packed._ids, packed._offs, packed._types = ids, offs, None
+        packed._count = len(ids) + len(packed._new)
+        return packed
+
+    # ---- Mapping -----------------------------------------------------------------------
+
+    def _slot(self, id_hash: int) -> int:
+        """The array position holding ``id_hash`` (live or zeroed), or -1."""
+        ids = self._ids
+        i = bisect_left(ids, id_hash)
+        return i if i < len(ids) and ids[i] == id_hash else -1
+
+    def __getitem__(self, id_hash: int) -> int:
+        value = self._new.get(id_hash)
+        if value is not None:
+            return value >> _TYPE_BITS
+        i = self._slot(id_hash)
+        if i >= 0 and self._offs[i]:
+            return self._offs[i]
+        raise KeyError(id_hash)
+
+    def get(self, id_hash: int, default: int | None = None) -> int | None:  # type: ignore[override]
+        value = self._new.get(id_hash)
+        if value is not None:
+            return value >> _TYPE_BITS
+        i = self._slot(id_hash)
+        return self._offs[i] if i >= 0 and self._offs[i] else default
+
+    def __contains__(self, id_hash: object) -> bool:
+        if id_hash in self._new:
+            return True
+        return isinstance(id_hash, int) and self.get(id_hash) is not None
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[int]:
+        base = compress(self._ids, self._offs) if self._dead else self._ids
+        if not self._new:
+            return iter(base)
+        # Two ascending runs: the sort merges them in one pass.
+        return iter(sorted(chain(base, sorted(self._new))))
+
+    def items(self) -> ItemsView[int, int]:
+        return _Items(self)
+
+    def values(self) -> ValuesView[int]:
+        return _Values(self)
+
+    def _pairs(self) -> Iterator[tuple[int, int]]:
+        base: Iterator[tuple[int, int]] = zip(self._ids, self._offs, strict=True)
+        if self._dead:
+            base = compress(base, self._offs)
+        if not self._new:
+            return base
+        shift = _TYPE_BITS
+        new = sorted((i, v >> shift) for i, v in self._new.items())
+        return iter(sorted(chain(base, new)))
+
+    # ---- changes -----------------------------------------------------------------------
+
+    def put(self, id_hash: int, offset: int, rec_type: int) -> None:
+        """Point ``id_hash`` at the frame at ``offset``, whose type byte is ``rec_type``."""
+        i = self._slot(id_hash)
+        if i >= 0 and offset:
+            if not self._offs[i]:
+                self._count += 1
+                self._dead -= 1
+            self._offs[i] = offset
+            if self._types is not None:
+                self._types[i] = rec_type
+            return
+        if i >= 0 and self._offs[i]:  # moves to the dict: offset 0 cannot be held in the arrays
+            self._offs[i] = 0
+            self._count -= 1
+            self._dead += 1
+        if id_hash not in self._new:
+            self._count += 1
+        self._new[id_hash] = offset << _TYPE_BITS | rec_type
+        if len(self._new) > max(_FOLD_MIN, len(self._ids) >> 3):
+            self._fold()
+
+    def discard(self, id_hash: int) -> bool:
+        """Forget ``id_hash``; False when it was not live."""
+        if self._new.pop(id_hash, None) is not None:
+            self._count -= 1
+            return True
+        i = self._slot(id_hash)
+        if i < 0 or not self._offs[i]:
+            return False
+        self._offs[i] = 0
+        self._count -= 1
+        self._dead += 1
+        if self._dead > max(_FOLD_MIN, len(self._ids) >> 2):
+            self._fold()
+        return True
+
+    def flat(self) -> array[int]:
+        """The live (id, offset) pairs interleaved, ascending by id (a snapshot's entries)."""
+        if self._new or self._dead:
+            self._fold()
+        if self._new:  # entries at offset 0, which the arrays cannot hold
+            return array("Q", chain.from_iterable(self._pairs()))
+        flat = array("Q", bytes(16 * len(self._ids)))
+        flat[0::2], flat[1::2] = self._ids, self._offs
+        return flat
+
+    def _fold(self) -> None:
+        """Merge the new ids into the arrays and drop the zeroed entries."""
+        ids, offs, types = self._ids, self._offs, self._types
+        if self._dead:
+            keep = array("B", map(bool, offs))
+            ids, offs = array("Q", compress(ids, keep)), array("Q", compress(offs, keep))
+            types = None if types is None else array("H", compress(types, keep))
+        new_ids: array[int] = array("Q")
+        new_offs: array[int] = array("Q")
+        new_types: array[int] = array("H")
+        start, kept = 0, {}
+        for id_hash in sorted(self._new):
+            value = self._new[id_hash]
+            if value >> _TYPE_BITS == 0:
+                kept[id_hash] = value
+                continue
+            at = bisect_left(ids, id_hash, start)
+            new_ids.extend(ids[start:at])
+            new_offs.extend(offs[start:at])
+            new_ids.append(id_hash)
+            new_offs.append(value >> _TYPE_BITS)
+            if types is not None:
+                new_types.extend(types[start:at])
+                new_types.append(value & _TYPE_MASK)
+            start = at
+        new_ids.extend(ids[start:])
+        new_offs.extend(offs[start:])
+        if types is not None:
+            new_types.extend(types[start:])
+        self._ids, self._offs = new_ids, new_offs
+        self._types = None if types is None else new_types
+        self._new = kept
+        self._dead = 0
+
+    # ---- types -------------------------------------------------------------------------
+
+    def _type_array(self, view: ByteView, size: int) -> array[int]:
+        types = self._types
+        if types is None:
+            past = _NO_TYPE
+            types = array("H", (view[o] if o < size else past for o in self._offs))
+            self._types = types
+        return types
+
+    def ids_of_type(self, rec_type: int, view: ByteView, size: int) -> list[int]:
+        """The live ids whose frame has type byte ``rec_type``, ascending."""
+        wanted = map(eq, self._type_array(view, size), repeat(rec_type))
+        if self._dead:
+            wanted = map(and_, wanted, map(bool, self._offs))
+        found = list(compress(self._ids, wanted))
+        extra = [i for i, v in self._new.items() if _type_of(v, view, size) == rec_type]
+        return sorted(chain(found, sorted(extra))) if extra else found
+
+
+def _type_of(value: int, view: ByteView, size: int) -> int:
+    """The type a dict entry's value holds, reading the frame's byte if it was not read yet."""
+    rec_type = value & _TYPE_MASK
+    if rec_type != _UNREAD:
+        return rec_type
+    offset = value >> _TYPE_BITS
+    return view[offset] if offset < size else _NO_TYPE
+
+
+class _Items(ItemsView[int, int]):
+    _mapping: PackedIds
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        return self._mapping._pairs()
+
+
+class _Values(ValuesView[int]):
+    _mapping: PackedIds
+
+    def __iter__(self) -> Iterator[int]:
+        return (offset for _, offset in self._mapping._pairs())

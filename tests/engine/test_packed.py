@@ -1,0 +1,82 @@
+"""PackedIds against a plain dict model: every answer equal after any sequence of changes."""
+
+from __future__ import annotations
+
+from array import array
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memhop.engine import packed
+from memhop.engine.packed import PackedIds
+
+SIZE = 256  # the fake log: frame offsets 1..255, offset 255 and up read as past it
+IDS = st.integers(min_value=0, max_value=40)
+# (op, id, type): a put names a new frame in the log (offsets 120 and up), as the engine's do.
+OPS = st.lists(
+    st.tuples(st.sampled_from(["put", "put", "discard"]), IDS, st.integers(0, 3)), max_size=80
+)
+FIRST_FRAME = 120
+
+
+def _check(ids: PackedIds, model: dict[int, tuple[int, int]], view: bytes) -> None:
+    offsets = {i: o for i, (o, _) in model.items()}
+    assert dict(ids.items()) == offsets
+    assert list(ids) == sorted(offsets)
+    assert list(ids.values()) == [offsets[i] for i in sorted(offsets)]
+    assert len(ids) == len(offsets)
+    for id_hash in range(42):
+        assert ids.get(id_hash) == offsets.get(id_hash)
+        assert (id_hash in ids) == (id_hash in offsets)
+    for rec_type in range(4):
+        # The type is the frame's byte at its offset; an offset past the log has none.
+        typed = sorted(i for i, (o, _) in model.items() if o < SIZE and view[o] == rec_type)
+        assert ids.ids_of_type(rec_type, view, SIZE) == typed
+    flat = ids.flat()
+    assert list(zip(flat[0::2], flat[1::2], strict=True)) == sorted(offsets.items())
+
+
+# A snapshot may name any offset: 0 (a damaged one) and past the log (255 and up) included.
+SEED = st.dictionaries(
+    IDS, st.one_of(st.integers(0, FIRST_FRAME - 1), st.integers(SIZE, 300)), max_size=30
+)
+
+
+@given(ops=OPS, seed=SEED)
+def test_packed_ids_answer_as_a_dict_does(
+    ops: list[tuple[str, int, int]], seed: dict[int, int]
+) -> None:
+    """Seeded as a snapshot would seed it, then changed: every read equals the dict model's.
+
+    The fold threshold is lowered to 2 so folds happen inside short runs; the
+    same runs with the real threshold fold never, so both paths are compared.
+    """
+    for fold_min in (2, 4096):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(packed, "_FOLD_MIN", fold_min)
+            view = bytearray(SIZE)
+            model: dict[int, tuple[int, int]] = {}
+            for id_hash, offset in seed.items():
+                model[id_hash] = (offset, view[offset] if offset < SIZE else -1)
+            ids = PackedIds.from_mapping({i: o for i, (o, _) in model.items()})
+            _check(ids, model, bytes(view))
+            for at, (op, id_hash, rec_type) in enumerate(ops):
+                if op == "put":
+                    offset = FIRST_FRAME + at
+                    view[offset] = rec_type  # the frame written there carries its type
+                    ids.put(id_hash, offset, rec_type)
+                    model[id_hash] = (offset, rec_type)
+                else:
+                    assert ids.discard(id_hash) == (model.pop(id_hash, None) is not None)
+                _check(ids, model, bytes(view))
+
+
+def test_snapshot_pairs_in_map_order_with_repeats_keep_the_last() -> None:
+    """Go writes entries in map order: they are sorted, and a repeated id keeps its last offset."""
+    flat = array("Q", [9, 8192, 3, 8300, 9, 8400, 5, 0])
+    ids = PackedIds.from_pairs(flat)
+    assert dict(ids.items()) == {3: 8300, 5: 0, 9: 8400}
+    assert list(ids) == [3, 5, 9]
+    ordered = PackedIds.from_pairs(array("Q", [3, 8300, 9, 8400]))  # positive control: sorted
+    assert dict(ordered.items()) == {3: 8300, 9: 8400}
