@@ -20,7 +20,14 @@ from contextlib import AbstractContextManager, contextmanager
 from types import MappingProxyType
 
 from memhop.engine.commits import Commits
-from memhop.engine.frame import FLAG_DELETED, ByteView, Frame, decode_record, encode_frame
+from memhop.engine.frame import (
+    FLAG_DELETED,
+    ByteView,
+    Frame,
+    decode_record,
+    encode_frame,
+    record_payloads,
+)
 from memhop.engine.header import HeaderPair
 from memhop.engine.index import LiveIndex, Placement
 from memhop.engine.packed import NO_IDS
@@ -37,6 +44,8 @@ from memhop.errors import (
 )
 
 log = logging.getLogger("memhop.engine")
+
+_READ_CHUNK = 4096  # records read per lock hold by ``payloads_of_type``
 
 
 class Engine:
@@ -136,6 +145,34 @@ class Engine:
                 self._note_damage(agent_id, id_hash, offset, exc)
                 msg = f"record {id_hash:016x} of agent {agent_id:016x} at offset {offset}: {exc}"
                 raise type(exc)(msg, code=exc.code) from exc
+
+    def payloads_of_type(self, agent_id: int, rec_type: int) -> Iterator[tuple[int, bytes]]:
+        """(id, payload) of every live record of one type in one domain, ascending by id.
+
+        What ``read`` of each id of ``ids_of_type`` gives, with the same checks,
+        read a chunk of ids per lock hold: a frame that fails a check is skipped
+        and counted as a damaged record, as ``read`` counts it; a record gone
+        since the listing, or now of another type, is skipped. ClosedError when
+        the engine closes part way.
+        """
+        ids = self.ids_of_type(agent_id, rec_type)
+
+        def damaged(id_hash: int, offset: int, exc: Exception) -> None:
+            self._note_damage(agent_id, id_hash, offset, exc)
+
+        for at in range(0, len(ids), _READ_CHUNK):
+            with self._lock:
+                self._check_open()
+                offsets = self._live.offsets.get(agent_id, NO_IDS)
+                placed = [
+                    (i, offset)
+                    for i in ids[at : at + _READ_CHUNK]
+                    if (offset := offsets.get(i)) is not None
+                ]
+                found = record_payloads(
+                    self._file.view(), self._file.size, agent_id, rec_type, placed, damaged
+                )
+            yield from found
 
     def note_damaged(self, agent_id: int, id_hash: int, reason: Exception) -> None:
         """Count a live record whose frame read but whose payload will not decode."""

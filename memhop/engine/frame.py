@@ -9,6 +9,7 @@ from __future__ import annotations
 import mmap
 import struct
 import zlib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from memhop.errors import CorruptionError, CRCMismatchError, InvalidQueryError
@@ -128,3 +129,51 @@ def decode_record(buf: ByteView, offset: int, size: int, agent_id: int, id_hash:
         msg = "the index names a tombstone"
         raise CorruptionError(msg)
     return frame
+
+
+def record_payloads(
+    buf: mmap.mmap | bytes,
+    size: int,
+    agent_id: int,
+    rec_type: int,
+    placed: Iterable[tuple[int, int]],
+    damaged: Callable[[int, int, Exception], None],
+) -> list[tuple[int, bytes]]:
+    """(id, payload) of each (id, offset) in ``placed`` whose frame is a live ``rec_type`` record.
+
+    Each frame gets every check ``decode_record`` makes, in order given; a
+    frame of another type is left out. A frame that fails a check is passed
+    to ``damaged`` as (id, offset, the error ``decode_record`` raises) and
+    left out.
+    """
+    found: list[tuple[int, bytes]] = []
+    unpack, crc32 = _FULL.unpack_from, zlib.crc32
+    for id_hash, offset in placed:
+        # decode_record's checks inlined, for a domain's worth of frames. A nonzero
+        # type rules out the all-zero header; anything refused here goes to
+        # decode_record itself, which names the error.
+        start = offset + RECORD_HEADER_SIZE
+        if start <= size:
+            t, flags, length, agent, ident, crc = unpack(buf, offset)
+            end = start + length
+            if (
+                t == rec_type
+                and t
+                and agent == agent_id
+                and ident == id_hash
+                and not flags & FLAG_DELETED
+                and end <= size
+                and length <= MAX_PAYLOAD_BYTES
+            ):
+                payload = buf[start:end]
+                if crc32(payload, crc32(buf[offset : offset + 22])) == crc:
+                    found.append((id_hash, payload))
+                    continue
+        try:
+            frame = decode_record(buf, offset, size, agent_id, id_hash)
+        except (CorruptionError, CRCMismatchError) as exc:
+            damaged(id_hash, offset, exc)
+            continue
+        if frame.rec_type == rec_type:
+            found.append((id_hash, frame.payload))
+    return found

@@ -17,26 +17,37 @@ Contract:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable
 from typing import NamedTuple
 
 from memhop.engine import Engine
-from memhop.errors import CorruptionError, CRCMismatchError, DeserializationError, NotFoundError
+from memhop.errors import CorruptionError, CRCMismatchError, DeserializationError
 from memhop.records import ArchiveSlot, RecordType
 from memhop.records.codes import ArchiveKind, ArchiveRole, ContentType
 
-__all__ = ["ContentFields", "all_content_fields", "live_payloads"]
+__all__ = ["ContentFields", "all_content_fields"]
 
 _DAMAGE = (CRCMismatchError, CorruptionError, DeserializationError)
-# Code -> enum member, as ``known`` maps it (a code without a member stays an int).
-_KINDS: dict[int, int] = {int(m): m for m in ArchiveKind}
-_TYPES: dict[int, int] = {int(m): m for m in ContentType}
-_ROLES: dict[int, int] = {int(m): m for m in ArchiveRole}
 _U64 = 1 << 64
 _I64 = 1 << 63
 
+
+def _codes(members: Iterable[int]) -> dict[bytes, int]:
+    """A code's digits -> its enum member, or the int for a code without one, for 0..255."""
+    known = {int(m): m for m in members}
+    return {str(n).encode(): known.get(n, n) for n in range(0x100)}
+
+
+# A code over 255 is missing here: the full decode names the error.
+_KINDS = _codes(ArchiveKind)
+_TYPES = _codes(ContentType)
+_ROLES = _codes(ArchiveRole)
+
 _UINT = rb"(0|[1-9][0-9]*)"
-_STRING = rb'"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*"'
+# Runs of plain bytes between escapes: the same strings as one alternation per byte, matched
+# a run at a time.
+_PLAIN = rb'[^"\\\x00-\x1f]*'
+_STRING = rb'"' + _PLAIN + rb'(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})' + _PLAIN + rb')*"'
 _SHAPE = re.compile(
     rb'\{"id_hash":' + _UINT + rb',"kind":' + _UINT + rb',"seq":' + _UINT
     + rb',"content_type":' + _UINT + rb',"role":' + _UINT + rb',"topic_id":' + _UINT
@@ -65,26 +76,28 @@ def _fast(id_hash: int, payload: bytes, pool: dict[int, int]) -> ContentFields |
     m = _SHAPE.fullmatch(payload)
     if m is None:
         return None
-    _, kind, seq, ctype, role, topic, node, created = m.groups()
+    named, kind, seq, ctype, role, topic, node, created = m.groups()
+    kind_c, ctype_c, role_c = _KINDS.get(kind), _TYPES.get(ctype), _ROLES.get(role)
     seq_n, topic_n, created_n = int(seq), int(topic), int(created)
-    kind_n, ctype_n, role_n = int(kind), int(ctype), int(role)
-    node_n = int(node) if node is not None else 0
+    node_n = 0 if node is None else int(node)
     if (
-        max(kind_n, ctype_n, role_n) > 0xFF
+        kind_c is None
+        or ctype_c is None
+        or role_c is None
         or seq_n >= _U64
         or topic_n >= _U64
         or node_n >= 1 << 32
         or not -_I64 <= created_n < _I64
-        or int(m.group(1)) >= _U64
+        or (len(named) > 19 and int(named) >= _U64)  # 19 digits are below 2**64
     ):
         return None  # out of range: the full decode names the error
     return ContentFields(
         id_hash,
         pool.setdefault(topic_n, topic_n),
         seq_n,
-        _KINDS.get(kind_n, kind_n),
-        _TYPES.get(ctype_n, ctype_n),
-        _ROLES.get(role_n, role_n),
+        kind_c,
+        ctype_c,
+        role_c,
         node_n,
         pool.setdefault(created_n, created_n),
     )
@@ -104,23 +117,6 @@ def _decoded(id_hash: int, payload: bytes, pool: dict[int, int]) -> ContentField
     )
 
 
-def live_payloads(engine: Engine, agent_id: int, rec_type: int) -> Iterator[tuple[int, bytes]]:
-    """(id, payload) of every readable record of one type in the domain, ascending by id.
-
-    A record gone since the listing is skipped; a damaged frame is skipped and
-    counted by the engine; any other failure raises.
-    """
-    for id_hash in engine.ids_of_type(agent_id, rec_type):
-        try:
-            frame = engine.read(agent_id, id_hash)
-        except NotFoundError:
-            continue  # gone since the listing
-        except _DAMAGE:
-            continue  # the engine logged and counted it
-        if frame.rec_type == rec_type:
-            yield id_hash, frame.payload
-
-
 def all_content_fields(
     engine: Engine, agent_id: int, ints: dict[int, int] | None = None
 ) -> list[ContentFields]:
@@ -132,7 +128,7 @@ def all_content_fields(
     # One int object per topic id and per stamp: a topic's slots share both, and the
     # mirror holds these rows for as long as the domain is open.
     pool: dict[int, int] = {} if ints is None else ints
-    for id_hash, payload in live_payloads(engine, agent_id, RecordType.ARCHIVE):
+    for id_hash, payload in engine.payloads_of_type(agent_id, RecordType.ARCHIVE):
         try:
             found.append(_fast(id_hash, payload, pool) or _decoded(id_hash, payload, pool))
         except _DAMAGE as exc:

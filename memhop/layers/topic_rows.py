@@ -16,7 +16,6 @@ import re
 
 from memhop.engine import Engine
 from memhop.errors import CorruptionError, CRCMismatchError, DeserializationError
-from memhop.layers.content_fields import live_payloads
 from memhop.records import RecordType, TopicSlot
 
 __all__ = ["all_topic_rows"]
@@ -85,7 +84,7 @@ def all_topic_rows(
     found: list[TopicSlot] = []
     pool: dict[str, str] = {}  # one copy of each keyword: tracks repeat a small vocabulary
     ints = {} if ints is None else ints
-    for id_hash, payload in live_payloads(engine, agent_id, RecordType.TOPIC):
+    for id_hash, payload in engine.payloads_of_type(agent_id, RecordType.TOPIC):
         try:
             found.append(_fast(id_hash, payload, pool, ints) or TopicSlot.from_json(payload))
         except _DAMAGE as exc:
