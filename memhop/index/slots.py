@@ -12,6 +12,7 @@ Contract:
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable
 from typing import Generic, Protocol, Self, TypeVar
 
@@ -34,6 +35,28 @@ class Keyed(Protocol):
 E = TypeVar("E", bound=Keyed)
 
 
+_seq = operator.attrgetter("seq")
+
+
+def _seq_ordered(entries: Iterable[E]) -> dict[int, list[int]] | None:
+    """Topic -> the ids of its entries in seq order; None when a topic holds a seq twice."""
+    grouped: dict[int, list[E]] = {}
+    for entry in entries:
+        held = grouped.get(entry.topic_id)
+        if held is None:
+            grouped[entry.topic_id] = [entry]
+        else:
+            held.append(entry)
+    topics: dict[int, list[int]] = {}
+    for topic_id, held in grouped.items():
+        if len(held) > 1:
+            held.sort(key=_seq)
+            if len(set(map(_seq, held))) < len(held):
+                return None
+        topics[topic_id] = [entry.id_hash for entry in held]
+    return topics
+
+
 class TopicSeqStore(Generic[E]):
     """Entries grouped by topic; subclasses expose their own typed ``put``."""
 
@@ -50,20 +73,20 @@ class TopicSeqStore(Generic[E]):
 
     @classmethod
     def _built(cls, entries: Iterable[E]) -> Self:
-        """A store holding ``entries``, each stored in turn as by ``_put``."""
+        """A store holding ``entries``, the same as storing each in turn by ``_put``."""
         store = cls()
-        by_id, topics, stored = store._by_id, store._topics, store._stored
-        for entry in entries:
-            ids = topics.get(entry.topic_id)
-            if entry.id_hash in by_id or (ids is not None and by_id[ids[-1]].seq >= entry.seq):
-                store._put(entry)  # a replacement, or out of seq order: the general path
-                continue
-            # A new id past the topic's last seq: nothing to replace, and a fresh
-            # store's journal is not watching yet, so only the subclass's hook is owed.
-            if ids is None:
-                ids = topics[entry.topic_id] = []
-            ids.append(entry.id_hash)
-            by_id[entry.id_hash] = entry
+        listed = list(entries)
+        by_id = {entry.id_hash: entry for entry in listed}
+        topics = _seq_ordered(listed) if len(by_id) == len(listed) else None
+        if topics is None:
+            for entry in listed:  # something replaces something: the general path, in order
+                store._put(entry)
+            return store
+        # Nothing to replace, and a fresh store's journal is not watching yet, so only
+        # the subclass's hook is owed.
+        store._by_id, store._topics = by_id, topics
+        stored = store._stored
+        for entry in listed:
             stored(entry)
         return store
 

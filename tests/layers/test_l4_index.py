@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from hypothesis import given
 from hypothesis import strategies as st
 
 from memhop.ids import content_id
 from memhop.index.l4 import L4Index, SlotRef
-from memhop.records import ArchiveKind, ArchiveSlot
+from memhop.records import ArchiveKind, ArchiveRole, ArchiveSlot
 
 TOPIC = 77
 
@@ -166,3 +168,47 @@ def test_index_answers_like_a_naive_reference(
     old = sorted(i for i, s in reference.items() if s.created_at < cutoff)
     assert [r.id_hash for r in index.refs_created_before(cutoff)] == old
     assert index == L4Index.from_records(reference.values())
+
+
+# ---- a bulk build is the same as a put per slot ------------------------------------------
+
+built_rows = st.lists(
+    st.tuples(
+        st.integers(1, 3),  # topic
+        st.integers(1, 5),  # seq
+        st.integers(0, 3),  # the topic whose address the record is stored at (0: its own)
+        st.sampled_from([ArchiveRole.USER, ArchiveRole.DREAM]),
+        st.integers(0, 9),  # created_at
+    ),
+    max_size=30,
+)
+
+
+@given(built_rows)
+def test_a_bulk_build_equals_putting_each_slot_in_turn(
+    rows: list[tuple[int, int, int, int, int]],
+) -> None:
+    """Shuffled seqs, repeated ids and foreign addresses: the same mirror as a put per slot."""
+    slots = [
+        dataclasses.replace(
+            slot(seq, topic=topic, at=at), id_hash=content_id(home or topic, seq), role=role
+        )
+        for topic, seq, home, role, at in rows
+    ]
+    incremental = L4Index()
+    for s in slots:
+        incremental.put(s)
+    built = L4Index.from_records(slots)
+    assert built == incremental
+    assert built.summarised_topics() == incremental.summarised_topics()
+    for topic in range(1, 4):
+        assert built.slots_of(topic) == incremental.slots_of(topic)
+    assert len(built) == len({(s.topic_id, s.seq) for s in incremental.all_slots()})
+
+
+def test_a_bulk_build_orders_each_topic_by_seq() -> None:
+    slots = [slot(5), slot(3, topic=9), slot(1), slot(4), slot(1, topic=9)]
+    built = L4Index.from_records(slots)
+    assert [r.seq for r in built.slots_of(TOPIC)] == [1, 4, 5]
+    assert [r.seq for r in built.slots_of(9)] == [1, 3]
+    assert built.highest_seq(TOPIC) == 5
