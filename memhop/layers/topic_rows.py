@@ -26,6 +26,7 @@ _I64 = 1 << 63
 _UINT = rb"(0|[1-9][0-9]*)"
 _INT = rb"(-?(?:0|[1-9][0-9]*))"
 _PLAIN = rb'"[^"\\\x00-\x1f]*"'  # a string with no escape: its bytes are its text
+_DEPTHS = {str(n).encode(): n for n in range(0x100)}  # a depth over 255 is missing here
 _SHAPE = re.compile(
     rb'\{"id":' + _UINT + rb',"scene_id":' + _UINT + rb'(?:,"parent_id":' + _UINT + rb")?"
     + rb',"depth":' + _UINT + rb'(?:,"name":(' + _PLAIN + rb"))?"
@@ -44,10 +45,11 @@ def _fast(
         return None
     topic, scene, parent, depth, name, words, user_ts, agent_ts = m.groups()
     topic_id, scene_id, user_at, agent_at = int(topic), int(scene), int(user_ts), int(agent_ts)
-    parent_id = None if parent is None else ints.setdefault(int(parent), int(parent))
+    parent_id = None if parent is None else int(parent)
+    depth_n = _DEPTHS.get(depth)
     if (
-        max(topic_id, scene_id, parent_id or 0) >= _U64
-        or int(depth) > 0xFF
+        depth_n is None
+        or max(topic_id, scene_id, parent_id or 0) >= _U64
         or not (-_I64 <= user_at < _I64 and -_I64 <= agent_at < _I64)
     ):
         return None  # out of range: the full decode names the error
@@ -58,16 +60,15 @@ def _fast(
         return None
     # No string holds a quote or an escape, so the array splits on its separators.
     split = listed[2:-2].split('","') if len(listed) > 2 and listed[0] == "[" else ()
-    keywords = tuple([pool.setdefault(w, w) for w in split])
     # One int object per value the mirror keeps many of: the id is the engine's own key,
     # a scene's id is shared by its rows, and a turn's stamps by its row and its lines.
     return TopicSlot(
         id=ints.setdefault(topic_id, id_hash if id_hash == topic_id else topic_id),
         scene_id=ints.setdefault(scene_id, scene_id),
-        parent_id=parent_id,
-        depth=int(depth),
+        parent_id=None if parent_id is None else ints.setdefault(parent_id, parent_id),
+        depth=depth_n,
         name=text,
-        fused_keywords=keywords,
+        fused_keywords=tuple(map(pool.setdefault, split, split)),
         user_timestamp=ints.setdefault(user_at, user_at),
         agent_timestamp=ints.setdefault(agent_at, agent_at),
     )

@@ -141,3 +141,36 @@ def test_a_damaged_topic_is_skipped_and_counted(engine: Engine) -> None:
     engine.write(AGENT, RecordType.TOPIC, kept.id, kept.to_json())
     assert all_topic_rows(engine, AGENT) == [kept]
     assert engine.damage()[0] == 1
+
+
+def test_values_out_of_range_in_the_usual_shape_are_damage_as_the_full_decode_finds(
+    engine: Engine,
+) -> None:
+    """Each bound, one past it and at it: past is refused (and counted), at it reads."""
+    content = (
+        b'{"id_hash":%d,"kind":%d,"seq":%d,"content_type":0,"role":0,"topic_id":9,'
+        b'"node_seq":%d,"created_at":5,"content":"x"}'
+    )
+    # (id_hash field, kind, seq, node_seq): one past a bound, then at it
+    past = [(2**64, 0, 3, 0), (0, 256, 3, 0), (0, 0, 2**64, 0), (0, 0, 3, 2**32)]
+    at = [(2**64 - 1, 0, 3, 0), (0, 255, 3, 0), (0, 0, 2**64 - 1, 0), (0, 0, 3, 2**32 - 1)]
+    topic = (
+        b'{"id":%d,"scene_id":1,"depth":%d,"fused_keywords":null,'
+        b'"user_timestamp":%d,"agent_timestamp":0}'
+    )
+    # (id, depth, user_timestamp)
+    topic_past = [(2**64, 1, 0), (7, 256, 0), (7, 1, 2**63)]
+    topic_at = [(2**64 - 1, 1, 0), (7, 255, 0), (7, 1, 2**63 - 1)]
+    for n, (bad, good) in enumerate(zip(past, at, strict=True)):
+        engine.write(AGENT, RecordType.ARCHIVE, 0x40 + n, content % bad)
+        engine.write(AGENT, RecordType.ARCHIVE, 0x50 + n, content % good)
+    for n, (bad, good) in enumerate(zip(topic_past, topic_at, strict=True)):
+        engine.write(AGENT, RecordType.TOPIC, 0x60 + n, topic % bad)
+        engine.write(AGENT, RecordType.TOPIC, 0x70 + n, topic % good)
+    rows = all_content_fields(engine, AGENT)
+    assert [r.id_hash for r in rows] == [0x50, 0x51, 0x52, 0x53]
+    assert (rows[1].kind, rows[2].seq, rows[3].node_seq) == (255, 2**64 - 1, 2**32 - 1)
+    assert engine.damage()[0] == len(past)
+    topics = all_topic_rows(engine, AGENT)
+    assert [(t.id, t.depth, t.user_timestamp) for t in topics] == topic_at
+    assert engine.damage()[0] == len(past) + len(topic_past)
