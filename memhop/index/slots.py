@@ -13,6 +13,7 @@ Contract:
 from __future__ import annotations
 
 import operator
+from collections import defaultdict
 from collections.abc import Iterable
 from typing import Generic, Protocol, Self, TypeVar
 
@@ -40,13 +41,9 @@ _seq = operator.attrgetter("seq")
 
 def _seq_ordered(entries: Iterable[E]) -> dict[int, list[int]] | None:
     """Topic -> the ids of its entries in seq order; None when a topic holds a seq twice."""
-    grouped: dict[int, list[E]] = {}
+    grouped: defaultdict[int, list[E]] = defaultdict(list)
     for entry in entries:
-        held = grouped.get(entry.topic_id)
-        if held is None:
-            grouped[entry.topic_id] = [entry]
-        else:
-            held.append(entry)
+        grouped[entry.topic_id].append(entry)
     topics: dict[int, list[int]] = {}
     for topic_id, held in grouped.items():
         if len(held) > 1:
