@@ -1,10 +1,11 @@
 """Scaling benchmark: how a domain's reads grow with the records it holds.
 
-Run ``python benches/scale.py`` (a few minutes; ``--quick`` stops at 10^4 records, ``--top N``
-sets the largest domain in records). For each size it builds one primary domain through the
-public API (``search`` + one ``append_archive`` event + ``update``; a new scene every 25 turns;
-``os.fsync`` replaced by a no-op while building only, since durability is not what is measured
-here), closes it, and measures on fresh opens of the closed file:
+Run ``python benches/scale.py`` (about 18 minutes; ``--quick`` stops at 10^4 records,
+``--top=N`` sets the largest domain in records, ``--only=search`` runs the scene-length part
+alone and prints it without writing the page). For each size it builds one primary domain
+through the public API (``search`` + one ``append_archive`` event + ``update``; a new scene
+every 25 turns; ``os.fsync`` replaced by a no-op while building only, since durability is not
+what is measured here), closes it, and measures on fresh opens of the closed file:
 
 - open: ``memhop.open`` of the file (the engine reads its snapshot);
 - first read: the first ``scene_context(scene)`` of one 25-turn scene after that open (whatever
@@ -13,9 +14,11 @@ here), closes it, and measures on fresh opens of the closed file:
 - heap: Python heap held after the open, a scene read, a ``search``, a ``recall`` (so every
   mirror of the domain is built), per live record (tracemalloc, after ``gc.collect()``).
 
-Then ``search`` CPU (thread time, so no fsync is in it) in one scene of 10, 300 and 1,000 rows:
-how a turn's cost grows with the length of its scene. It writes a "Scaling" section of
-docs/performance.md (``--out``) between its markers. Not a pytest module.
+Then, in one scene of 10, 300 and 1,000 rows (a fresh file per loop): ``search`` thread CPU per
+turn, in a loop of turns as an agent makes them; ``scene_context`` CPU in a loop of its own; and
+``search`` again with a ``scene_context`` before each turn, which leaves the caches cold. It
+writes a "Scaling" section of docs/performance.md (``--out``) between its markers. Not a
+pytest module.
 """
 
 from __future__ import annotations
@@ -30,7 +33,8 @@ import sys
 import tempfile
 import time
 import tracemalloc
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from _common import (
@@ -55,12 +59,22 @@ RECORDS_PER_TURN = 4  # a topic row, two lines and one event (the scene record i
 SIZES = (1_000, 10_000, 100_000, 400_000, 1_000_000)
 QUICK_SIZES = (1_000, 10_000)
 SCENE_ROWS = (10, 300, 1_000)
+MEASURED_TURNS = 21
+# Each length is measured once a round, the lengths in turn, so that a busy spell of the shared
+# machine (it moves a round's median by 2x) falls on every length alike.
+ROUNDS = 5
 
 
 def speak(session: memhop.Session, i: int, *, new_scene: bool, scene_id: str = "") -> str:
     """One turn with varied words; return its scene id."""
-    at = BASE_MS + i * 1000
     opened = session.search(new_scene=new_scene, scene_id=scene_id)
+    close_turn(session, i)
+    return opened.scene.scene_id
+
+
+def close_turn(session: memhop.Session, i: int) -> None:
+    """The rest of turn ``i`` after its ``search``: one event, then ``update``."""
+    at = BASE_MS + i * 1000
     session.append_archive(
         kind=memhop.ArchiveKind.EVENT,
         event_type="tool_call",
@@ -72,7 +86,6 @@ def speak(session: memhop.Session, i: int, *, new_scene: bool, scene_id: str = "
         output=f"order {i % 491} ships from warehouse {i % 11} on day {(i + 3) % 29}",
         created_at=at,
     )
-    return opened.scene.scene_id
 
 
 def build(path: str, turns: int) -> str:
@@ -159,48 +172,179 @@ def measure(path: str, scene: str, turns: int) -> Row:
     )
 
 
-def calls_per_search(session: memhop.Session, scene: str, at: int) -> float:
-    """Python function calls one ``search`` makes (cProfile's count): its work, without noise."""
+@dataclass(frozen=True)
+class SceneRow:
+    rows: int
+    search_s: float  # median thread CPU of search, one per turn
+    calls: float  # Python function calls per search (cProfile)
+    search_after_read_s: float  # the same, each turn right after a full scene_context
+    calls_after_read: float
+    read_s: float  # median thread CPU of scene_context
+
+
+@contextmanager
+def one_scene(tmp: str, rows: int, loop: str) -> Iterator[tuple[memhop.Session, str]]:
+    """A session on a fresh file holding one scene of ``rows`` turns, and that scene's id."""
+    path = os.path.join(tmp, f"rows-{rows}-{loop}.meh")
+    with (
+        fsync_off(),
+        memhop.open(path, memhop.LocalModel(), DEFAULTS, memhop.ProfileInput("a")) as db,
+    ):
+        session = db.primary()
+        scene = speak(session, 0, new_scene=True)
+        for i in range(1, rows):
+            speak(session, i, new_scene=False, scene_id=scene)
+        yield session, scene
+    os.remove(path)
+
+
+def timed_turn(session: memhop.Session, scene: str, i: int) -> float:
+    """Turn ``i`` of ``scene``; return its ``search``'s thread CPU."""
+    cpu = cpu_seconds(functools.partial(session.search, scene_id=scene))
+    close_turn(session, i)
+    return cpu
+
+
+def calls_per_search(
+    session: memhop.Session, scene: str, first: int, before: Callable[[], object]
+) -> float:
+    """Python function calls one ``search`` makes (cProfile's count): its work, without noise.
+
+    ``before`` runs, unprofiled, before each turn.
+    """
     profiler = cProfile.Profile()
-    for i in range(5):
+    for i in range(first, first + 5):
+        before()
         profiler.enable()
         session.search(scene_id=scene)
         profiler.disable()
-        session.update(input=f"call {i}", output="counted", created_at=at + i * 1000)
+        close_turn(session, i)
     calls: int = pstats.Stats(profiler).total_calls  # type: ignore[attr-defined]
     return calls / 5
 
 
-def search_cpu(tmp: str) -> list[tuple[int, float, float, float]]:
-    """(rows, search CPU, scene_context CPU, calls per search) in one scene of each length."""
-    out = []
-    model = memhop.LocalModel()
-    for rows in SCENE_ROWS:
-        path = os.path.join(tmp, f"rows-{rows}.meh")
-        with fsync_off(), memhop.open(path, model, DEFAULTS, memhop.ProfileInput("a")) as db:
-            session = db.primary()
-            scene = speak(session, 0, new_scene=True)
-            for i in range(1, rows):
-                speak(session, i, new_scene=False, scene_id=scene)
-            searches, reads = [], []
-            for i in range(rows, rows + 20):
-                searches.append(cpu_seconds(functools.partial(session.search, scene_id=scene)))
-                at = BASE_MS + i * 1000  # the newest turn, as in a live scene
-                session.update(input=f"line {i}", output=f"reply {i}", created_at=at)
-                reads.append(cpu_seconds(functools.partial(session.scene_context, scene)))
-            calls = calls_per_search(session, scene, BASE_MS + (rows + 20) * 1000)
-        out.append((rows, med(searches), med(reads), calls))
-        log(f"  {rows} rows: search {med(searches) * 1e3:.2f} ms CPU")
-    return out
+def search_cpu(tmp: str) -> list[SceneRow]:
+    """search and scene_context against the length of the scene, each loop on a fresh scene."""
+    searches: dict[int, list[float]] = {rows: [] for rows in SCENE_ROWS}
+    reads: dict[int, list[float]] = {rows: [] for rows in SCENE_ROWS}
+    after_read: dict[int, list[float]] = {rows: [] for rows in SCENE_ROWS}
+    calls: dict[int, float] = {}
+    calls_after_read: dict[int, float] = {}
+    for _ in range(ROUNDS):
+        for rows in SCENE_ROWS:
+            turns = range(rows, rows + MEASURED_TURNS)
+            with one_scene(tmp, rows, "turns") as (session, scene):
+                searches[rows] += [timed_turn(session, scene, i) for i in turns]
+                calls[rows] = calls_per_search(session, scene, turns.stop, lambda: None)
+            with one_scene(tmp, rows, "reads") as (session, scene):
+                read = functools.partial(session.scene_context, scene)
+                reads[rows] += [cpu_seconds(read) for _ in turns]
+            with one_scene(tmp, rows, "read-then-turn") as (session, scene):
+                for i in turns:
+                    session.scene_context(scene)  # its work evicts what search keeps warm
+                    after_read[rows].append(timed_turn(session, scene, i))
+                read = functools.partial(session.scene_context, scene)
+                calls_after_read[rows] = calls_per_search(session, scene, turns.stop, read)
+            log(
+                f"  {rows} rows: search {med(searches[rows][-MEASURED_TURNS:]) * 1e3:.3f} ms "
+                f"CPU per turn, {med(after_read[rows][-MEASURED_TURNS:]) * 1e3:.3f} ms after a "
+                f"scene_context; {calls[rows]:.0f} calls"
+            )
+    return [
+        SceneRow(
+            rows=rows,
+            search_s=med(searches[rows]),
+            calls=calls[rows],
+            search_after_read_s=med(after_read[rows]),
+            calls_after_read=calls_after_read[rows],
+            read_s=med(reads[rows]),
+        )
+        for rows in SCENE_ROWS
+    ]
 
 
-def ms(s: float) -> str:
-    return f"{s * 1e3:,.2f} ms"
+def ms(s: float, digits: int = 2) -> str:
+    return f"{s * 1e3:,.{digits}f} ms"
+
+
+def search_section(cpu: Sequence[SceneRow], note: str = "") -> str:
+    """The "search and scene_context against the length of the scene" subsection."""
+    prose = (
+        f"Thread CPU of `search(scene_id=...)` per turn: {MEASURED_TURNS} turns (`search` + one "
+        "event + `update`, as an agent makes them; the scene grows by one row a turn) in a "
+        "file holding only that scene; the Python function calls one `search` makes "
+        "(cProfile), a count of its work that the machine's load and caches do not move; "
+        f"`scene_context` CPU, {MEASURED_TURNS} reads in a loop of their own. Each loop starts "
+        f"on a freshly built scene and runs once in each of {ROUNDS} rounds, the lengths in "
+        f"turn; a figure is the median of its {ROUNDS * MEASURED_TURNS} samples. "
+        "*After a full scene_context* "
+        "is `search` again with a `scene_context` of the same scene before each turn: that "
+        "read's work (milliseconds at 1,000 rows) evicts the CPU caches, so the `search` "
+        "after it makes the same function calls and runs each slower; it is what a host that "
+        "reads the whole scene every turn pays, not more work done by `search` (this table's "
+        "*search CPU* was once measured only that way).\n"
+    )
+    rows = [
+        [
+            f"{r.rows:,}",
+            ms(r.search_s, 3),
+            f"{r.calls:,.0f} ({r.calls_after_read:,.0f})",
+            ms(r.search_after_read_s, 3),
+            ms(r.read_s),
+            f"{r.read_s / r.rows * 1e6:.1f} us",
+        ]
+        for r in cpu
+    ]
+    header = [
+        "Rows in the scene",
+        "search CPU per turn",
+        "function calls per search (after a full scene_context)",
+        "search CPU after a full scene_context",
+        "scene_context CPU",
+        "scene_context per row",
+    ]
+    return "\n".join(
+        [
+            "### search and scene_context against the length of the scene\n",
+            *([note] if note else []),
+            prose,
+            table(header, rows) + "\n",
+        ]
+    )
+
+
+def search_aim(cpu: Sequence[SceneRow]) -> list[str]:
+    """The aims row for search: CPU per turn in the longest scene within 1.5x of the shortest."""
+    small, large = cpu[0], cpu[-1]
+    flat = large.search_s / small.search_s
+    cold = large.search_after_read_s / small.search_after_read_s
+    return [
+        f"search flat in scene length ({large.rows:,} rows within 1.5x of {small.rows:,})",
+        f"CPU per turn {ms(large.search_s, 3)} vs {ms(small.search_s, 3)} ({flat:.2f}x); after "
+        f"a full scene_context {ms(large.search_after_read_s, 3)} vs "
+        f"{ms(small.search_after_read_s, 3)} ({cold:.2f}x); function calls per search "
+        f"{large.calls:,.0f} vs {small.calls:,.0f} ({large.calls_after_read:,.0f} vs "
+        f"{small.calls_after_read:,.0f} after a scene_context)",
+        verdict(flat <= 1.5),
+    ]
+
+
+def alone(cpu: Sequence[SceneRow], info: Sequence[tuple[str, str]]) -> str:
+    """What ``--only=search`` prints: the dated subsection and its aims row (the page is left)."""
+    facts = dict(info)
+    note = (
+        "Rerun alone with `python benches/scale.py --only=search` (memhop commit "
+        f"{facts['memhop commit']}, {facts['Date']}; load average "
+        f"{facts['Load average (1/5/15 min) at start']} at start, "
+        f"{facts['Load average at end']} at end).\n"
+    )
+    aims = table(["Aim", "Measured", "Result"], [search_aim(cpu)])
+    return search_section(cpu, note) + "\n" + aims + "\n"
 
 
 def report(
     rows: Sequence[Row],
-    cpu: Sequence[tuple[int, float, float, float]],
+    cpu: Sequence[SceneRow],
     info: list[tuple[str, str]],
     quick: bool,
 ) -> str:
@@ -263,28 +407,8 @@ def report(
         "readers would refuse) would make the first read O(scene). What the load costs per "
         "record is in the table; every later read and turn costs its own scene's rows.\n"
     )
-    out.append("### search and scene_context against the length of the scene\n")
-    out.append(
-        "Thread CPU of `search(scene_id=...)` (median of 20 turns, each closed with `update`, "
-        "each followed by a `scene_context` of the same scene), in a file holding only that "
-        "scene; and the Python function calls one `search` makes (cProfile), a count of its "
-        "work that the machine's load and caches do not move.\n"
-    )
-    out.append(
-        table(
-            [
-                "Rows in the scene",
-                "search CPU",
-                "function calls per search",
-                "scene_context CPU",
-                "scene_context per row",
-            ],
-            [[f"{n:,}", ms(s), f"{c:,.0f}", ms(r), f"{r / n * 1e6:.1f} us"] for n, s, r, c in cpu],
-        )
-        + "\n"
-    )
+    out.append(search_section(cpu))
     big = rows[-1]
-    flat = cpu[-1][1] / cpu[0][1]
     out.append("### Aims\n")
     out.append(
         table(
@@ -296,12 +420,7 @@ def report(
                     f"({big.first_read_s / big.warm_read_s:.1f}x)",
                     verdict(big.first_read_s <= 3 * big.warm_read_s),
                 ],
-                [
-                    "search flat in scene length (1,000 rows within 1.5x of 10)",
-                    f"CPU {ms(cpu[-1][1])} vs {ms(cpu[0][1])} ({flat:.2f}x); function calls "
-                    f"per search {cpu[-1][3]:,.0f} vs {cpu[0][3]:,.0f}",
-                    verdict(flat <= 1.5),
-                ],
+                search_aim(cpu),
                 [
                     "Heap at most 300 B per record, every mirror built (largest domain)",
                     f"{big.heap_b_per_record:,.0f} B/record at {big.records:,} records",
@@ -315,13 +434,19 @@ def report(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    top_arg = [a for a in (argv or sys.argv[1:]) if a.startswith("--top=")]
-    rest = [a for a in (argv or sys.argv[1:]) if not a.startswith("--top=")]
+    flags = argv or sys.argv[1:]
+    top_arg = [a for a in flags if a.startswith("--top=")]
+    only = [a.split("=", 1)[1] for a in flags if a.startswith("--only=")]
+    if only not in ([], ["search"]):
+        raise SystemExit("--only takes one part: --only=search")
+    rest = [a for a in flags if not a.startswith(("--top=", "--only="))]
     args = parse_args(__doc__, "sizes 10^3 and 10^4 records only", rest)
-    sizes = QUICK_SIZES if args.quick else SIZES
+    sizes: tuple[int, ...] = QUICK_SIZES if args.quick else SIZES
     if top_arg:
         top = int(top_arg[0].split("=", 1)[1])
         sizes = tuple(s for s in SIZES if s <= top)
+    if only:
+        sizes = ()
     tmp = tempfile.mkdtemp(prefix="memhop-scale-bench-", dir=args.dir)
     info = machine(tmp, scope="memhop/")
     started = time.perf_counter()
@@ -346,6 +471,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         shutil.rmtree(tmp, ignore_errors=True)
     info.append(("Load average at end", load_average()))
     info.append(("Benchmark wall time", f"{time.perf_counter() - started:.0f} s"))
+    if only:
+        print(alone(cpu, info))
+        return 0
     section = report(rows, cpu, info, args.quick)
     return publish(args, "scale.py", section)
 
