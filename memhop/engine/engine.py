@@ -30,7 +30,6 @@ from memhop.engine.frame import (
 )
 from memhop.engine.header import HeaderPair
 from memhop.engine.index import LiveIndex, Placement
-from memhop.engine.packed import NO_IDS
 from memhop.engine.snapshot import Index
 from memhop.engine.storefile import StoreFile
 from memhop.engine.writes import LogWriter, RecordEntry, encode_batch
@@ -42,6 +41,7 @@ from memhop.errors import (
     NotFoundError,
     StorageIOError,
 )
+from memhop.intmap import NO_IDS
 
 log = logging.getLogger("memhop.engine")
 

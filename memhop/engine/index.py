@@ -1,6 +1,6 @@
 """LiveIndex: where each live record's frame is, and which live ids have which type.
 
-One map, ``agent -> PackedIds`` (id hash -> frame offset, live records
+One map, ``agent -> IntMap`` (id hash -> frame offset, live records
 only, with each frame's type byte read on the domain's first typed question
 and kept current after). Not thread-safe on its own: the engine calls it
 under its lock, and only after the frames it names are on disk.
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from memhop.engine.packed import PackedIds
 from memhop.engine.storefile import StoreFile
+from memhop.intmap import IntMap
 
 Placement = tuple[int, int, int, int]
 """Where a frame of an appended blob belongs: (agent id, id hash, record type, offset in blob)."""
@@ -24,7 +24,7 @@ class LiveIndex:
 
     def __init__(self, offsets: Mapping[int, Mapping[int, int]]) -> None:
         # agent -> id hash -> frame offset: read it freely, change it only through the methods.
-        self.offsets: dict[int, PackedIds] = {}
+        self.offsets: dict[int, IntMap] = {}
         self.adopt(offsets)
 
     def count(self) -> int:
@@ -65,7 +65,7 @@ class LiveIndex:
         for agent_id, id_hash, rec_type, rel in placements:
             ids = index.get(agent_id)
             if ids is None:
-                ids = index[agent_id] = PackedIds()
+                ids = index[agent_id] = IntMap()
             ids.put(id_hash, base + rel, rec_type)
 
     def drop(self, agent_id: int, id_hash: int) -> None:
@@ -76,7 +76,7 @@ class LiveIndex:
 
     def adopt(self, offsets: Mapping[int, Mapping[int, int]]) -> None:
         """Replace everything with ``offsets`` (packed ones taken over, not copied)."""
-        self.offsets = {agent: PackedIds.from_mapping(ids) for agent, ids in offsets.items() if ids}
+        self.offsets = {agent: IntMap.from_mapping(ids) for agent, ids in offsets.items() if ids}
 
     def clear(self) -> None:
         """Forget everything (a new map: a ``live_index()`` proxy handed out keeps the old one)."""

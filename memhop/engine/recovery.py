@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 from memhop.engine.frame import FLAG_DELETED, RECORD_HEADER_SIZE, ByteView, frame_bounds
 from memhop.engine.header import DATA_START
-from memhop.engine.packed import PackedIds
 from memhop.engine.snapshot import SNAPSHOT_MAGIC_BYTES, PackedIndex, snapshot_length_at
 from memhop.errors import CorruptionError, CRCMismatchError
+from memhop.intmap import IntMap
 
 log = logging.getLogger("memhop.engine")
 _LENGTH = struct.Struct("<I")
@@ -174,7 +174,7 @@ def scan_records(
                 del index[agent]
         else:
             if ids is None:
-                ids = index[agent] = PackedIds()
+                ids = index[agent] = IntMap()
             ids.put(id_hash, offset, rec_type)
         offset = end
     if skipped:

@@ -15,8 +15,8 @@ from array import array
 from collections.abc import Mapping
 
 from memhop.engine.frame import ByteView
-from memhop.engine.packed import PackedIds
 from memhop.errors import CorruptionError, CRCMismatchError
+from memhop.intmap import IntMap
 
 SNAPSHOT_MAGIC = 0x534E4150
 SNAPSHOT_VERSION = 0x03
@@ -27,7 +27,7 @@ _PREFIX = struct.Struct("<IBI")
 _AGENT = struct.Struct("<QI")
 
 Index = dict[int, dict[int, int]]
-PackedIndex = dict[int, PackedIds]
+PackedIndex = dict[int, IntMap]
 _SWAP = sys.byteorder != "little"  # the blob is little-endian
 
 
@@ -36,7 +36,7 @@ def build_snapshot(index: Mapping[int, Mapping[int, int]]) -> bytes:
     agents = sorted(a for a, ids in index.items() if ids)
     parts = [_PREFIX.pack(SNAPSHOT_MAGIC, SNAPSHOT_VERSION, len(agents))]
     for agent in agents:
-        flat = PackedIds.from_mapping(index[agent]).flat()
+        flat = IntMap.from_mapping(index[agent]).flat()
         if _SWAP:
             flat.byteswap()
         parts.append(_AGENT.pack(agent, len(flat) // 2))
@@ -88,7 +88,7 @@ def parse_snapshot(blob: ByteView) -> PackedIndex:
         known = index.get(agent)
         if known is not None:  # an agent listed twice: its later entries win
             flat = known.flat() + flat
-        index[agent] = PackedIds.from_pairs(flat)
+        index[agent] = IntMap.from_pairs(flat)
     return index
 
 

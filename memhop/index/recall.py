@@ -28,6 +28,7 @@ from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from memhop.intmap import NO_IDS, IntMap
 from memhop.text import content_words
 
 __all__ = ["K1", "B", "DocKey", "RecallIndex", "RecallState", "Scored", "terms_of"]
@@ -85,7 +86,8 @@ class RecallIndex:
         self._starts = array("Q")  # slot -> first of its terms in _fwd_terms
         self._fwd_terms = array("I")  # every document's distinct term ids, slot after slot
         self._fwd_counts = array("B")
-        self._slot_of: dict[int, dict[int, int]] = {}  # kind -> id -> slot
+        # kind -> id -> slot, packed: a dict would hold ~40 bytes a document more
+        self._slot_of: dict[int, IntMap] = {}
         self._total_length = 0
         self._dead = 0
 
@@ -137,7 +139,10 @@ class RecallIndex:
         self._scenes.append(scene_id)
         self._created.append(created_at)
         self._lengths.append(length)
-        self._slot_of.setdefault(kind, {})[doc_id] = slot
+        slots = self._slot_of.get(kind)
+        if slots is None:
+            slots = self._slot_of[kind] = IntMap()
+        slots.put(doc_id, slot, kind)
 
     def _term_id(self, term: str) -> int:
         term_id = self._vocab.get(term)
@@ -150,9 +155,10 @@ class RecallIndex:
 
     def remove(self, key: DocKey) -> bool:
         """Forget the document under ``key``; False when none was indexed."""
-        slot = self._slot_of.get(key[0], {}).pop(key[1], None)
-        if slot is None:
+        slots = self._slot_of.get(key[0])
+        if slots is None or (slot := slots.get(key[1])) is None:
             return False
+        slots.discard(key[1])
         a, b = self._terms_of_slot(slot)
         df = self._df
         for term_id in self._fwd_terms[a:b]:
@@ -194,7 +200,7 @@ class RecallIndex:
         return sum(map(len, self._slot_of.values()))
 
     def __contains__(self, key: object) -> bool:
-        return isinstance(key, tuple) and key[1] in self._slot_of.get(key[0], {})
+        return isinstance(key, tuple) and key[1] in self._slot_of.get(key[0], NO_IDS)
 
     def keys(self) -> list[DocKey]:
         return sorted((k, i) for k, d in self._slot_of.items() for i in d)

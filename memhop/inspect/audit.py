@@ -23,12 +23,12 @@ from memhop.engine.header import (
     HEADER_SIZE,
     parse_header,
 )
-from memhop.engine.packed import NO_IDS
 from memhop.errors import MemHopError
 from memhop.ids import format_id
 from memhop.inspect.reader import FileState
 from memhop.inspect.table import Table
 from memhop.inspect.walk import Progress, Region, RegionKind, walk_regions
+from memhop.intmap import NO_IDS
 from memhop.records import (
     ArchiveSlot,
     HypergraphEdge,

@@ -15,13 +15,13 @@ from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar, Protocol, Self, TypeVar
 
 from memhop.engine.frame import decode_frame
-from memhop.engine.packed import NO_IDS
 from memhop.errors import AgentNotFoundError, InvalidQueryError, MemHopError, NotFoundError
 from memhop.ids import PRIMARY_AGENT_ID, SHARED_POOL_AGENT_ID, format_id, parse_id, profile_id
 from memhop.inspect import audit, rows
 from memhop.inspect.reader import read_file_state
 from memhop.inspect.table import Table
 from memhop.inspect.walk import Progress
+from memhop.intmap import NO_IDS
 from memhop.records import (
     ArchiveKind,
     ArchiveSlot,

@@ -1,4 +1,4 @@
-"""PackedIds against a plain dict model: every answer equal after any sequence of changes."""
+"""IntMap against a plain dict model: every answer equal after any sequence of changes."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memhop.engine import packed
-from memhop.engine.packed import PackedIds
+from memhop import intmap
+from memhop.intmap import IntMap
 
 SIZE = 256  # the fake log: frame offsets 1..255, offset 255 and up read as past it
 IDS = st.integers(min_value=0, max_value=40)
@@ -20,7 +20,7 @@ OPS = st.lists(
 FIRST_FRAME = 120
 
 
-def _check(ids: PackedIds, model: dict[int, tuple[int, int]], view: bytes) -> None:
+def _check(ids: IntMap, model: dict[int, tuple[int, int]], view: bytes) -> None:
     offsets = {i: o for i, (o, _) in model.items()}
     assert dict(ids.items()) == offsets
     assert list(ids) == sorted(offsets)
@@ -54,12 +54,12 @@ def test_packed_ids_answer_as_a_dict_does(
     """
     for fold_min in (2, 4096):
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(packed, "_FOLD_MIN", fold_min)
+            mp.setattr(intmap, "_FOLD_MIN", fold_min)
             view = bytearray(SIZE)
             model: dict[int, tuple[int, int]] = {}
             for id_hash, offset in seed.items():
                 model[id_hash] = (offset, view[offset] if offset < SIZE else -1)
-            ids = PackedIds.from_mapping({i: o for i, (o, _) in model.items()})
+            ids = IntMap.from_mapping({i: o for i, (o, _) in model.items()})
             _check(ids, model, bytes(view))
             for at, (op, id_hash, rec_type) in enumerate(ops):
                 if op == "put":
@@ -75,8 +75,8 @@ def test_packed_ids_answer_as_a_dict_does(
 def test_snapshot_pairs_in_map_order_with_repeats_keep_the_last() -> None:
     """Go writes entries in map order: they are sorted, and a repeated id keeps its last offset."""
     flat = array("Q", [9, 8192, 3, 8300, 9, 8400, 5, 0])
-    ids = PackedIds.from_pairs(flat)
+    ids = IntMap.from_pairs(flat)
     assert dict(ids.items()) == {3: 8300, 5: 0, 9: 8400}
     assert list(ids) == [3, 5, 9]
-    ordered = PackedIds.from_pairs(array("Q", [3, 8300, 9, 8400]))  # positive control: sorted
+    ordered = IntMap.from_pairs(array("Q", [3, 8300, 9, 8400]))  # positive control: sorted
     assert dict(ordered.items()) == {3: 8300, 9: 8400}

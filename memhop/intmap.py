@@ -1,20 +1,22 @@
-"""PackedIds: one domain's ``id hash -> frame offset`` map in two flat arrays.
+"""IntMap: a ``u64 -> u64`` map in two flat arrays, with a byte tag per entry.
 
-A dict of Python ints holds about 116 bytes per record; a year of memory is
-10^5-10^6 records per domain, held for as long as the file is open. This map
-keeps the ids it was built with in a sorted ``array('Q')`` with their offsets
-beside it (16 bytes a record), and the ids added since in a small dict that
-is folded into the arrays once it grows past an eighth of them.
+A dict of Python ints holds about 116 bytes an entry; the engine's index and
+the mirrors hold one entry per record, 10^5-10^6 per domain, for as long as
+the file is open. This map keeps the keys it was built with in a sorted
+``array('Q')`` with their values beside it (16 bytes an entry), and the keys
+added since in a small dict that is folded into the arrays once it grows past
+an eighth of them. The engine maps id -> frame offset, tagged with the
+frame's type byte; the recall index maps a document id -> its slot.
 
 Contract:
 - A ``Mapping[int, int]``: ``get``, ``in``, ``len`` and ``[]`` as a dict's;
   iteration, ``items`` and ``values`` go in ascending id order.
-- Offset 0 marks a deleted entry in the arrays, so a delete costs no array
-  copy. No frame starts there (the record area begins at 8192); an entry
-  that names it anyway (a damaged snapshot) is kept in the dict, as it is.
-- ``type_of``/``ids_of_type`` answer from the frames' type bytes, read from
-  the file on the first typed question (an open reads no frame) and kept
-  current by every ``put`` after.
+- Value 0 marks a deleted entry in the arrays, so a delete costs no array
+  copy; an entry whose value is 0 is kept in the dict instead (exact, and
+  rare: no frame starts at offset 0, the record area begins at 8192).
+- ``ids_of_type`` answers from the tags: those given to ``put``, and for
+  entries built without one (a snapshot's), the byte at the entry's value in
+  a view, read on the first such question (an open reads no frame).
 - Not thread-safe on its own: the engine calls it under its lock.
 """
 
@@ -24,12 +26,13 @@ from array import array
 from bisect import bisect_left
 from collections.abc import ItemsView, Iterator, Mapping, ValuesView
 from itertools import chain, compress, repeat
+from mmap import mmap
 from operator import and_, eq, lt
 from types import MappingProxyType
 
-from memhop.engine.frame import ByteView
+__all__ = ["NO_IDS", "IntMap"]
 
-__all__ = ["NO_IDS", "PackedIds"]
+_Bytes = bytes | bytearray | memoryview | mmap
 
 NO_IDS: Mapping[int, int] = MappingProxyType({})
 """The ids of a domain that holds none (a default for ``index.get(agent, NO_IDS)``)."""
@@ -45,8 +48,8 @@ def _strictly_ascending(ids: array[int]) -> bool:
     return all(map(lt, ids, ids[1:]))
 
 
-class PackedIds(Mapping[int, int]):
-    """Live records of one domain: ``id hash -> frame offset`` (see the module contract)."""
+class IntMap(Mapping[int, int]):
+    """``id -> value`` with a tag byte per entry (see the module contract)."""
 
     __slots__ = ("_count", "_dead", "_ids", "_new", "_offs", "_types")
 
@@ -59,7 +62,7 @@ class PackedIds(Mapping[int, int]):
         self._dead = 0  # zeroed entries in the arrays
 
     @classmethod
-    def from_pairs(cls, flat: array[int]) -> PackedIds:
+    def from_pairs(cls, flat: array[int]) -> IntMap:
         """Build from interleaved (id, offset) pairs (a snapshot's entries); a later id wins."""
         ids, offs = flat[0::2], flat[1::2]
         if not _strictly_ascending(ids):
@@ -68,15 +71,15 @@ class PackedIds(Mapping[int, int]):
         return cls._of(ids, offs)
 
     @classmethod
-    def from_mapping(cls, offsets: Mapping[int, int]) -> PackedIds:
+    def from_mapping(cls, offsets: Mapping[int, int]) -> IntMap:
         """Build from a plain mapping (a log scan's result)."""
-        if isinstance(offsets, PackedIds):
+        if isinstance(offsets, IntMap):
             return offsets
         ids = sorted(offsets)
         return cls._of(array("Q", ids), array("Q", map(offsets.__getitem__, ids)))
 
     @classmethod
-    def _of(cls, ids: array[int], offs: array[int]) -> PackedIds:
+    def _of(cls, ids: array[int], offs: array[int]) -> IntMap:
         packed = cls()
         if 0 in offs:  # offset 0 means "deleted" in the arrays: keep these in the dict
             packed._new = {i: _UNREAD for i, o in zip(ids, offs, strict=True) if not o}
@@ -225,7 +228,7 @@ class PackedIds(Mapping[int, int]):
 
     # ---- types -------------------------------------------------------------------------
 
-    def _type_array(self, view: ByteView, size: int) -> array[int]:
+    def _type_array(self, view: _Bytes, size: int) -> array[int]:
         types = self._types
         if types is None:
             past = _NO_TYPE
@@ -233,7 +236,7 @@ class PackedIds(Mapping[int, int]):
             self._types = types
         return types
 
-    def ids_of_type(self, rec_type: int, view: ByteView, size: int) -> list[int]:
+    def ids_of_type(self, rec_type: int, view: _Bytes, size: int) -> list[int]:
         """The live ids whose frame has type byte ``rec_type``, ascending."""
         wanted = map(eq, self._type_array(view, size), repeat(rec_type))
         if self._dead:
@@ -243,7 +246,7 @@ class PackedIds(Mapping[int, int]):
         return sorted(chain(found, sorted(extra))) if extra else found
 
 
-def _type_of(value: int, view: ByteView, size: int) -> int:
+def _type_of(value: int, view: _Bytes, size: int) -> int:
     """The type a dict entry's value holds, reading the frame's byte if it was not read yet."""
     rec_type = value & _TYPE_MASK
     if rec_type != _UNREAD:
@@ -253,14 +256,14 @@ def _type_of(value: int, view: ByteView, size: int) -> int:
 
 
 class _Items(ItemsView[int, int]):
-    _mapping: PackedIds
+    _mapping: IntMap
 
     def __iter__(self) -> Iterator[tuple[int, int]]:
         return self._mapping._pairs()
 
 
 class _Values(ValuesView[int]):
-    _mapping: PackedIds
+    _mapping: IntMap
 
     def __iter__(self) -> Iterator[int]:
         return (offset for _, offset in self._mapping._pairs())
