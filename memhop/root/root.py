@@ -191,11 +191,13 @@ class Root:
         gc.disable()
         try:
             ints: dict[int, int] = {}  # one int object per id or stamp, across both mirrors
-            topics = topic_rows.all_topic_rows(self.engine, agent_id, ints)
-            contents = content_fields.all_content_fields(self.engine, agent_id, ints)
+            # Topics first, so a turn's lines share its row's ints; the rows each mirror
+            # is built from are freed as it is built, before the collector is back on.
             mirrors = Mirrors(
-                topics=L2Meta.from_topics(topics),
-                contents=L4Index.from_fields(contents),
+                topics=L2Meta.from_topics(topic_rows.all_topic_rows(self.engine, agent_id, ints)),
+                contents=L4Index.from_fields(
+                    content_fields.all_content_fields(self.engine, agent_id, ints)
+                ),
                 plans=PlanTrees.from_nodes(plan.all_plan_nodes(self.engine, agent_id)),
             )
         finally:
