@@ -330,7 +330,8 @@ class RecallState:
     index: RecallIndex = field(default_factory=RecallIndex)
     row_of: dict[int, int] = field(default_factory=dict)  # topic -> the row indexing it
     members: dict[int, tuple[int, ...]] = field(default_factory=dict)  # row -> its descendants
-    events: dict[int, tuple[int, ...]] = field(default_factory=dict)  # topic -> its event ids
+    # topic -> its event's id, or their ids when several (a tuple per turn costs 64 bytes)
+    events: dict[int, int | tuple[int, ...]] = field(default_factory=dict)
     # row -> the rows beside it whose lines its document holds
     neighbours: dict[int, tuple[int, ...]] = field(default_factory=dict)
     open_topic: int = 0  # the open turn when last brought up to date (its events take its scene)

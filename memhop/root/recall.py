@@ -202,7 +202,8 @@ class _Refresh:
 
     def redo_events(self, topic_id: int) -> None:
         state = self.state
-        for event_id in state.events.pop(topic_id, ()):
+        indexed = state.events.pop(topic_id, ())
+        for event_id in (indexed,) if isinstance(indexed, int) else indexed:
             state.index.remove((EVENT, event_id))
         refs = self.ctx.mirrors.contents.events_of(topic_id)
         if not refs:
@@ -213,7 +214,9 @@ class _Refresh:
         for slot in slots:
             terms = terms_of(slot.event_type) + terms_of(slot.content)
             state.index.put((EVENT, slot.id_hash), scene_id, slot.created_at, terms)
-        if slots:
+        if len(slots) == 1:
+            state.events[topic_id] = ids[slots[0].id_hash]
+        elif slots:
             state.events[topic_id] = tuple(ids[s.id_hash] for s in slots)
 
 
