@@ -8,6 +8,7 @@ read can find it out.
 from __future__ import annotations
 
 import struct
+import threading
 from collections.abc import Callable
 
 import pytest
@@ -134,3 +135,20 @@ def test_a_close_part_way_raises(meh_path: str, monkeypatch: pytest.MonkeyPatch)
     engine.close()
     with pytest.raises(ClosedError):
         list(found)
+
+
+def test_no_lock_is_held_between_chunks(meh_path: str) -> None:
+    """Another thread writes while the reader is suspended in its loop."""
+    _written(meh_path)
+    engine = open_engine(meh_path)
+    try:
+        found = engine.payloads_of_type(AGENT, TYPE)
+        assert next(found) == (1, b"payload 1")
+        writer = threading.Thread(target=engine.write, args=(AGENT, TYPE, 9, b"from a thread"))
+        writer.start()
+        writer.join(timeout=10)
+        assert not writer.is_alive()
+        assert engine.read(AGENT, 9).payload == b"from a thread"  # the write went through
+        assert [i for i, _ in found] == [2, 3, 4, 5, 6]  # listed before the write
+    finally:
+        engine.close()
