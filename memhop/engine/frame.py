@@ -141,10 +141,10 @@ def record_payloads(
 ) -> list[tuple[int, bytes]]:
     """(id, payload) of each (id, offset) in ``placed`` whose frame is a live ``rec_type`` record.
 
-    Each frame gets every check ``decode_record`` makes, in order given; a
-    frame of another type is left out. A frame that fails a check is passed
-    to ``damaged`` as (id, offset, the error ``decode_record`` raises) and
-    left out.
+    In the order of ``placed``. Each frame gets every check ``decode_record``
+    makes; a frame of another type is left out. A frame that fails a check
+    is passed to ``damaged`` as (id, offset, the error ``decode_record``
+    raises) and left out.
     """
     found: list[tuple[int, bytes]] = []
     unpack, crc32 = _FULL.unpack_from, zlib.crc32

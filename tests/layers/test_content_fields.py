@@ -5,10 +5,12 @@ from __future__ import annotations
 import dataclasses
 import itertools
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memhop.engine import Engine, create_engine
+from memhop.errors import DeserializationError
 from memhop.index.l4 import L4Index, SlotRef
 from memhop.layers import archive
 from memhop.layers.content_fields import all_content_fields
@@ -174,3 +176,28 @@ def test_values_out_of_range_in_the_usual_shape_are_damage_as_the_full_decode_fi
     topics = all_topic_rows(engine, AGENT)
     assert [(t.id, t.depth, t.user_timestamp) for t in topics] == topic_at
     assert engine.damage()[0] == len(past) + len(topic_past)
+
+
+def test_strings_read_as_the_full_decode_reads_them(engine: Engine) -> None:
+    """Escapes of every kind read; a raw control byte or a bad escape is damage, as in Go."""
+    texts = {
+        0x81: rb"plain",
+        0x82: rb"q\"b\\s\/\b\f\n\r\t\u00e9\uD83D\uDE00",
+        0x83: rb"",
+        0x84: b"raw\x01byte",
+        0x85: rb"bad \x escape",
+        0x86: rb"short \u00e",
+    }
+    for id_hash, text in texts.items():
+        payload = (
+            b'{"id_hash":1,"kind":0,"seq":%d,"content_type":0,"role":0,"topic_id":9,'
+            b'"created_at":5,"content":"%s"}' % (id_hash, text)
+        )
+        engine.write(AGENT, RecordType.ARCHIVE, id_hash, payload)
+    got = {row.id_hash: row for row in all_content_fields(engine, AGENT)}
+    assert sorted(got) == [0x81, 0x82, 0x83]
+    assert [got[i].seq for i in sorted(got)] == [0x81, 0x82, 0x83]
+    assert engine.damage()[0] == 3
+    for id_hash in (0x84, 0x85, 0x86):  # the full decode refuses them too
+        with pytest.raises(DeserializationError):
+            ArchiveSlot.from_json(engine.read(AGENT, id_hash).payload)
