@@ -64,11 +64,15 @@ class IntMap(Mapping[int, int]):
     @classmethod
     def from_pairs(cls, flat: array[int]) -> IntMap:
         """Build from interleaved (id, offset) pairs (a snapshot's entries); a later id wins."""
-        ids, offs = flat[0::2], flat[1::2]
+        return cls.from_arrays(flat[0::2], flat[1::2])
+
+    @classmethod
+    def from_arrays(cls, ids: array[int], values: array[int]) -> IntMap:
+        """Build from keys and their values (taken over, not copied); a later key wins."""
         if not _strictly_ascending(ids):
             # Go writes its entries in map order; sort them once.
-            return cls.from_mapping(dict(zip(ids, offs, strict=True)))
-        return cls._of(ids, offs)
+            return cls.from_mapping(dict(zip(ids, values, strict=True)))
+        return cls._of(ids, values)
 
     @classmethod
     def from_mapping(cls, offsets: Mapping[int, int]) -> IntMap:

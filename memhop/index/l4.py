@@ -12,23 +12,41 @@ Contract:
 - ``next_seq`` is ``max(highest_seq, 2) + 1``: slots 1 and 2 belong to the
   dialogue, so a topic's first auto-allocated slot is 3.
 - Per-topic answers cost time proportional to that topic's slots.
+
+Held packed: a slot is a row of parallel arrays (about 40 bytes), found by id
+through an ``IntMap`` and by topic through an array of rows in seq order; the
+``SlotRef`` a read returns is made then. An object per slot cost 160 bytes a
+record, held for as long as the domain is open. A removed slot's row stays
+until removed rows outnumber the live ones, then the rows are packed again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from array import array
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from itertools import compress, pairwise
 
 from memhop.ids import content_id
 from memhop.index.journal import Journal
-from memhop.index.slots import TopicSeqStore
+from memhop.intmap import IntMap
 from memhop.records import SEQ_AGENT, SEQ_USER, ArchiveKind, ArchiveRole, ArchiveSlot
+from memhop.records.codes import ContentType
 
 __all__ = ["L4Index", "SlotFields", "SlotRef"]
 
 SlotFields = tuple[int, int, int, int, int, int, int, int]
 """(id_hash, topic_id, seq, kind, content_type, role, node_seq, created_at)."""
+
+# Code -> enum member, as the record decoders give them (a code without a member stays an int).
+_KINDS: dict[int, int] = {int(m): m for m in ArchiveKind}
+_TYPES: dict[int, int] = {int(m): m for m in ContentType}
+_ROLES: dict[int, int] = {int(m): m for m in ArchiveRole}
+_REPACK_MIN = 4096
+# The per-row arrays, in ``SlotFields`` order.
+_COLUMNS = ("_ids", "_topic", "_seq", "_kind", "_ctype", "_role", "_node", "_created")
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,17 +76,27 @@ class SlotRef:
         )
 
 
-def _is_summary(entry: SlotRef) -> bool:
+def _is_summary(role: int, kind: int) -> bool:
     # Seq is not checked: what counts is the address, as a lookup by address sees it.
-    return entry.role == ArchiveRole.DREAM and entry.kind == ArchiveKind.UTTERANCE
+    return role == ArchiveRole.DREAM and kind == ArchiveKind.UTTERANCE
 
 
-class L4Index(TopicSeqStore[SlotRef]):
+class L4Index:
     """Content slots of one domain, grouped by topic; ``journal`` notes the topics touched."""
 
     def __init__(self) -> None:
-        super().__init__()
         self.journal = Journal()
+        self._row_of = IntMap()  # id -> row
+        self._topics: dict[int, array[int]] = {}  # topic -> its rows in seq order
+        # One row per slot stored (a removed slot's row stays until a repack).
+        self._ids: array[int] = array("Q")
+        self._topic: array[int] = array("Q")
+        self._seq: array[int] = array("Q")
+        self._kind: array[int] = array("B")
+        self._ctype: array[int] = array("B")
+        self._role: array[int] = array("B")
+        self._node: array[int] = array("I")
+        self._created: array[int] = array("q")
         # Topics whose slot 1 is a Dream summary, so a scene's provenance costs its
         # Dream rows rather than a lookup per row; a summary stored at another
         # topic's address (a foreign payload) is kept apart by its address.
@@ -78,43 +106,197 @@ class L4Index(TopicSeqStore[SlotRef]):
     @classmethod
     def from_records(cls, slots: Iterable[ArchiveSlot]) -> L4Index:
         """Build the mirror from records read back from the engine."""
-        return cls._built(SlotRef.of(slot) for slot in slots)
+        return cls.from_fields(
+            (s.id_hash, s.topic_id, s.seq, s.kind, s.content_type, s.role, s.node_seq, s.created_at)
+            for s in slots
+        )
 
     @classmethod
     def from_fields(cls, rows: Iterable[SlotFields]) -> L4Index:
-        """Build the mirror from each slot's fields, in ``SlotRef``'s field order."""
-        return cls._built(SlotRef(*row) for row in rows)
+        """Build the mirror from each slot's fields: the same as a ``put`` of each in turn."""
+        given = rows if isinstance(rows, list) else list(rows)
+        mirror = cls()
+        for name, column in zip(_COLUMNS, zip(*given, strict=True), strict=False):
+            getattr(mirror, name).extend(column)
+        topics = mirror._grouped()
+        row_of = IntMap.from_arrays(array("Q", mirror._ids), array("Q", range(len(given))))
+        if topics is None or len(row_of) < len(given):
+            # Something replaces something: store each in turn, in the order given.
+            mirror = cls()
+            for row in given:
+                mirror._put(SlotRef(*row))
+            return mirror
+        mirror._row_of, mirror._topics = row_of, topics
+        dream = map(_is_summary, mirror._role, mirror._kind)
+        for at in compress(range(len(given)), dream):
+            mirror._stored(at, mirror._ids[at])
+        return mirror
 
-    # ---- updates (remove, remove_many, remove_topic: TopicSeqStore) -------------------
+    def _grouped(self) -> dict[int, array[int]] | None:
+        """Topic -> its rows in seq order, from the rows alone; None when a place repeats."""
+        grouped: defaultdict[int, list[int]] = defaultdict(list)
+        for at, topic_id in enumerate(self._topic):
+            grouped[topic_id].append(at)
+        seqs = self._seq
+        topics: dict[int, array[int]] = {}
+        for topic_id, held in grouped.items():
+            if len(held) > 1:
+                held.sort(key=seqs.__getitem__)
+                if any(seqs[a] == seqs[b] for a, b in pairwise(held)):
+                    return None
+            topics[topic_id] = array("I", held)
+        return topics
 
-    def _touched(self, topic_id: int) -> None:
-        self.journal.note(topic_id)
+    # ---- rows --------------------------------------------------------------------------
 
-    def _stored(self, entry: SlotRef) -> None:
-        if _is_summary(entry):
-            if entry.id_hash == content_id(entry.topic_id, SEQ_USER):
-                self._dreamed.add(entry.topic_id)
+    def _append_row(self, row: SlotFields) -> int:
+        at = len(self._ids)
+        for name, value in zip(_COLUMNS, row, strict=True):
+            getattr(self, name).append(value)
+        return at
+
+    def _ref(self, at: int) -> SlotRef:
+        kind, ctype, role = self._kind[at], self._ctype[at], self._role[at]
+        return SlotRef(
+            self._ids[at],
+            self._topic[at],
+            self._seq[at],
+            _KINDS.get(kind, kind),
+            _TYPES.get(ctype, ctype),
+            _ROLES.get(role, role),
+            self._node[at],
+            self._created[at],
+        )
+
+    def _live_rows(self) -> Iterator[int]:
+        """Every live row, ascending by id."""
+        return iter(self._row_of.values())
+
+    # ---- updates -----------------------------------------------------------------------
+
+    def _stored(self, at: int, id_hash: int) -> None:
+        if _is_summary(self._role[at], self._kind[at]):
+            topic_id = self._topic[at]
+            if id_hash == content_id(topic_id, SEQ_USER):
+                self._dreamed.add(topic_id)
             else:
-                self._foreign_dreamed.add(entry.id_hash)
+                self._foreign_dreamed.add(id_hash)
 
-    def _dropped(self, entry: SlotRef) -> None:
-        if _is_summary(entry):
-            if entry.id_hash == content_id(entry.topic_id, SEQ_USER):
-                self._dreamed.discard(entry.topic_id)
+    def _dropped(self, at: int) -> None:
+        id_hash = self._ids[at]
+        self._row_of.discard(id_hash)
+        if _is_summary(self._role[at], self._kind[at]):
+            topic_id = self._topic[at]
+            if id_hash == content_id(topic_id, SEQ_USER):
+                self._dreamed.discard(topic_id)
             else:
-                self._foreign_dreamed.discard(entry.id_hash)
+                self._foreign_dreamed.discard(id_hash)
 
     def put(self, slot: ArchiveSlot) -> None:
         """Record a slot just written; it replaces whatever held its id or its (topic, seq)."""
         self._put(SlotRef.of(slot))
 
-    # ---- reads (len, topics, highest_seq: TopicSeqStore) -----------------------------
+    def _put(self, entry: SlotRef) -> None:
+        self.remove(entry.id_hash)
+        self.journal.note(entry.topic_id)
+        rows = self._topics.get(entry.topic_id)
+        if rows is None:
+            rows = self._topics[entry.topic_id] = array("I")
+        seqs = self._seq
+        place = len(rows)
+        for i, other in enumerate(rows):
+            seq = seqs[other]
+            if seq == entry.seq:
+                # Only a payload naming a foreign id gets here: keep one entry per address.
+                del rows[i]
+                self._dropped(other)
+                place = i
+                break
+            if seq > entry.seq:
+                place = i
+                break
+        at = self._append_row(
+            (
+                entry.id_hash,
+                entry.topic_id,
+                entry.seq,
+                entry.kind,
+                entry.content_type,
+                entry.role,
+                entry.node_seq,
+                entry.created_at,
+            )
+        )
+        rows.insert(place, at)
+        self._row_of.put(entry.id_hash, at, 0)
+        self._stored(at, entry.id_hash)
+
+    def remove(self, id_hash: int) -> bool:
+        """Forget one entry; False when the mirror did not hold it."""
+        at = self._row_of.get(id_hash)
+        if at is None:
+            return False
+        topic_id = self._topic[at]
+        self.journal.note(topic_id)
+        self._dropped(at)
+        rows = self._topics[topic_id]
+        rows.remove(at)
+        if not rows:
+            del self._topics[topic_id]
+        self._repack_if_sparse()
+        return True
+
+    def remove_many(self, ids: Iterable[int]) -> int:
+        """Forget several entries (after a tombstone batch); return how many the mirror held."""
+        return sum(1 for id_hash in ids if self.remove(id_hash))
+
+    def remove_topic(self, topic_id: int) -> list[int]:
+        """Forget every entry of a topic; return their ids ascending."""
+        rows = self._topics.pop(topic_id, array("I"))
+        if rows:
+            self.journal.note(topic_id)
+        ids = sorted(self._ids[at] for at in rows)
+        for at in rows:
+            self._dropped(at)
+        self._repack_if_sparse()
+        return ids
+
+    def _repack_if_sparse(self) -> None:
+        """Drop removed rows once they outnumber the live ones (and a few thousand)."""
+        stale = len(self._ids) - len(self._row_of)
+        if stale <= max(_REPACK_MIN, len(self._row_of)):
+            return
+        kept = sorted(self._live_rows())
+        renumbered = {old: new for new, old in enumerate(kept)}
+        for name in _COLUMNS:
+            column: array[int] = getattr(self, name)
+            setattr(self, name, array(column.typecode, map(column.__getitem__, kept)))
+        self._row_of = IntMap.from_mapping(dict(zip(self._ids, range(len(kept)), strict=True)))
+        self._topics = {
+            topic_id: array("I", map(renumbered.__getitem__, rows))
+            for topic_id, rows in self._topics.items()
+        }
+
+    # ---- reads -------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._row_of)
 
     def __contains__(self, id_hash: object) -> bool:
-        return id_hash in self._by_id
+        return id_hash in self._row_of
 
     def get(self, id_hash: int) -> SlotRef | None:
-        return self._by_id.get(id_hash)
+        at = self._row_of.get(id_hash)
+        return None if at is None else self._ref(at)
+
+    def topics(self) -> list[int]:
+        """Topics holding at least one entry, ascending."""
+        return sorted(self._topics)
+
+    def highest_seq(self, topic_id: int) -> int:
+        """The highest seq the topic holds; 0 when it holds none."""
+        rows = self._topics.get(topic_id)
+        return self._seq[rows[-1]] if rows else 0
 
     def next_seq(self, topic_id: int) -> int:
         """The seq an auto-allocated slot of the topic takes: ``max(highest, 2) + 1``."""
@@ -122,15 +304,19 @@ class L4Index(TopicSeqStore[SlotRef]):
 
     def slots_of(self, topic_id: int) -> list[SlotRef]:
         """The topic's slots in seq order."""
-        return self._entries_of(topic_id)
+        return [self._ref(at) for at in self._topics.get(topic_id, ())]
+
+    def _of_kind(self, topic_id: int, kind: int) -> list[SlotRef]:
+        kinds = self._kind
+        return [self._ref(at) for at in self._topics.get(topic_id, ()) if kinds[at] == kind]
 
     def utterances_of(self, topic_id: int) -> list[SlotRef]:
         """The topic's utterances in seq order (what a turn distils from)."""
-        return [r for r in self.slots_of(topic_id) if r.kind == ArchiveKind.UTTERANCE]
+        return self._of_kind(topic_id, ArchiveKind.UTTERANCE)
 
     def events_of(self, topic_id: int) -> list[SlotRef]:
         """The topic's events in seq order."""
-        return [r for r in self.slots_of(topic_id) if r.kind == ArchiveKind.EVENT]
+        return self._of_kind(topic_id, ArchiveKind.EVENT)
 
     def summarised_topics(self) -> AbstractSet[int] | None:
         """Topics whose own slot 1 is a Dream summary (a live view; do not hold it).
@@ -145,22 +331,31 @@ class L4Index(TopicSeqStore[SlotRef]):
 
         A plan ordinal still named by a surviving event is never reissued.
         """
-        return max((self._by_id[i].node_seq for i in self._topics.get(topic_id, ())), default=0)
+        return max(map(self._node.__getitem__, self._topics.get(topic_id, ())), default=0)
 
     def refs_created_before(self, cutoff: int) -> list[SlotRef]:
         """Every slot with ``created_at < cutoff`` (strict), ascending by id, across topics."""
-        return sorted(
-            (r for r in self._by_id.values() if r.created_at < cutoff), key=lambda r: r.id_hash
-        )
+        created = self._created
+        return [self._ref(at) for at in self._live_rows() if created[at] < cutoff]
 
     def all_slots(self) -> list[SlotRef]:
         """Every slot of the domain ordered by (created_at, id): the domain-wide read order."""
-        return sorted(self._by_id.values(), key=lambda r: (r.created_at, r.id_hash))
+        refs = [self._ref(at) for at in self._live_rows()]
+        return sorted(refs, key=lambda r: (r.created_at, r.id_hash))
 
     # ---- comparison --------------------------------------------------------------------
 
+    def _contents(self) -> tuple[dict[int, SlotRef], dict[int, list[int]]]:
+        by_id = {self._ids[at]: self._ref(at) for at in self._live_rows()}
+        ids = self._ids
+        return by_id, {t: [ids[at] for at in rows] for t, rows in self._topics.items()}
+
     def __eq__(self, other: object) -> bool:
-        return self._same_entries(other) if isinstance(other, L4Index) else NotImplemented
+        if not isinstance(other, L4Index):
+            return NotImplemented
+        return self._contents() == other._contents()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable: not hashable
 
     def __repr__(self) -> str:
-        return f"L4Index(topics={len(self._topics)}, slots={len(self._by_id)})"
+        return f"L4Index(topics={len(self._topics)}, slots={len(self._row_of)})"

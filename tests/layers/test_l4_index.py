@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from memhop import intmap
 from memhop.ids import content_id
+from memhop.index import l4
 from memhop.index.l4 import L4Index, SlotRef
 from memhop.records import ArchiveKind, ArchiveRole, ArchiveSlot
 
@@ -147,6 +150,33 @@ def test_index_answers_like_a_naive_reference(
 ) -> None:
     index = L4Index()
     reference: dict[int, ArchiveSlot] = {}  # id -> latest slot
+    _run(script, index, reference)
+    _assert_like(index, reference, cutoff)
+
+
+@given(ops, ops, st.integers(0, 51))
+def test_a_bulk_built_index_then_changed_answers_like_the_reference(
+    seed: list[tuple[str, int, int, int, int]],
+    script: list[tuple[str, int, int, int, int]],
+    cutoff: int,
+) -> None:
+    """Built from records, then changed, with repacks and folds forced: as the reference."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(l4, "_REPACK_MIN", 0)
+        mp.setattr(intmap, "_FOLD_MIN", 1)
+        seeded = [slot(seq, topic=t, kind=k, at=at) for op, t, seq, k, at in seed if op == "put"]
+        index = L4Index.from_records(seeded)
+        reference = {s.id_hash: s for s in seeded}
+        _assert_like(index, reference, cutoff)
+        _run(script, index, reference)
+        _assert_like(index, reference, cutoff)
+
+
+def _run(
+    script: list[tuple[str, int, int, int, int]],
+    index: L4Index,
+    reference: dict[int, ArchiveSlot],
+) -> None:
     for op, topic, seq, kind, at in script:
         if op == "put":
             s = slot(seq, topic=topic, kind=kind, at=at)
@@ -156,6 +186,8 @@ def test_index_answers_like_a_naive_reference(
             gone = content_id(topic, seq)
             assert index.remove(gone) == (reference.pop(gone, None) is not None)
 
+
+def _assert_like(index: L4Index, reference: dict[int, ArchiveSlot], cutoff: int) -> None:
     assert len(index) == len(reference)
     for topic in range(1, 6):
         mine = sorted((s for s in reference.values() if s.topic_id == topic), key=lambda s: s.seq)
