@@ -102,24 +102,23 @@ class IntMap(Mapping[int, int]):
         return i if i < len(ids) and ids[i] == id_hash else -1
 
     def __getitem__(self, id_hash: int) -> int:
-        value = self._new.get(id_hash)
-        if value is not None:
-            return value >> _TYPE_BITS
-        i = self._slot(id_hash)
-        if i >= 0 and self._offs[i]:
-            return self._offs[i]
-        raise KeyError(id_hash)
+        found = self.get(id_hash)
+        if found is None:
+            raise KeyError(id_hash)
+        return found
 
     def get(self, id_hash: int, default: int | None = None) -> int | None:  # type: ignore[override]
         value = self._new.get(id_hash)
         if value is not None:
             return value >> _TYPE_BITS
-        i = self._slot(id_hash)
-        return self._offs[i] if i >= 0 and self._offs[i] else default
+        # The hot path of every read: the search inlined (``_slot``).
+        ids = self._ids
+        i = bisect_left(ids, id_hash)
+        if i < len(ids) and ids[i] == id_hash:
+            return self._offs[i] or default
+        return default
 
     def __contains__(self, id_hash: object) -> bool:
-        if id_hash in self._new:
-            return True
         return isinstance(id_hash, int) and self.get(id_hash) is not None
 
     def __len__(self) -> int:
@@ -152,6 +151,10 @@ class IntMap(Mapping[int, int]):
 
     def put(self, id_hash: int, offset: int, rec_type: int) -> None:
         """Point ``id_hash`` at the frame at ``offset``, whose type byte is ``rec_type``."""
+        new = self._new
+        if id_hash in new:  # never also in the arrays: no search there
+            new[id_hash] = offset << _TYPE_BITS | rec_type
+            return
         i = self._slot(id_hash)
         if i >= 0 and offset:
             if not self._offs[i]:
@@ -165,10 +168,9 @@ class IntMap(Mapping[int, int]):
             self._offs[i] = 0
             self._count -= 1
             self._dead += 1
-        if id_hash not in self._new:
-            self._count += 1
-        self._new[id_hash] = offset << _TYPE_BITS | rec_type
-        if len(self._new) > max(_FOLD_MIN, len(self._ids) >> 3):
+        self._count += 1
+        new[id_hash] = offset << _TYPE_BITS | rec_type
+        if len(new) > _FOLD_MIN and len(new) > len(self._ids) >> 3:
             self._fold()
 
     def discard(self, id_hash: int) -> bool:

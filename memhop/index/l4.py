@@ -151,8 +151,15 @@ class L4Index:
 
     def _append_row(self, row: SlotFields) -> int:
         at = len(self._ids)
-        for name, value in zip(_COLUMNS, row, strict=True):
-            getattr(self, name).append(value)
+        id_hash, topic_id, seq, kind, ctype, role, node_seq, created_at = row
+        self._ids.append(id_hash)
+        self._topic.append(topic_id)
+        self._seq.append(seq)
+        self._kind.append(kind)
+        self._ctype.append(ctype)
+        self._role.append(role)
+        self._node.append(node_seq)
+        self._created.append(created_at)
         return at
 
     def _ref(self, at: int) -> SlotRef:
@@ -194,9 +201,9 @@ class L4Index:
 
     def put(self, slot: ArchiveSlot) -> None:
         """Record a slot just written; it replaces whatever held its id or its (topic, seq)."""
-        self._put(SlotRef.of(slot))
+        self._put(slot)
 
-    def _put(self, entry: SlotRef) -> None:
+    def _put(self, entry: SlotRef | ArchiveSlot) -> None:
         self.remove(entry.id_hash)
         self.journal.note(entry.topic_id)
         rows = self._topics.get(entry.topic_id)
