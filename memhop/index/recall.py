@@ -332,6 +332,8 @@ class RecallState:
     members: dict[int, tuple[int, ...]] = field(default_factory=dict)  # row -> its descendants
     # topic -> its event's id, or their ids when several (a tuple per turn costs 64 bytes)
     events: dict[int, int | tuple[int, ...]] = field(default_factory=dict)
-    # row -> the rows beside it whose lines its document holds
-    neighbours: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    # scene -> its surface rows in order, as last indexed: a row's document holds the
+    # lines of the rows beside it there (a tuple per row cost 27 bytes a record)
+    orders: dict[int, array[int]] = field(default_factory=dict)
+    row_scenes: IntMap = field(default_factory=IntMap)  # surface row -> its scene, as indexed
     open_topic: int = 0  # the open turn when last brought up to date (its events take its scene)

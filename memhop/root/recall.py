@@ -18,6 +18,7 @@ the next recall builds the index again.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -117,19 +118,24 @@ class _Refresh:
             )
         return kids
 
-    def neighbours(self, row: TopicSlot) -> tuple[int, ...]:
-        """The surface rows beside ``row`` in its scene's order (``NEIGHBOURS`` each side)."""
-        order = self._surfaces.get(row.scene_id)
+    def surface(self, scene_id: int) -> list[int]:
+        """The scene's surface rows in order, as the topic mirror has them now."""
+        order = self._surfaces.get(scene_id)
         if order is None:
-            order = self._surfaces[row.scene_id] = [
-                t.id for t in self.ctx.mirrors.topics.surface(row.scene_id)
+            order = self._surfaces[scene_id] = [
+                t.id for t in self.ctx.mirrors.topics.surface(scene_id)
             ]
-        try:
-            at = order.index(row.id)
-        except ValueError:
-            return ()
-        near = order[max(at - NEIGHBOURS, 0) : at] + order[at + 1 : at + 1 + NEIGHBOURS]
-        return tuple(near)
+        return order
+
+    def neighbours(self, row: TopicSlot) -> list[int]:
+        """The surface rows beside ``row`` in its scene's order now."""
+        return _beside(self.surface(row.scene_id), row.id)
+
+    def indexed_neighbours(self, row_id: int) -> list[int]:
+        """The rows whose lines the row's document holds, as it was last indexed."""
+        scene_id = self.state.row_scenes.get(row_id)
+        order = None if scene_id is None else self.state.orders.get(scene_id)
+        return [] if order is None else _beside(order, row_id)
 
     def lines(self, topic_ids: Iterable[int]) -> list[ArchiveSlot]:
         """The topics' stored lines, topic by topic in seq order (the cache answers by id)."""
@@ -150,26 +156,40 @@ class _Refresh:
                     rows.add(row)
         # A row's document holds its neighbours' lines: the rows beside a changed one,
         # before the change and after it, are redone too.
+        scenes: set[int] = set()  # whose order, as indexed, the pass changes
         for row_id in list(rows):
-            rows.update(self.state.neighbours.get(row_id, ()))
+            rows.update(self.indexed_neighbours(row_id))
             listed = topics.get(row_id)
             if listed is not None and listed.depth == 1:
                 rows.update(self.neighbours(listed))
+        for row_id in rows:
+            scene_id = self.state.row_scenes.get(row_id)
+            if scene_id is not None:
+                scenes.add(scene_id)
         for row_id in sorted(rows):
-            self.redo_row(row_id)
+            scene_id = self.redo_row(row_id)
+            if scene_id is not None:
+                scenes.add(scene_id)
+        for scene_id in scenes:
+            order = self.surface(scene_id)
+            if order:
+                self.state.orders[scene_id] = array("Q", order)
+            else:
+                self.state.orders.pop(scene_id, None)
         for topic_id in sorted(changed):
             self.redo_events(topic_id)
 
-    def redo_row(self, row_id: int) -> None:
+    def redo_row(self, row_id: int) -> int | None:
+        """Index the row anew (or drop it); return the scene it is indexed under now."""
         state = self.state
         for old in state.members.pop(row_id, ()):
             if state.row_of.get(old) == row_id:
                 del state.row_of[old]
-        state.neighbours.pop(row_id, None)
         row = self.ctx.mirrors.topics.get(row_id)
         if row is None or _surface_row(self.ctx.mirrors.topics, row_id) != row_id:
             state.index.remove((ROW, row_id))
-            return
+            state.row_scenes.discard(row_id)
+            return None
         members = self.descendants(row)
         own = [t for k in row.fused_keywords for t in terms_of(k)]
         own += [t for slot in self.lines([row.id]) for t in terms_of(slot.content)]
@@ -178,13 +198,13 @@ class _Refresh:
         terms += [t for slot in self.lines(m.id for m in members) for t in terms_of(slot.content)]
         near = self.neighbours(row)
         terms += [t for slot in self.lines(near) for t in terms_of(slot.content)]
-        if near:
-            state.neighbours[row_id] = near
         state.index.put((ROW, row_id), row.scene_id, row.user_timestamp, terms)
+        state.row_scenes.put(row_id, row.scene_id, 0)
         if members:
             state.members[row_id] = tuple(m.id for m in members)
             for member in members:
                 state.row_of[member.id] = row_id
+        return row.scene_id
 
     def descendants(self, row: TopicSlot) -> list[TopicSlot]:
         kids = self.children(row.scene_id)
@@ -218,6 +238,15 @@ class _Refresh:
             state.events[topic_id] = ids[slots[0].id_hash]
         elif slots:
             state.events[topic_id] = tuple(ids[s.id_hash] for s in slots)
+
+
+def _beside(order: list[int] | array[int], row_id: int) -> list[int]:
+    """The rows beside ``row_id`` in ``order`` (``NEIGHBOURS`` each side); none if absent."""
+    try:
+        at = order.index(row_id)
+    except ValueError:
+        return []
+    return [*order[max(at - NEIGHBOURS, 0) : at], *order[at + 1 : at + 1 + NEIGHBOURS]]
 
 
 def _scene_of(ctx: DomainContext, topic_id: int) -> int:

@@ -438,3 +438,20 @@ def test_a_turn_borrows_its_neighbours_lines_below_its_own(db: memhop.DB) -> Non
     assert ranked[:2] == [told.id, shown.id]  # the turn that says it, then its neighbour
     assert other.id not in ranked  # another scene lends nothing
     assert me.recall("unrelated")[0].topic_id == other.id  # control: it is indexed
+
+
+def test_a_deleted_turn_leaves_its_neighbours_documents(meh_path: str) -> None:
+    """The turns beside a deleted one no longer borrow its lines, as a reopened file agrees."""
+    with open_new(meh_path, memhop.LocalModel()) as db:
+        me = db.primary()
+        me.recall("ferry")  # the mirror is kept from here on
+        before = say(me, ("garden tomatoes", "reply a"), TS, new_scene=True)
+        gone = say(me, ("zeppelin hangar", "reply b"), TS + 1)
+        after = say(me, ("kitten vaccination", "reply c"), TS + 2)
+        lent = {h.topic_id for h in me.recall("zeppelin", limit=10)}
+        assert lent == {before.id, gone.id, after.id}  # control: both neighbours borrow it
+        me.delete_topic(gone.id)
+        assert me.recall("zeppelin", limit=10) == []
+        assert me.recall("kitten")[0].topic_id == after.id  # control: the neighbour is indexed
+    with memhop.open(meh_path, memhop.LocalModel()) as again:
+        assert again.primary().recall("zeppelin", limit=10) == []
