@@ -403,8 +403,10 @@ def report(
         "scene's rows cannot be found from the scene alone in a format 0x0012 file: turn ids "
         "derive from (scene, turn), but a merge moves topics into a scene under the ids of "
         "the scene they came from, and a Dream row whose members were deleted is reachable "
-        "from nothing; only a stored per-scene enumeration (a new record type, which Go "
-        "readers would refuse) would make the first read O(scene). What the load costs per "
+        "from nothing; only a stored per-scene enumeration would make the first read "
+        "O(scene). (A new record type would keep the file readable by Go, whose engine "
+        "indexes and carries any type byte; keeping it current without rewriting O(scene) "
+        "bytes a turn, and mirrors built per scene, are not done.) What the load costs per "
         "record is in the table; every later read and turn costs its own scene's rows.\n"
     )
     out.append(search_section(cpu))
