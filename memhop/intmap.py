@@ -149,8 +149,8 @@ class IntMap(Mapping[int, int]):
 
     # ---- changes -----------------------------------------------------------------------
 
-    def put(self, id_hash: int, offset: int, rec_type: int) -> None:
-        """Point ``id_hash`` at the frame at ``offset``, whose type byte is ``rec_type``."""
+    def put(self, id_hash: int, offset: int, rec_type: int = 0) -> None:
+        """Point ``id_hash`` at ``offset`` (a frame whose type byte is ``rec_type``)."""
         new = self._new
         if id_hash in new:  # never also in the arrays: no search there
             new[id_hash] = offset << _TYPE_BITS | rec_type

@@ -14,8 +14,9 @@ Contract:
 - Per-topic answers cost time proportional to that topic's slots.
 
 Held packed: a slot is a row of parallel arrays (about 40 bytes), found by id
-through an ``IntMap`` and by topic through an array of rows in seq order; the
-``SlotRef`` a read returns is made then. An object per slot cost 160 bytes a
+through an ``IntMap`` and by topic through a chain of rows in seq order (the
+topic's first row, then each row's next); the ``SlotRef`` a read returns is
+made then. An object per slot cost 160 bytes a
 record, held for as long as the domain is open. A removed slot's row stays
 until removed rows outnumber the live ones, then the rows are packed again.
 """
@@ -134,7 +135,7 @@ class L4Index:
         mirror._first = IntMap.from_mapping(mirror._linked(topics))
         dream = map(_is_summary, mirror._role, mirror._kind)
         for at in compress(range(len(given)), dream):
-            mirror._stored(at, mirror._ids[at])
+            mirror._stored(at)
         return mirror
 
     def _grouped(self) -> dict[int, list[int]] | None:
@@ -176,7 +177,7 @@ class L4Index:
         if i:
             self._next[rows[i - 1]] = at + 1
         else:
-            self._first.put(topic_id, at, 0)
+            self._first.put(topic_id, at)
 
     def _unsplice(self, topic_id: int, rows: list[int], i: int) -> None:
         """Unlink ``rows[i]`` from the topic's chain (``rows``: its rows before, in seq order)."""
@@ -184,7 +185,7 @@ class L4Index:
         if i:
             self._next[rows[i - 1]] = after
         elif after:
-            self._first.put(topic_id, after - 1, 0)
+            self._first.put(topic_id, after - 1)
         else:
             self._first.discard(topic_id)
 
@@ -223,23 +224,25 @@ class L4Index:
 
     # ---- updates -----------------------------------------------------------------------
 
-    def _stored(self, at: int, id_hash: int) -> None:
-        if _is_summary(self._role[at], self._kind[at]):
-            topic_id = self._topic[at]
-            if id_hash == content_id(topic_id, SEQ_USER):
-                self._dreamed.add(topic_id)
-            else:
-                self._foreign_dreamed.add(id_hash)
+    def _summary_mark(self, at: int) -> tuple[set[int], int] | None:
+        """Where the row is noted if it is a Dream summary: its topic, or its foreign address."""
+        if not _is_summary(self._role[at], self._kind[at]):
+            return None
+        id_hash, topic_id = self._ids[at], self._topic[at]
+        if id_hash == content_id(topic_id, SEQ_USER):
+            return self._dreamed, topic_id
+        return self._foreign_dreamed, id_hash
+
+    def _stored(self, at: int) -> None:
+        mark = self._summary_mark(at)
+        if mark is not None:
+            mark[0].add(mark[1])
 
     def _dropped(self, at: int) -> None:
-        id_hash = self._ids[at]
-        self._row_of.discard(id_hash)
-        if _is_summary(self._role[at], self._kind[at]):
-            topic_id = self._topic[at]
-            if id_hash == content_id(topic_id, SEQ_USER):
-                self._dreamed.discard(topic_id)
-            else:
-                self._foreign_dreamed.discard(id_hash)
+        self._row_of.discard(self._ids[at])
+        mark = self._summary_mark(at)
+        if mark is not None:
+            mark[0].discard(mark[1])
 
     def put(self, slot: ArchiveSlot) -> None:
         """Record a slot just written; it replaces whatever held its id or its (topic, seq)."""
@@ -277,8 +280,8 @@ class L4Index:
         )
         rows.insert(place, at)
         self._splice(entry.topic_id, rows, place)
-        self._row_of.put(entry.id_hash, at, 0)
-        self._stored(at, entry.id_hash)
+        self._row_of.put(entry.id_hash, at)
+        self._stored(at)
 
     def remove(self, id_hash: int) -> bool:
         """Forget one entry; False when the mirror did not hold it."""

@@ -142,7 +142,7 @@ class RecallIndex:
         slots = self._slot_of.get(kind)
         if slots is None:
             slots = self._slot_of[kind] = IntMap()
-        slots.put(doc_id, slot, kind)
+        slots.put(doc_id, slot)
 
     def _term_id(self, term: str) -> int:
         term_id = self._vocab.get(term)

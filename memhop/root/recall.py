@@ -199,7 +199,7 @@ class _Refresh:
         near = self.neighbours(row)
         terms += [t for slot in self.lines(near) for t in terms_of(slot.content)]
         state.index.put((ROW, row_id), row.scene_id, row.user_timestamp, terms)
-        state.row_scenes.put(row_id, row.scene_id, 0)
+        state.row_scenes.put(row_id, row.scene_id)
         if members:
             state.members[row_id] = tuple(m.id for m in members)
             for member in members:
