@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-__all__ = ["STOP_WORDS", "content_words", "is_stop_word"]
+__all__ = ["STOP_WORDS", "content_words", "is_stop_word", "tokens"]
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
 _LETTER = rf"(?:(?![{_CJK}])[^\W_])"
@@ -62,6 +62,11 @@ def _cjk_pieces(run: str) -> list[str]:
             pieces.append(current)
         current = ""
     return [piece for piece in pieces if len(piece) >= 2]
+
+
+def tokens(text: str) -> list[str]:
+    """The tokens of ``text`` in order, as written: what ``content_words`` judges one by one."""
+    return _TOKEN.findall(text)
 
 
 def content_words(text: str) -> Iterator[tuple[str, bool]]:

@@ -25,11 +25,12 @@ import heapq
 import itertools
 import math
 from array import array
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from memhop.intmap import NO_IDS, IntMap
-from memhop.text import content_words
+from memhop.text import content_words, tokens
 
 __all__ = ["K1", "B", "DocKey", "RecallIndex", "RecallState", "Scored", "terms_of"]
 
@@ -56,9 +57,29 @@ def _stem(word: str) -> str:
     return word
 
 
+def _token_terms(token: str) -> tuple[str, ...]:
+    return tuple(_stem(word.casefold()) for word, carries in content_words(token) if carries)
+
+
+# A token's terms depend on the token alone, and a domain's text repeats a few thousand
+# words: judging each distinct token once makes cutting a document a dict lookup a word.
+_TERMS_OF_TOKEN: dict[str, tuple[str, ...]] = {}
+_TERM_MEMO_MAX = 1 << 16  # emptied when full: a bound on memory, not an eviction policy
+
+
 def terms_of(text: str) -> list[str]:
     """The index terms of ``text``: content words, case-folded and lightly stemmed."""
-    return [_stem(word.casefold()) for word, carries in content_words(text) if carries]
+    memo = _TERMS_OF_TOKEN
+    terms: list[str] = []
+    for token in tokens(text):
+        found = memo.get(token)
+        if found is None:
+            found = _token_terms(token)
+            if len(memo) >= _TERM_MEMO_MAX:
+                memo.clear()
+            memo[token] = found
+        terms += found
+    return terms
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,19 +121,19 @@ class RecallIndex:
     def put(self, key: DocKey, scene_id: int, created_at: int, terms: Iterable[str]) -> None:
         """Index a document under ``key`` (replacing the one there); no terms means remove."""
         self.remove(key)
-        counts: dict[int, int] = {}
-        length = 0
-        for term in terms:
-            term_id = self._term_id(term)
-            counts[term_id] = counts.get(term_id, 0) + 1
-            length += 1
+        counts = Counter(terms)  # counted in C; term ids are then looked up once a term
         if not counts:
             return
-        df = self._df
-        for term_id in counts:
+        vocab, df = self._vocab, self._df
+        tfs: list[tuple[int, int]] = []
+        for term, count in counts.items():  # first use first, as the terms came
+            term_id = vocab.get(term)
+            if term_id is None:
+                term_id = self._term_id(term)
             df[term_id] += 1
+            tfs.append((term_id, min(count, _MAX_TF)))
+        length = counts.total()
         self._total_length += length
-        tfs = [(term_id, min(count, _MAX_TF)) for term_id, count in counts.items()]
         self._append(key[0], key[1], scene_id, created_at, length, tfs)
 
     def _append(

@@ -109,6 +109,10 @@ class _Refresh:
         self.state = state
         self._children: dict[int, dict[int, list[TopicSlot]]] = {}
         self._surfaces: dict[int, list[int]] = {}
+        # A line is in its own row's document, its neighbours' and a Dream row's: cut
+        # once a pass. Rows are redone scene by scene, so the cut is kept a scene long.
+        self._line_terms: dict[int, list[str]] = {}
+        self._lines_scene = 0
 
     def children(self, scene_id: int) -> dict[int, list[TopicSlot]]:
         kids = self._children.get(scene_id)
@@ -145,6 +149,23 @@ class _Refresh:
         read = {s.id_hash: s for s in slots}
         return [read[i] for i in wanted if i in read]
 
+    def line_terms(self, scene_id: int, topic_ids: Iterable[int]) -> list[str]:
+        """The terms of the topics' stored lines, topic by topic in seq order."""
+        cut = self._line_terms
+        if scene_id != self._lines_scene:
+            cut.clear()
+            self._lines_scene = scene_id
+        contents = self.ctx.mirrors.contents
+        wanted = [r.id_hash for t in topic_ids for r in contents.utterances_of(t)]
+        missing = [i for i in wanted if i not in cut]
+        if missing:
+            for slot in self.ctx.slots.read(self.engine, self.ctx.agent_id, missing, keep=False):
+                cut[slot.id_hash] = terms_of(slot.content)
+        terms: list[str] = []
+        for line_id in wanted:
+            terms += cut.get(line_id, ())  # a line that will not read adds nothing
+        return terms
+
     def run(self, changed: set[int]) -> None:
         topics = self.ctx.mirrors.topics
         rows: set[int] = set()
@@ -166,7 +187,8 @@ class _Refresh:
             scene_id = self.state.row_scenes.get(row_id)
             if scene_id is not None:
                 scenes.add(scene_id)
-        for row_id in sorted(rows):
+        # Scene by scene, so that a scene's lines are cut once (line_terms).
+        for row_id in sorted(rows, key=lambda r: (topics.scene_of(r) or 0, r)):
             scene_id = self.redo_row(row_id)
             if scene_id is not None:
                 scenes.add(scene_id)
@@ -191,13 +213,13 @@ class _Refresh:
             state.row_scenes.discard(row_id)
             return None
         members = self.descendants(row)
+        scene_id = row.scene_id
         own = [t for k in row.fused_keywords for t in terms_of(k)]
-        own += [t for slot in self.lines([row.id]) for t in terms_of(slot.content)]
+        own += self.line_terms(scene_id, [row.id])
         terms = own * OWN_WEIGHT
         terms += [t for m in members for k in m.fused_keywords for t in terms_of(k)]
-        terms += [t for slot in self.lines(m.id for m in members) for t in terms_of(slot.content)]
-        near = self.neighbours(row)
-        terms += [t for slot in self.lines(near) for t in terms_of(slot.content)]
+        terms += self.line_terms(scene_id, [m.id for m in members])
+        terms += self.line_terms(scene_id, self.neighbours(row))
         state.index.put((ROW, row_id), row.scene_id, row.user_timestamp, terms)
         state.row_scenes.put(row_id, row.scene_id)
         if members:

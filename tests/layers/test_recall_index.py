@@ -14,7 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memhop.index import recall as recall_index
 from memhop.index.recall import K1, B, DocKey, RecallIndex, terms_of
+from memhop.text import content_words, tokens
 
 Corpus = dict[DocKey, tuple[int, int, list[str]]]  # key -> (scene, created_at, terms)
 
@@ -259,3 +261,30 @@ def test_a_query_word_meets_its_inflections() -> None:
 def test_terms_of_cuts_cjk_at_function_characters() -> None:
     assert terms_of("我们重构了代码") == ["重构", "代码"]
     assert terms_of("重构代码") == ["重构代码"]  # a short run without breaks stays whole
+
+
+
+_WORDY = st.lists(
+    st.sampled_from([*"aeiouMaybcdsg'’- .,\n我们的代码", "ing", "ies", "May"]), max_size=40
+).map("".join)
+
+
+@given(texts=st.lists(_WORDY, min_size=1, max_size=12), memo_max=st.integers(1, 8))
+def test_terms_of_is_the_direct_cut_whatever_the_memo_holds(texts: list[str], memo_max: int) -> None:
+    """The per-token memo (small here, so it fills and empties) never changes a text's terms."""
+    memo, bound = recall_index._TERMS_OF_TOKEN, recall_index._TERM_MEMO_MAX
+    recall_index._TERM_MEMO_MAX = memo_max
+    memo.clear()
+    try:
+        for text in texts * 2:  # the second time round, tokens come from the memo
+            direct = [
+                recall_index._stem(word.casefold())
+                for word, carries in content_words(text)
+                if carries
+            ]
+            assert terms_of(text) == direct
+        assert len(memo) <= memo_max
+        assert bool(memo) == any(tokens(t) for t in texts)  # the memo was used when it could be
+    finally:
+        recall_index._TERM_MEMO_MAX = bound
+        memo.clear()
