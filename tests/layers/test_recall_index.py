@@ -263,14 +263,15 @@ def test_terms_of_cuts_cjk_at_function_characters() -> None:
     assert terms_of("重构代码") == ["重构代码"]  # a short run without breaks stays whole
 
 
-
 _WORDY = st.lists(
     st.sampled_from([*"aeiouMaybcdsg'’- .,\n我们的代码", "ing", "ies", "May"]), max_size=40
 ).map("".join)
 
 
 @given(texts=st.lists(_WORDY, min_size=1, max_size=12), memo_max=st.integers(1, 8))
-def test_terms_of_is_the_direct_cut_whatever_the_memo_holds(texts: list[str], memo_max: int) -> None:
+def test_terms_of_is_the_direct_cut_whatever_the_memo_holds(
+    texts: list[str], memo_max: int
+) -> None:
     """The per-token memo (small here, so it fills and empties) never changes a text's terms."""
     memo, bound = recall_index._TERMS_OF_TOKEN, recall_index._TERM_MEMO_MAX
     recall_index._TERM_MEMO_MAX = memo_max
