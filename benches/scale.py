@@ -1,6 +1,6 @@
 """Scaling benchmark: how a domain's reads grow with the records it holds.
 
-Run ``python benches/scale.py`` (about 18 minutes; ``--quick`` stops at 10^4 records,
+Run ``python benches/scale.py`` (about 25 minutes; ``--quick`` stops at 10^4 records,
 ``--top=N`` sets the largest domain in records, ``--only=search`` runs the scene-length part
 alone and prints it without writing the page). For each size it builds one primary domain
 through the public API (``search`` + one ``append_archive`` event + ``update``; a new scene
@@ -63,6 +63,7 @@ MEASURED_TURNS = 21
 # Each length is measured once a round, the lengths in turn, so that a busy spell of the shared
 # machine (it moves a round's median by 2x) falls on every length alike.
 ROUNDS = 5
+RECALL_QUERY = "order warehouse"
 
 
 def speak(session: memhop.Session, i: int, *, new_scene: bool, scene_id: str = "") -> str:
@@ -125,6 +126,8 @@ class Row:
     warm_read_s: float
     first_search_s: float
     warm_search_s: float
+    first_recall_s: float
+    warm_recall_s: float
     heap_b_per_record: float
 
 
@@ -138,6 +141,11 @@ def measure(path: str, scene: str, turns: int) -> Row:
     session = db.primary()
     first_read = seconds(lambda: session.scene_context(scene))
     warm = med([seconds(lambda: session.scene_context(scene)) for _ in range(WARM_READS)])
+    # Recall: its index is built on the first call, from the mirrors the read built.
+    first_recall = cpu_seconds(lambda: session.recall(RECALL_QUERY, limit=5))
+    warm_recall = med(
+        [cpu_seconds(lambda: session.recall(RECALL_QUERY, limit=5)) for _ in range(5)]
+    )
     stats = db.stats()
     db.close()
     # Searches: a fresh open, the first search of the scene, then warm searches.
@@ -154,7 +162,7 @@ def measure(path: str, scene: str, turns: int) -> Row:
     session = db.primary()
     session.scene_context(scene)
     session.search(scene_id=scene)
-    session.recall("order warehouse", limit=5)
+    session.recall(RECALL_QUERY, limit=5)
     gc.collect()
     held = tracemalloc.get_traced_memory()[0] - before
     tracemalloc.stop()
@@ -168,6 +176,8 @@ def measure(path: str, scene: str, turns: int) -> Row:
         warm_read_s=warm,
         first_search_s=first_search,
         warm_search_s=warm_search,
+        first_recall_s=first_recall,
+        warm_recall_s=warm_recall,
         heap_b_per_record=held / stats.record_count,
     )
 
@@ -359,7 +369,9 @@ def report(
         f"`scene_context` of one {TURNS_PER_SCENE}-turn scene from the middle of the domain "
         f"after the open, *warm* the median of {WARM_READS} more; *first search* the first "
         "`search(scene_id=...)` after another fresh open (it writes one record, so its fsync "
-        "is in it), *warm search* the median thread CPU of 5 more (no fsync in it); *heap* "
+        "is in it), *warm search* the median thread CPU of 5 more (no fsync in it); *first "
+        "recall* the thread CPU of the first `recall` after the read (it builds the domain's "
+        "recall index), *warm recall* the median of 5 more; *heap* "
         "the Python heap held after an open, a scene read, a search and a `recall` (every "
         "mirror built, the recall index included), per live record, tracemalloc.\n"
     )
@@ -376,6 +388,8 @@ def report(
                 "first / warm",
                 "first search",
                 "warm search (CPU)",
+                "first recall (CPU)",
+                "warm recall (CPU)",
                 "heap B/record",
             ],
             [
@@ -389,6 +403,8 @@ def report(
                     f"{r.first_read_s / r.warm_read_s:.1f}x",
                     ms(r.first_search_s),
                     ms(r.warm_search_s),
+                    ms(r.first_recall_s),
+                    ms(r.warm_recall_s),
                     f"{r.heap_b_per_record:,.0f}",
                 ]
                 for r in rows
