@@ -22,6 +22,10 @@ settings.register_profile(
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow],
 )
+# A long search before a risky change lands: HYPOTHESIS_PROFILE=soak pytest -m "not integration".
+settings.register_profile(
+    "soak", max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 

@@ -7,7 +7,8 @@ domain (lock, model, mirrors, current scene, open turn), and run every
 Contract:
 - Lock order: the registry lock (``Root._agents_mu``) is never taken while a
   domain lock is held; a domain lock is taken before the engine's lock.
-  Different domains run in parallel.
+  Different domains run in parallel, a domain's first load (its mirrors,
+  O(domain)) included: it holds no lock another domain needs.
 - A refused call writes nothing and asks no model: validation comes first.
 - Results are records (``memhop.records``) or small frozen views; the facade
   maps them to public types.

@@ -4,7 +4,9 @@ Lock order: ``_agents_mu`` (registry and context table) is never taken while
 a domain lock is held; a domain lock is taken before ``pool_lock`` (the shared
 L3 pool), and both before the engine's own lock. ``engine`` is replaced by an
 in-place compaction (``memhop.root.compaction``) while all of these are held:
-read it under one of them.
+read it under one of them. A domain's first call builds its mirrors without
+the registry lock (``_loading``): other domains go on meanwhile, and whatever
+needs that domain, or the whole file (``quiesced``, ``close``), waits for it.
 """
 
 from __future__ import annotations
@@ -59,6 +61,11 @@ class Root:
         self.clock = clock
         self._agents_mu = threading.Lock()
         self._contexts: dict[int, DomainContext] = {}
+        # Domains whose mirrors are being built outside the registry lock (a build reads
+        # the whole domain: seconds at 10^5 turns, which calls on other domains need not
+        # wait for). Whoever needs one of them, or all, waits on ``_loaded``.
+        self._loading: set[int] = set()
+        self._loaded = threading.Condition(self._agents_mu)
         self._meters: dict[int, MeteredModel] = {ids.PRIMARY_AGENT_ID: MeteredModel(model)}
         self._registry = registry.load_registry(engine)
         self._closed = False
@@ -87,6 +94,7 @@ class Root:
             self.check_open()
             self.closing.set()
             self._closed = True
+            self._await_loads()  # a build in flight reads the file; it ends, and is dropped
             contexts = list(self._contexts.values())
         for ctx in contexts:
             ctx.cancel.set()
@@ -124,6 +132,7 @@ class Root:
         entering: the registry lock comes first, as everywhere.
         """
         with self._agents_mu:
+            self._await_loads()  # no build may read the engine while it is replaced
             self.check_open()
             contexts = [self._contexts[agent_id] for agent_id in sorted(self._contexts)]
             with contextlib.ExitStack() as held:
@@ -164,21 +173,49 @@ class Root:
         with self.domain(agent_id):
             yield
 
+    def _await_loads(self, agent_id: int | None = None) -> None:
+        """Wait until no build of ``agent_id``'s mirrors (or of any domain's) is in flight.
+
+        Called holding ``_agents_mu``, which the wait releases and takes back.
+        """
+        while agent_id in self._loading if agent_id is not None else self._loading:
+            self._loaded.wait()
+
     def _context(self, agent_id: int) -> DomainContext:
         with self._agents_mu:
+            self._await_loads(agent_id)
             self.check_open()
             self._sweep_idle(agent_id)
             ctx = self._contexts.get(agent_id)
-            if ctx is None:
-                meter = self._meters.get(agent_id)
-                if meter is None:
-                    msg = f"agent {ids.format_id(agent_id)} is not a domain of this file"
-                    raise AgentNotFoundError(msg)
-                ctx = self._load_context(agent_id, meter)
-                ctx.on_turn_settled = functools.partial(dreams.after_update, self, agent_id)
-                ctx.last_used_ms = self.clock()
-                self._contexts[agent_id] = ctx
-            return ctx
+            if ctx is not None:
+                return ctx
+            meter = self._meters.get(agent_id)
+            if meter is None:
+                msg = f"agent {ids.format_id(agent_id)} is not a domain of this file"
+                raise AgentNotFoundError(msg)
+            self._loading.add(agent_id)
+        # Built without the registry lock: calls on other domains go on meanwhile. Nothing
+        # writes this domain until it is done (its calls wait for the context, and a domain
+        # with a model is reached only through it), and nothing swaps the engine or closes
+        # the file until then (``quiesced`` and ``close`` wait for builds in flight).
+        try:
+            ctx = self._load_context(agent_id, meter)
+        except BaseException:
+            with self._agents_mu:
+                self._load_ended(agent_id)
+            raise
+        with self._agents_mu:
+            self._load_ended(agent_id)
+            self.check_open()  # closed meanwhile: the context is dropped
+            ctx.on_turn_settled = functools.partial(dreams.after_update, self, agent_id)
+            ctx.last_used_ms = self.clock()
+            self._contexts[agent_id] = ctx
+        return ctx
+
+    def _load_ended(self, agent_id: int) -> None:
+        """Wake whoever waits on ``agent_id``'s build (called holding ``_agents_mu``)."""
+        self._loading.discard(agent_id)
+        self._loaded.notify_all()
 
     def _load_context(self, agent_id: int, meter: MeteredModel) -> DomainContext:
         """Build a domain's mirrors from its readable records (damage is skipped and counted)."""

@@ -1,0 +1,171 @@
+"""A domain's first call builds its mirrors without the registry lock (white-box, via the root).
+
+The build is held at a gate here (``Root._load_context`` wrapped), so each test
+can act while one domain is being built and see what waits for it and what
+does not.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import pytest
+
+import memhop
+from memhop.errors import ClosedError
+from memhop.root.domain import DomainContext, MeteredModel
+from memhop.root.root import Root
+
+T0 = 1_700_000_000_000
+PRIMARY = 0
+WAIT = 20.0  # seconds; only a hang comes near it
+
+
+@dataclass
+class Gate:
+    """Once armed, holds the primary's builds until opened and counts every build by domain."""
+
+    armed: bool = False
+    entered: threading.Event = field(default_factory=threading.Event)
+    opened: threading.Event = field(default_factory=threading.Event)
+    builds: dict[int, int] = field(default_factory=dict)
+
+
+@pytest.fixture
+def gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[Gate]:
+    held = Gate()
+    build = Root._load_context
+
+    def gated(root: Root, agent_id: int, meter: MeteredModel) -> DomainContext:
+        if not held.armed:
+            return build(root, agent_id, meter)
+        held.builds[agent_id] = held.builds.get(agent_id, 0) + 1
+        if agent_id == PRIMARY:
+            held.entered.set()
+            assert held.opened.wait(WAIT), "the test never opened the gate"
+        return build(root, agent_id, meter)
+
+    monkeypatch.setattr(Root, "_load_context", gated)
+    yield held
+    held.opened.set()  # a failed test must not leave a build parked
+
+
+def _written(path: str) -> dict[str, str]:
+    """A closed file with three turns in the primary and three in "beta"; their scene ids."""
+    scenes = {}
+    with memhop.open(path, memhop.LocalModel(), None, memhop.ProfileInput(name="p")) as db:
+        beta = db.sub_agent(memhop.LocalModel(), memhop.ProfileInput(name="beta"))
+        for name, session in (("primary", db.primary()), ("beta", beta)):
+            for i in range(3):
+                opened = session.search(new_scene=i == 0)
+                session.update(input=f"{name} asks {i}", output=f"answer {i}", created_at=T0 + i)
+            scenes[name] = opened.scene.scene_id
+    return scenes
+
+
+class Call(threading.Thread):
+    """Run ``work`` in a thread; keep its result or its exception."""
+
+    def __init__(self, work: Callable[[], object]) -> None:
+        super().__init__(daemon=True)
+        self.work = work
+        self.result: object = None
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            self.result = self.work()
+        except BaseException as exc:  # handed to the test
+            self.error = exc
+
+
+def test_another_domain_goes_on_while_one_is_built_and_the_build_is_made_once(
+    meh_path: str, gate: Gate
+) -> None:
+    scenes = _written(meh_path)
+    gate.armed = True
+    db = memhop.open(meh_path, memhop.LocalModel())
+    try:
+        first = Call(lambda: db.primary().scene_context(scenes["primary"]))
+        first.start()
+        assert gate.entered.wait(WAIT)
+        second = Call(lambda: db.primary().scene_context(scenes["primary"]))
+        second.start()
+        # Beta's first call builds beta and runs a whole turn while the primary's build is held.
+        beta = db.sub_agent(memhop.LocalModel(), memhop.ProfileInput(name="beta"))
+        beta.search(scene_id=scenes["beta"])
+        row = beta.update(input="beta asks again", output="and is answered", created_at=T0 + 9)
+        assert not gate.opened.is_set()
+        assert len(beta.scene_context(scenes["beta"]).topics) == 4
+        assert row.id in {t.topic_id for t in beta.scene_context(scenes["beta"]).topics}
+        assert first.is_alive()  # the primary's calls wait for its build
+        assert second.is_alive()
+        gate.opened.set()
+        for call in (first, second):
+            call.join(WAIT)
+            assert call.error is None
+            assert isinstance(call.result, memhop.SceneContext)
+            assert len(call.result.topics) == 3
+        assert gate.builds == {PRIMARY: 1, beta_id(db): 1}
+    finally:
+        gate.opened.set()
+        db.close()
+
+
+def beta_id(db: memhop.DB) -> int:
+    (entry,) = [a for a in db.agents() if not a.primary]
+    return int(entry.id, 16)
+
+
+def test_close_waits_for_a_build_in_flight_and_the_building_call_is_told_the_file_closed(
+    meh_path: str, gate: Gate
+) -> None:
+    scenes = _written(meh_path)
+    gate.armed = True
+    db = memhop.open(meh_path, memhop.LocalModel())
+    building = Call(lambda: db.primary().scene_context(scenes["primary"]))
+    building.start()
+    assert gate.entered.wait(WAIT)
+    closing = Call(db.close)
+    closing.start()
+    closing.join(0.2)
+    assert closing.is_alive()  # the build still reads the file: close waits for it
+    gate.opened.set()
+    closing.join(WAIT)
+    building.join(WAIT)
+    assert closing.error is None
+    assert db.closed
+    assert isinstance(building.error, ClosedError)
+    # The file was left whole: a fresh open reads the same three turns.
+    with memhop.open(meh_path, memhop.LocalModel()) as again:
+        assert len(again.primary().scene_context(scenes["primary"]).topics) == 3
+
+
+def test_an_in_place_compaction_waits_for_a_build_in_flight(meh_path: str, gate: Gate) -> None:
+    scenes = _written(meh_path)
+    gate.armed = True
+    db = memhop.open(meh_path, memhop.LocalModel())
+    try:
+        building = Call(lambda: db.primary().scene_context(scenes["primary"]))
+        building.start()
+        assert gate.entered.wait(WAIT)
+        compacting = Call(db.compact)
+        compacting.start()
+        compacting.join(0.2)
+        assert compacting.is_alive()  # the engine is not replaced under a build
+        gate.opened.set()
+        for call in (building, compacting):
+            call.join(WAIT)
+            assert call.error is None
+        assert isinstance(building.result, memhop.SceneContext)
+        assert len(building.result.topics) == 3
+        # The context built before the compaction reads the new file.
+        session = db.primary()
+        session.search(scene_id=scenes["primary"])
+        session.update(input="after", output="the compaction", created_at=T0 + 9)
+        assert len(session.scene_context(scenes["primary"]).topics) == 4
+    finally:
+        gate.opened.set()
+        db.close()
