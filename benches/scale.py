@@ -31,6 +31,7 @@ import pstats
 import shutil
 import sys
 import tempfile
+import threading
 import time
 import tracemalloc
 from collections.abc import Callable, Iterator, Sequence
@@ -64,6 +65,7 @@ MEASURED_TURNS = 21
 # machine (it moves a round's median by 2x) falls on every length alike.
 ROUNDS = 5
 RECALL_QUERY = "order warehouse"
+OTHER_TURN_AFTER_S = 0.02
 
 
 def speak(session: memhop.Session, i: int, *, new_scene: bool, scene_id: str = "") -> str:
@@ -129,6 +131,7 @@ class Row:
     first_recall_s: float
     warm_recall_s: float
     heap_b_per_record: float
+    other_turn_s: float
 
 
 def measure(path: str, scene: str, turns: int) -> Row:
@@ -167,6 +170,7 @@ def measure(path: str, scene: str, turns: int) -> Row:
     held = tracemalloc.get_traced_memory()[0] - before
     tracemalloc.stop()
     db.close()
+    other_turn = other_domain_turn(path, scene)
     return Row(
         records=stats.record_count,
         turns=turns,
@@ -179,7 +183,26 @@ def measure(path: str, scene: str, turns: int) -> Row:
         first_recall_s=first_recall,
         warm_recall_s=warm_recall,
         heap_b_per_record=held / stats.record_count,
+        other_turn_s=other_turn,
     )
+
+
+def other_domain_turn(path: str, scene: str) -> float:
+    """Wall seconds of a small sub-agent's turn made while the primary's first read runs.
+
+    The sub-agent is added to the file first (the last measurement of a size).
+    """
+    with memhop.open(path, memhop.LocalModel(), DEFAULTS) as db:
+        other = db.sub_agent(memhop.LocalModel(), memhop.ProfileInput("other"))
+        other_scene = speak(other, 0, new_scene=True)
+    with memhop.open(path, memhop.LocalModel(), DEFAULTS) as db:
+        other = db.sub_agent(memhop.LocalModel(), memhop.ProfileInput("other"))
+        reader = threading.Thread(target=lambda: db.primary().scene_context(scene))
+        reader.start()
+        time.sleep(OTHER_TURN_AFTER_S)  # the read is under way (it takes longer from 10^4 up)
+        took = seconds(lambda: speak(other, 1, new_scene=False, scene_id=other_scene))
+        reader.join()
+    return took
 
 
 @dataclass(frozen=True)
@@ -371,7 +394,10 @@ def report(
         "`search(scene_id=...)` after another fresh open (it writes one record, so its fsync "
         "is in it), *warm search* the median thread CPU of 5 more (no fsync in it); *first "
         "recall* the thread CPU of the first `recall` after the read (it builds the domain's "
-        "recall index), *warm recall* the median of 5 more; *heap* "
+        "recall index), *warm recall* the median of 5 more; *other domain's turn* the wall "
+        "time of a turn of a small sub-agent started 20 ms into the primary's first read on "
+        "another thread (from 10^4 records up the read is still running: the turn waits for "
+        "no lock of the primary's, only for its share of the interpreter); *heap* "
         "the Python heap held after an open, a scene read, a search and a `recall` (every "
         "mirror built, the recall index included), per live record, tracemalloc.\n"
     )
@@ -391,6 +417,7 @@ def report(
                 "first recall (CPU)",
                 "warm recall (CPU)",
                 "heap B/record",
+                "other domain's turn",
             ],
             [
                 [
@@ -406,6 +433,7 @@ def report(
                     ms(r.first_recall_s),
                     ms(r.warm_recall_s),
                     f"{r.heap_b_per_record:,.0f}",
+                    ms(r.other_turn_s),
                 ]
                 for r in rows
             ],
