@@ -357,9 +357,17 @@ class L4Index:
         """The topic's slots in seq order."""
         return [self._ref(at) for at in self._rows(topic_id)]
 
-    def _of_kind(self, topic_id: int, kind: int) -> list[SlotRef]:
+    def _kind_rows(self, topic_id: int, kind: int) -> list[int]:
         kinds = self._kind
-        return [self._ref(at) for at in self._rows(topic_id) if kinds[at] == kind]
+        return [at for at in self._rows(topic_id) if kinds[at] == kind]
+
+    def _of_kind(self, topic_id: int, kind: int) -> list[SlotRef]:
+        return [self._ref(at) for at in self._kind_rows(topic_id, kind)]
+
+    def ids_of(self, topic_id: int, kind: int) -> list[int]:
+        """The ids of the topic's slots of ``kind`` in seq order, no ``SlotRef`` made."""
+        ids = self._ids
+        return [ids[at] for at in self._kind_rows(topic_id, kind)]
 
     def utterances_of(self, topic_id: int) -> list[SlotRef]:
         """The topic's utterances in seq order (what a turn distils from)."""

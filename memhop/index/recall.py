@@ -131,7 +131,7 @@ class RecallIndex:
             if term_id is None:
                 term_id = self._term_id(term)
             df[term_id] += 1
-            tfs.append((term_id, min(count, _MAX_TF)))
+            tfs.append((term_id, count if count < _MAX_TF else _MAX_TF))
         length = counts.total()
         self._total_length += length
         self._append(key[0], key[1], scene_id, created_at, length, tfs)

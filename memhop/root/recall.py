@@ -26,7 +26,7 @@ from memhop.engine import Engine
 from memhop.errors import InvalidQueryError
 from memhop.index.l2meta import L2Meta
 from memhop.index.recall import DocKey, RecallState, terms_of
-from memhop.records import ArchiveSlot, TopicSlot
+from memhop.records import ArchiveKind, ArchiveSlot, TopicSlot
 from memhop.root.content import check_ms
 from memhop.root.domain import DomainContext
 from memhop.root.provenance import TURN, Provenance, children_of, of_row
@@ -156,7 +156,7 @@ class _Refresh:
             cut.clear()
             self._lines_scene = scene_id
         contents = self.ctx.mirrors.contents
-        wanted = [r.id_hash for t in topic_ids for r in contents.utterances_of(t)]
+        wanted = [i for t in topic_ids for i in contents.ids_of(t, ArchiveKind.UTTERANCE)]
         missing = [i for i in wanted if i not in cut]
         if missing:
             for slot in self.ctx.slots.read(self.engine, self.ctx.agent_id, missing, keep=False):
@@ -247,12 +247,12 @@ class _Refresh:
         indexed = state.events.pop(topic_id, ())
         for event_id in (indexed,) if isinstance(indexed, int) else indexed:
             state.index.remove((EVENT, event_id))
-        refs = self.ctx.mirrors.contents.events_of(topic_id)
-        if not refs:
+        wanted = self.ctx.mirrors.contents.ids_of(topic_id, ArchiveKind.EVENT)
+        if not wanted:
             return
         scene_id = _scene_of(self.ctx, topic_id)
-        ids = {r.id_hash: r.id_hash for r in refs}  # the mirror's own int objects
-        slots = self.ctx.slots.read(self.engine, self.ctx.agent_id, list(ids), keep=False)
+        ids = {i: i for i in wanted}  # one int object an id, kept in state.events
+        slots = self.ctx.slots.read(self.engine, self.ctx.agent_id, wanted, keep=False)
         for slot in slots:
             terms = terms_of(slot.event_type) + terms_of(slot.content)
             state.index.put((EVENT, slot.id_hash), scene_id, slot.created_at, terms)
