@@ -25,7 +25,7 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left
 from collections.abc import ItemsView, Iterator, Mapping, ValuesView
-from itertools import chain, compress, repeat
+from itertools import chain, compress, islice, repeat
 from mmap import mmap
 from operator import and_, eq, lt
 from types import MappingProxyType
@@ -241,6 +241,18 @@ class IntMap(Mapping[int, int]):
             types = array("H", (view[o] if o < size else past for o in self._offs))
             self._types = types
         return types
+
+    def sample(self, step: int) -> list[int]:
+        """About ``len(self) / step`` of the values, spread over the map, in no set order.
+
+        Every ``step``-th entry of the arrays (the live ones) and of the dict:
+        what it costs is what it returns, not the size of the map.
+        """
+        picked = [value for value in self._offs[::step] if value]
+        if self._new:
+            shift = _TYPE_BITS
+            picked += [value >> shift for value in islice(self._new.values(), 0, None, step)]
+        return picked
 
     def ids_of_type(self, rec_type: int, view: _Bytes, size: int) -> list[int]:
         """The live ids whose frame has type byte ``rec_type``, ascending."""

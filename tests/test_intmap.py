@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from array import array
+from collections import Counter
 
 import pytest
 from hypothesis import given
@@ -33,6 +34,9 @@ def _check(ids: IntMap, model: dict[int, tuple[int, int]], view: bytes) -> None:
         # The type is the frame's byte at its offset; an offset past the log has none.
         typed = sorted(i for i, (o, _) in model.items() if o < SIZE and view[o] == rec_type)
         assert ids.ids_of_type(rec_type, view, SIZE) == typed
+    for step in (2, 5):
+        assert not Counter(ids.sample(step)) - Counter(offsets.values())  # drawn from the values
+    assert sorted(ids.sample(1)) == sorted(offsets.values())  # a step of 1 takes every one
     flat = ids.flat()
     assert list(zip(flat[0::2], flat[1::2], strict=True)) == sorted(offsets.items())
 

@@ -61,21 +61,30 @@ def _compress(env: DreamEnv, report: Report, scenes: list[int]) -> str:
     return OK
 
 
-def run_dream(env: DreamEnv, scene_id: int = 0) -> tuple[Report, MemHopError | None]:
+def run_dream(
+    env: DreamEnv, scene_id: int = 0, *, sweep: bool = True
+) -> tuple[Report, MemHopError | None]:
     """Run one pass over the domain; ``scene_id`` (0 = all) scopes consolidation only.
 
-    Returns the report and the error that stopped the pass (None on success):
-    a failing pass still reports every stage it reached.
+    ``sweep`` False runs consolidation alone (``l2_compress``): no retention
+    sweep, no L1 stage, no distillation, each of which costs what the whole
+    domain holds. Returns the report and the error that stopped the pass
+    (None on success): a failing pass still reports every stage it reached.
     """
     report = Report()
     try:
-        _run(env, report, scene_id)
+        _run(env, report, scene_id, sweep)
     except MemHopError as exc:
         return report, exc
     return report, None
 
 
-def _run(env: DreamEnv, report: Report, scene_id: int) -> None:
+def _run(env: DreamEnv, report: Report, scene_id: int, sweep: bool) -> None:
+    if not sweep:
+        scenes = _scenes(env, scene_id)
+        if scenes:
+            _stage(env, report, "l2_compress", lambda: _compress(env, report, scenes))
+        return
     line = prune.cutoff(env.clock(), env.retention_ms)
 
     def l4() -> str:

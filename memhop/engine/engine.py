@@ -41,7 +41,7 @@ from memhop.errors import (
     NotFoundError,
     StorageIOError,
 )
-from memhop.intmap import NO_IDS
+from memhop.intmap import NO_IDS, IntMap
 
 log = logging.getLogger("memhop.engine")
 
@@ -241,7 +241,7 @@ class Engine:
                 for id_hash, offset in ids.items()
             )
 
-    def live_index(self) -> Mapping[int, Mapping[int, int]]:
+    def live_index(self) -> Mapping[int, IntMap]:
         """Return the live index (agent -> id -> frame offset) itself, read-only, not a copy.
 
         For the engine's own bulk readers (compaction). Valid until the next

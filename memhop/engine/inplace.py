@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import struct
 from dataclasses import dataclass
-from itertools import islice, repeat
+from itertools import repeat
 
 from memhop.engine.compact import write_live_copy
 from memhop.engine.engine import Engine
@@ -66,7 +66,7 @@ def occupancy(engine: Engine, *, sample: int = 0) -> Occupancy:
         unpack = _LENGTH.unpack_from
         frames = 0.0
         for by_id in live.values():
-            picked = [o + _LENGTH_AT for o in islice(by_id.values(), 0, None, step)]
+            picked = [o + _LENGTH_AT for o in by_id.sample(step)]
             if picked:
                 read = sum(n for (n,) in map(unpack, repeat(view), picked))
                 frames += (read / len(picked) + RECORD_HEADER_SIZE) * len(by_id)

@@ -129,6 +129,7 @@ class DomainContext:
     # Dream (memhop.root.dreams): per scene, the listing a consolidation was declined
     # on, and the hook ``update`` calls with (scene, surface count) after a topic lands.
     dream_declined: dict[int, object] = field(default_factory=dict)
+    dream_swept_at: int = 0  # when the last whole pass began (memhop.root.dreams.run_pass)
     on_turn_settled: Callable[[int, int], None] | None = None
 
     def next_stamp(self, now_ms: int) -> int:

@@ -4,8 +4,11 @@ Background scheduling (api.md §17): after ``update`` lands a topic, if the
 scene's depth-1 count is above ``scene_dream_topic_threshold`` (> 0), a pass
 scoped to that scene starts on a thread named
 ``memhop-dream-<agent hex>-<scene hex>``; at most one per (domain, scene) is
-in flight. Its failures are logged at WARNING, except closed/cancelled,
-which are silent; nothing reaches the host.
+in flight. It runs the whole pass at most once per ``SWEEP_INTERVAL_MS`` per
+domain and otherwise only folds its scene (beyond upstream: a whole pass
+costs what the domain holds, and there is one for every scene that grows).
+Its failures are logged at WARNING, except closed/cancelled, which are
+silent; nothing reaches the host.
 
 Cancellation: every pass reads as cancelled once the file starts closing
 (``closing``); a foreground pass also when the host's ``cancel`` event is
@@ -36,9 +39,24 @@ from memhop.engine import Engine
 from memhop.errors import ClosedError, MemHopError, OperationCancelledError
 from memhop.root.domain import DomainContext
 
-__all__ = ["JOIN_TIMEOUT_S", "DreamThreads", "Report", "after_update", "run_pass", "thread_name"]
+__all__ = [
+    "JOIN_TIMEOUT_S",
+    "SWEEP_INTERVAL_MS",
+    "DreamThreads",
+    "Report",
+    "after_update",
+    "run_pass",
+    "thread_name",
+]
 
 log = logging.getLogger("memhop.dream")
+
+SWEEP_INTERVAL_MS = 3_600_000
+"""A background pass runs the domain-wide stages at most this often per domain (beyond upstream).
+
+In between, it consolidates its scene only: the sweeps, the L1 stages and
+distillation each cost what the whole domain holds, and a pass is scheduled
+for every scene that grows past the threshold."""
 
 JOIN_TIMEOUT_S = 10.0
 """How long ``close`` waits for background passes in all (a model request on the wire is cut at
@@ -144,11 +162,29 @@ def _hold(root: Root, agent_id: int) -> Iterator[Held]:
 
 
 def run_pass(
-    root: Root, agent_id: int, scene_id: int, cancel: threading.Event | None
+    root: Root,
+    agent_id: int,
+    scene_id: int,
+    cancel: threading.Event | None,
+    *,
+    background: bool = False,
 ) -> tuple[Report, MemHopError | None]:
-    """Run one pass of ``agent_id`` (``scene_id`` 0 = every scene); return report and error."""
+    """Run one pass of ``agent_id`` (``scene_id`` 0 = every scene); return report and error.
+
+    A foreground pass is whole. A background one is whole when the domain's
+    last whole pass began ``SWEEP_INTERVAL_MS`` or longer ago (or never, since
+    the domain was loaded); otherwise it only consolidates its scene.
+    """
     with root.domain(agent_id) as ctx:
         model = ctx.model
+        now = root.clock()
+        sweep = (
+            not background
+            or not ctx.dream_swept_at
+            or now - ctx.dream_swept_at >= (SWEEP_INTERVAL_MS)
+        )
+        if sweep:
+            ctx.dream_swept_at = now
     env = DreamEnv(
         agent_id=agent_id,
         hold=lambda: _hold(root, agent_id),
@@ -159,7 +195,7 @@ def run_pass(
         cancel=AnyEvent(cancel, root.closing),
         sweep_unfolded=root.defaults.sweep_unfolded,
     )
-    outcome = run_dream(env, scene_id)
+    outcome = run_dream(env, scene_id, sweep=sweep)
     # The sweeps may have left dead bytes past the policy's ratio; no lock is held here.
     root.compact_if_due()
     return outcome
@@ -167,7 +203,7 @@ def run_pass(
 
 def _background(root: Root, agent_id: int, scene_id: int) -> None:
     try:
-        _, error = run_pass(root, agent_id, scene_id, None)
+        _, error = run_pass(root, agent_id, scene_id, None, background=True)
     except MemHopError as exc:  # the domain went away or the file closed before the pass
         error = exc
     except Exception:
