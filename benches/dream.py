@@ -13,6 +13,13 @@ what is measured; no compaction), then times three passes of ``dream()`` on it:
   hook the bench alone uses), when the write-back of every node's and edge's decay is due.
 
 Each pass prints its thread CPU in all and per stage, and the bytes it appended to the file.
+
+``--background`` measures what the automatic passes cost instead: the same turns with the
+library's default ``Defaults`` (a pass for every scene that grows past 24 rows), the process
+CPU per turn less the turn's own thread CPU, by window of a fifth of the turns; once as memhop
+runs them (the domain-wide stages at most hourly) and once with every background pass whole, as
+upstream runs them (``SWEEP_INTERVAL_MS`` set to 0 for that run).
+
 It prints only; it writes nothing to docs/performance.md. Not a pytest module.
 """
 
@@ -32,6 +39,7 @@ from scale import DEFAULTS, TURNS_PER_SCENE, speak
 
 import memhop
 from memhop.dream import pipeline
+from memhop.root import dreams
 
 STEADY_TURNS = 24
 HOUR_MS = 3_600_000
@@ -104,15 +112,49 @@ def run(turns: int, workdir: str) -> None:
         _pass("hour+", path, lambda: session.dream(scene))
 
 
+def background(turns: int, workdir: str, *, every_pass_whole: bool) -> None:
+    label = "every background pass whole" if every_pass_whole else "memhop"
+    print(f"{turns} turns, default Defaults, {label}")
+    path = str(Path(workdir) / f"background{turns}-{int(every_pass_whole)}.meh")
+    interval = dreams.SWEEP_INTERVAL_MS
+    dreams.SWEEP_INTERVAL_MS = 0 if every_pass_whole else interval
+    window = max(turns // 5, 1)
+    try:
+        with (
+            fsync_off(),
+            memhop.open(path, memhop.LocalModel(), None, memhop.ProfileInput("a")) as db,
+        ):
+            session = db.primary()
+            process, thread = time.process_time(), time.thread_time()
+            for i in range(turns):
+                speak(session, i, new_scene=i % TURNS_PER_SCENE == 0)
+                if (i + 1) % window == 0:
+                    spent_all = time.process_time() - process
+                    spent_turns = time.thread_time() - thread
+                    print(
+                        f"  turns {i + 1 - window + 1:>6}-{i + 1:<6} per turn: the turn"
+                        f" {spent_turns / window * 1e6:7.0f} us, background passes"
+                        f" {(spent_all - spent_turns) / window * 1e6:7.0f} us"
+                    )
+                    process, thread = time.process_time(), time.thread_time()
+    finally:
+        dreams.SWEEP_INTERVAL_MS = interval
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="2,000 turns only")
     parser.add_argument("--turns", type=int, nargs="+", default=[2_000, 8_000])
+    parser.add_argument("--background", action="store_true", help="the automatic passes")
     args = parser.parse_args(argv)
     sizes = [2_000] if args.quick else args.turns
     with tempfile.TemporaryDirectory() as workdir:
         for turns in sizes:
-            run(turns, workdir)
+            if args.background:
+                background(turns, workdir, every_pass_whole=False)
+                background(turns, workdir, every_pass_whole=True)
+            else:
+                run(turns, workdir)
             sys.stdout.flush()
 
 
