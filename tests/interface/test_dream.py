@@ -497,3 +497,37 @@ def test_every_topic_listed_once_no_row_deeper_than_two(ops: list[str]) -> None:
                         assert by_id[child].depth == 2
         finally:
             db.close()
+
+
+def _dream_threads_done() -> None:
+    deadline = time.monotonic() + 10
+    while any(t.name.startswith("memhop-dream-") for t in threading.enumerate()):
+        assert time.monotonic() < deadline, "a background pass did not end"
+        time.sleep(0.01)
+
+
+def test_a_second_automatic_pass_within_the_hour_only_folds_its_scene(
+    meh_path: str, model: DreamModel
+) -> None:
+    """The first automatic pass is whole (it distils); the next, in the same hour, folds only.
+
+    The host's own ``dream()`` is whole whenever it runs (it distils again).
+    """
+    db = open_new(meh_path, model, defaults=defaults(scene_dream_topic_threshold=3))
+    try:
+        me = db.primary()
+        for i in range(4):  # 4 > 3: a pass is scheduled for the first scene
+            close_turn(me, i, new_scene=i == 0)
+        _dream_threads_done()
+        assert (model.calls["consolidate"], model.calls["distill"]) == (1, 1)
+        for i in range(4):  # a second scene, a second pass
+            close_turn(me, 10 + i, new_scene=i == 0)
+        _dream_threads_done()
+        assert model.calls["consolidate"] == 2  # the pass ran and folded its scene
+        assert model.calls["distill"] == 1  # but swept nothing: no second distillation
+        assert any(r.child_count >= 2 for r in me.scene_context().topics)
+        report = me.dream()
+        assert [s.name for s in report.stages] == STAGES
+        assert model.calls["distill"] == 2
+    finally:
+        db.close()
