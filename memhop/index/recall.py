@@ -17,6 +17,8 @@ Contract:
   same documents with the same scores (tests compare them).
 
 Traps: not thread-safe; the root holds the domain lock around every call.
+``terms_of`` keeps a process-wide memo, token -> terms, shared by every index
+and thread (dict operations only; at most 65,536 tokens, emptied when full).
 """
 
 from __future__ import annotations
