@@ -37,7 +37,8 @@ Contract:
   frames moved and installs a rebuilt mirror only when the records disagree
   with it; ``l1_nodes``/``l1_hyperedges`` visit changed scenes and pairs with
   a changed end; decay is computed exactly every pass but written back only
-  when a value crosses a threshold, its links change, or an hour has passed.
+  when a value crosses a threshold, its links change, or its interval has
+  passed (an hour for a node, an edge's half-life for an edge).
 - Cancellation: ``env.cancel`` is checked at every stage boundary (the stage
   about to run is recorded ``cancelled``) and handed to every model call;
   the error is ``OperationCancelledError`` (5008).

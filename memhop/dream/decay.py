@@ -15,6 +15,7 @@ from memhop.records import SceneEdge, SceneNode
 
 __all__ = [
     "DECAY_WRITE_INTERVAL_MS",
+    "EDGE_DECAY_WRITE_INTERVAL_MS",
     "EDGE_REMOVE_THRESHOLD",
     "LAMBDA_EDGE",
     "LAMBDA_NODE",
@@ -39,8 +40,14 @@ EDGE_REMOVE_THRESHOLD = 0.05
 NEUTRAL_VALENCE = 0.5
 MAX_EMOTIONAL_SLOWDOWN = 0.9
 DECAY_WRITE_INTERVAL_MS = 3_600_000
-"""A decayed node or edge is stored back once its clock is this old (beyond upstream)."""
+"""A decayed node is stored back once its clock is this old (beyond upstream)."""
 _MS_PER_HOUR = 3_600_000
+EDGE_DECAY_WRITE_INTERVAL_MS = math.floor(math.log(2) / LAMBDA_EDGE * _MS_PER_HOUR)
+"""A decayed edge is stored back once its clock is this old: its half-life, about 34.7 hours.
+
+Edges can number far more than nodes (a pair of scenes each), and nothing in
+memhop reads a stored weight without decaying it to now, so an edge is
+written for its decay alone only when it has lost half its stored weight."""
 
 
 def hours_between(earlier_ms: int, now_ms: int) -> float:
@@ -85,4 +92,4 @@ def edge_due(edge: SceneEdge) -> int:
         return clock
     # Floored: a visit a little early decides on the exact weight and reschedules.
     until_floor = math.log(edge.weight / EDGE_REMOVE_THRESHOLD) / LAMBDA_EDGE * _MS_PER_HOUR
-    return clock + min(DECAY_WRITE_INTERVAL_MS, math.floor(until_floor))
+    return clock + min(EDGE_DECAY_WRITE_INTERVAL_MS, math.floor(until_floor))

@@ -13,10 +13,11 @@ Decay is written when due (beyond upstream, which rewrites every node and
 edge on every pass): a value decays continuously from its clock (a node's
 ``updated_at``, an edge's ``last_decay_at`` or else ``created_at``), so a
 pass computes it exactly whenever it runs; it is stored back only when it
-crosses a threshold, its edges or members change, or ``decay.DECAY_WRITE_INTERVAL_MS``
-has passed since its clock. What a pass decides (removals, detachments) is
-what decaying on every pass decides; a stored value lags its decay by at most
-the interval.
+crosses a threshold, its edges or members change, or its interval has passed
+since its clock (a node's ``decay.DECAY_WRITE_INTERVAL_MS``, an hour; an
+edge's ``decay.EDGE_DECAY_WRITE_INTERVAL_MS``, its half-life). What a pass
+decides (removals, detachments) is what decaying on every pass decides; a
+stored value lags its decay by at most its interval.
 """
 
 from __future__ import annotations
@@ -360,7 +361,7 @@ def decay_network(held: Held, now: int) -> tuple[int, int]:
             elif (
                 members != current.node_ids
                 or edge_id in graph.written_edges
-                or now - decay.edge_clock(current) >= decay.DECAY_WRITE_INTERVAL_MS
+                or now - decay.edge_clock(current) >= decay.EDGE_DECAY_WRITE_INTERVAL_MS
             ):
                 graph.put_edge(
                     dataclasses.replace(current, node_ids=members, weight=weight, last_decay_at=now)

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memhop.dream import l1cache, structure
+from memhop.dream import decay, l1cache, structure
 from memhop.engine import create_engine
 from memhop.engine.inplace import compact_in_place
 from memhop.ids import scene_node_id
@@ -192,7 +192,12 @@ def _linked(dom: Domain) -> None:
 
 
 def test_an_idle_pass_writes_nothing_until_decay_is_due(dom: Domain) -> None:
-    """Passes within the write-back interval append no record; one past it does."""
+    """Passes within the write-back interval append no record; one past it does.
+
+    A node's interval is an hour; an edge's is its half-life, so the pass an
+    hour on writes the nodes and leaves the edge as stored (its decay is exact
+    from its clock either way), and a pass a half-life on writes the edge.
+    """
     _linked(dom)
     assert len(scene.list_scene_edges(dom.engine, 0)) == 1
     end = dom.engine.stats()[0]
@@ -200,10 +205,18 @@ def test_an_idle_pass_writes_nothing_until_decay_is_due(dom: Domain) -> None:
     assert dom.engine.stats()[0] == end
     _dream(dom, NOW + HOUR, cold=False)
     assert dom.engine.stats()[0] > end
-    (edge,) = scene.list_scene_edges(dom.engine, 0)
-    assert edge.last_decay_at == NOW + HOUR
-    assert edge.weight == pytest.approx(math.exp(-0.02) / 3)
     assert all(n.updated_at == NOW + HOUR for n in scene.list_scene_nodes(dom.engine, 0))
+    (edge,) = scene.list_scene_edges(dom.engine, 0)
+    assert (edge.last_decay_at, edge.weight) == (0, pytest.approx(1 / 3))  # as created
+    half_life = decay.EDGE_DECAY_WRITE_INTERVAL_MS
+    assert half_life == pytest.approx(math.log(2) / 0.02 * HOUR, abs=1)
+    _dream(dom, NOW + half_life - 1, cold=False)
+    (edge,) = scene.list_scene_edges(dom.engine, 0)
+    assert edge.last_decay_at == 0  # not yet
+    _dream(dom, NOW + half_life, cold=False)
+    (edge,) = scene.list_scene_edges(dom.engine, 0)
+    assert edge.last_decay_at == NOW + half_life
+    assert edge.weight == pytest.approx(1 / 6)
 
 
 def test_a_mirror_that_agrees_is_kept_and_one_that_drifted_is_rebuilt(dom: Domain) -> None:

@@ -113,11 +113,11 @@ def test_edges_decay_at_their_own_rate(dom: Domain) -> None:
     dom.turn(1, ("a",), scene=100)
     dom.turn(2, ("a",), scene=200)
     _sync_and_link(dom)
-    with dom.hold() as held:
-        structure.decay_network(held, NOW + 10 * HOUR)
+    with dom.hold() as held:  # 40 hours: past the half-life, so the decay is stored
+        structure.decay_network(held, NOW + 40 * HOUR)
     (edge,) = scene.list_scene_edges(dom.engine, 0)
-    assert edge.weight == pytest.approx(math.exp(-0.2))
-    assert edge.last_decay_at == NOW + 10 * HOUR
+    assert edge.weight == pytest.approx(math.exp(-0.8))
+    assert edge.last_decay_at == NOW + 40 * HOUR
 
 
 def test_rebuild_takes_a_stale_node_and_its_edge(dom: Domain) -> None:
