@@ -65,6 +65,25 @@ def _written(path: str) -> dict[str, str]:
     return scenes
 
 
+def _held_read(path: str, gate: Gate) -> tuple[memhop.DB, dict[str, str], Call]:
+    """Open the written file and start the primary's first read; return once it is held."""
+    scenes = _written(path)
+    gate.armed = True
+    db = memhop.open(path, memhop.LocalModel())
+    building = Call(lambda: db.primary().scene_context(scenes["primary"]))
+    building.start()
+    assert gate.entered.wait(WAIT)
+    return db, scenes, building
+
+
+def _release(gate: Gate, *calls: Call) -> None:
+    """Let the held build go on; wait for ``calls``, each of which must have succeeded."""
+    gate.opened.set()
+    for call in calls:
+        call.join(WAIT)
+        assert call.error is None
+
+
 class Call(threading.Thread):
     """Run ``work`` in a thread; keep its result or its exception."""
 
@@ -84,13 +103,8 @@ class Call(threading.Thread):
 def test_another_domain_goes_on_while_one_is_built_and_the_build_is_made_once(
     meh_path: str, gate: Gate
 ) -> None:
-    scenes = _written(meh_path)
-    gate.armed = True
-    db = memhop.open(meh_path, memhop.LocalModel())
+    db, scenes, first = _held_read(meh_path, gate)
     try:
-        first = Call(lambda: db.primary().scene_context(scenes["primary"]))
-        first.start()
-        assert gate.entered.wait(WAIT)
         second = Call(lambda: db.primary().scene_context(scenes["primary"]))
         second.start()
         # Beta's first call builds beta and runs a whole turn while the primary's build is held.
@@ -102,10 +116,8 @@ def test_another_domain_goes_on_while_one_is_built_and_the_build_is_made_once(
         assert row.id in {t.topic_id for t in beta.scene_context(scenes["beta"]).topics}
         assert first.is_alive()  # the primary's calls wait for its build
         assert second.is_alive()
-        gate.opened.set()
+        _release(gate, first, second)
         for call in (first, second):
-            call.join(WAIT)
-            assert call.error is None
             assert isinstance(call.result, memhop.SceneContext)
             assert len(call.result.topics) == 3
         assert gate.builds == {PRIMARY: 1, beta_id(db): 1}
@@ -122,12 +134,7 @@ def beta_id(db: memhop.DB) -> int:
 def test_close_waits_for_a_build_in_flight_and_the_building_call_is_told_the_file_closed(
     meh_path: str, gate: Gate
 ) -> None:
-    scenes = _written(meh_path)
-    gate.armed = True
-    db = memhop.open(meh_path, memhop.LocalModel())
-    building = Call(lambda: db.primary().scene_context(scenes["primary"]))
-    building.start()
-    assert gate.entered.wait(WAIT)
+    db, scenes, building = _held_read(meh_path, gate)
     closing = Call(db.close)
     closing.start()
     closing.join(0.2)
@@ -144,21 +151,13 @@ def test_close_waits_for_a_build_in_flight_and_the_building_call_is_told_the_fil
 
 
 def test_an_in_place_compaction_waits_for_a_build_in_flight(meh_path: str, gate: Gate) -> None:
-    scenes = _written(meh_path)
-    gate.armed = True
-    db = memhop.open(meh_path, memhop.LocalModel())
+    db, scenes, building = _held_read(meh_path, gate)
     try:
-        building = Call(lambda: db.primary().scene_context(scenes["primary"]))
-        building.start()
-        assert gate.entered.wait(WAIT)
         compacting = Call(db.compact)
         compacting.start()
         compacting.join(0.2)
         assert compacting.is_alive()  # the engine is not replaced under a build
-        gate.opened.set()
-        for call in (building, compacting):
-            call.join(WAIT)
-            assert call.error is None
+        _release(gate, building, compacting)
         assert isinstance(building.result, memhop.SceneContext)
         assert len(building.result.topics) == 3
         # The context built before the compaction reads the new file.

@@ -7,6 +7,7 @@ clock is the root's, moved by the test.
 from __future__ import annotations
 
 from memhop.config import Defaults, ProfileInput
+from memhop.dream.report import STAGES
 from memhop.llm import LocalModel
 from memhop.records import TopicSlot
 from memhop.root import Root, open_root, turn
@@ -14,17 +15,7 @@ from memhop.root.dreams import SWEEP_INTERVAL_MS, run_pass
 from memhop.root.ops import AgentOps
 
 T0 = 1_700_000_000_000
-WHOLE = [
-    "l4_prune",
-    "l5_prune",
-    "l2_compress",
-    "index_rebuild",
-    "l1_nodes",
-    "l1_hyperedges",
-    "l1_rebuild",
-    "l1_decay",
-    "l0_distill",
-]
+WHOLE = list(STAGES)
 
 
 class Clock:
