@@ -158,6 +158,10 @@ class LlmConfig:
 class Defaults:
     """Library knobs; 0 means "library default", a negative number means "off".
 
+    ``scene_dream_topic_threshold``: after ``update``, a Dream pass for the
+    scene starts in the background once its surface is above it; a background
+    pass runs the whole pipeline at most once an hour per domain and otherwise
+    only folds its scene (memhop's own; ``Session.dream`` is always whole).
     ``content_retention_ms`` has no "off": a negative value is refused.
     ``sweep_unfolded`` (memhop's own): False keeps an original line or event
     past the window until its turn is folded into a Dream row that still
