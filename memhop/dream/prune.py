@@ -56,19 +56,19 @@ def carried(topics: L2Meta, topic_id: int) -> bool:
 
 def prune_contents(held: Held, line: int, *, sweep_unfolded: bool = False) -> ContentSweep:
     """Tombstone content records created before ``line`` whose turn is carried (or all of them)."""
-    old = held.mirrors.contents.refs_created_before(line)
+    old = held.mirrors.contents.created_before(line)
     if sweep_unfolded:
-        doomed = [r.id_hash for r in old]
+        doomed = [id_hash for id_hash, _ in old]
     else:
         topics = held.mirrors.topics
         verdict: dict[int, bool] = {}
         doomed = []
-        for ref in old:
-            keep = verdict.get(ref.topic_id)
+        for id_hash, topic_id in old:
+            keep = verdict.get(topic_id)
             if keep is None:
-                keep = verdict[ref.topic_id] = not carried(topics, ref.topic_id)
+                keep = verdict[topic_id] = not carried(topics, topic_id)
             if not keep:
-                doomed.append(ref.id_hash)
+                doomed.append(id_hash)
     kept = len(old) - len(doomed)
     if not doomed:
         return ContentSweep(0, kept)

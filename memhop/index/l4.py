@@ -392,10 +392,13 @@ class L4Index:
         """
         return max(map(self._node.__getitem__, self._rows(topic_id)), default=0)
 
-    def refs_created_before(self, cutoff: int) -> list[SlotRef]:
-        """Every slot with ``created_at < cutoff`` (strict), ascending by id, across topics."""
-        created = self._created
-        return [self._ref(at) for at in self._live_rows() if created[at] < cutoff]
+    def created_before(self, cutoff: int) -> list[tuple[int, int]]:
+        """(id, topic) of every slot with ``created_at < cutoff`` (strict), ascending by id.
+
+        No ``SlotRef`` is made: a retention sweep asks this of the whole domain.
+        """
+        created, ids, topics = self._created, self._ids, self._topic
+        return [(ids[at], topics[at]) for at in self._live_rows() if created[at] < cutoff]
 
     def all_slots(self) -> list[SlotRef]:
         """Every slot of the domain ordered by (created_at, id): the domain-wide read order."""

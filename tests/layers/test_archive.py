@@ -182,7 +182,7 @@ def test_the_mirror_rebuilt_after_reopen_equals_the_incremental_one(meh_path: st
     ]
     for slot in writes:
         mirror.put(archive.write_content(eng, AGENT_A, slot))
-    doomed = [r.id_hash for r in mirror.refs_created_before(10)]
+    doomed = [i for i, _ in mirror.created_before(10)]
     assert doomed == [content_id(other, 1)]
     assert archive.delete_contents(eng, AGENT_A, doomed) == 1
     mirror.remove_many(doomed)

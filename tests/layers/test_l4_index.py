@@ -85,17 +85,17 @@ def test_utterances_and_events_are_seq_ordered_and_kind_tagged() -> None:
     assert index.highest_node_seq(TOPIC + 1) == 0
 
 
-def test_refs_created_before_is_strict_and_spans_topics() -> None:
+def test_created_before_is_strict_and_spans_topics() -> None:
     index = L4Index.from_records(
         [slot(1, at=99), slot(2, at=100), slot(3, at=101), slot(1, topic=5, at=50)]
     )
-    assert [r.id_hash for r in index.refs_created_before(100)] == sorted(
+    assert [i for i, _ in index.created_before(100)] == sorted(
         [content_id(TOPIC, 1), content_id(5, 1)]
     )
-    assert [r.id_hash for r in index.refs_created_before(50)] == []
-    assert [r.id_hash for r in index.refs_created_before(102)] == sorted(
-        content_id(t, s) for t, s in ((TOPIC, 1), (TOPIC, 2), (TOPIC, 3), (5, 1))
-    )
+    assert [i for i, _ in index.created_before(50)] == []
+    assert index.created_before(102) == sorted(
+        (content_id(t, s), t) for t, s in ((TOPIC, 1), (TOPIC, 2), (TOPIC, 3), (5, 1))
+    )  # each with its topic
 
 
 def test_remove_topic_and_remove_many() -> None:
@@ -198,7 +198,7 @@ def _assert_like(index: L4Index, reference: dict[int, ArchiveSlot], cutoff: int)
         want = [s.seq for s in mine if s.kind == ArchiveKind.UTTERANCE]
         assert [r.seq for r in index.utterances_of(topic)] == want
     old = sorted(i for i, s in reference.items() if s.created_at < cutoff)
-    assert [r.id_hash for r in index.refs_created_before(cutoff)] == old
+    assert [i for i, _ in index.created_before(cutoff)] == old
     assert index == L4Index.from_records(reference.values())
 
 
