@@ -25,6 +25,7 @@ __all__ = [
     "NODE_REMOVE_THRESHOLD",
     "edge_clock",
     "edge_due",
+    "edge_due_at",
     "edge_weight_at",
     "hours_between",
     "jaccard",
@@ -87,9 +88,13 @@ def edge_weight_at(edge: SceneEdge, now: int) -> float:
 
 def edge_due(edge: SceneEdge) -> int:
     """When a decay must next look at the edge: write-back is due or it falls below 0.05."""
-    clock = edge_clock(edge)
-    if edge.weight <= EDGE_REMOVE_THRESHOLD:
+    return edge_due_at(edge.weight, edge_clock(edge))
+
+
+def edge_due_at(weight: float, clock: int) -> int:
+    """``edge_due`` of an edge stored with ``weight`` and decay clock ``clock``."""
+    if weight <= EDGE_REMOVE_THRESHOLD:
         return clock
     # Floored: a visit a little early decides on the exact weight and reschedules.
-    until_floor = math.log(edge.weight / EDGE_REMOVE_THRESHOLD) / LAMBDA_EDGE * _MS_PER_HOUR
+    until_floor = math.log(weight / EDGE_REMOVE_THRESHOLD) / LAMBDA_EDGE * _MS_PER_HOUR
     return clock + min(EDGE_DECAY_WRITE_INTERVAL_MS, math.floor(until_floor))

@@ -23,7 +23,10 @@ Contract:
   the next stage starts cold.
 - A cold cache (first pass after an open or a failure) reads every topic and
   node once and marks everything changed: every scene dirty, every pair to
-  weigh (``all_pairs``), every edge due at the next decay.
+  weigh (``all_pairs``). Each edge is scheduled from its stored weight and
+  clock (``layers.edge_clocks``, one pass over the edges' payloads), as a warm
+  cache would have it; an edge not read that way, or with a member that is
+  no longer a node, is due at the next decay.
 - What changed for the stages: ``dirty_scenes`` (scenes whose topics were
   written or removed since ``l1_nodes`` last ran) and ``dirty_words`` (nodes
   whose keyword set must be recomputed) accumulate until a stage consumes
@@ -43,10 +46,12 @@ import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from memhop.dream import decay
 from memhop.dream.env import Held
 from memhop.engine import Engine
 from memhop.index.l2meta import L2Meta
 from memhop.layers import scene, topic
+from memhop.layers.edge_clocks import edge_clocks
 from memhop.records import RecordType, SceneEdge, SceneNode
 
 __all__ = ["L1Cache", "drop", "of"]
@@ -159,8 +164,15 @@ class L1Cache:
         for node in scene.list_scene_nodes(self.engine, self.agent_id):
             self._take_node(node, live[node.id_hash])
         self.all_pairs = True
-        for edge_id in edge_ids:  # the next decay reads and judges every edge once
-            self.schedule(edge_id, 0)
+        # Each edge is first looked at when its stored weight and clock make it due, as a
+        # warm cache would; one with a member gone, or not in the usual shape, at once.
+        clocks = edge_clocks(self.engine, self.agent_id)
+        for edge_id in edge_ids:
+            known = clocks.get(edge_id)
+            if known is None or not all(m in self.nodes for m in known[0]):
+                self.schedule(edge_id, 0)
+            else:
+                self.schedule(edge_id, decay.edge_due_at(known[1], known[2]))
 
     def _refresh_nodes(self, live: dict[int, int]) -> None:
         engine, agent = self.engine, self.agent_id

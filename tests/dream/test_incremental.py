@@ -1,11 +1,12 @@
 """The structure stages on a warm cache leave the same association layer as a cold one.
 
-A cold cache reads every topic, node and edge and weighs every pair, as the
-stages did before they were made incremental; a warm one looks only at what
-changed since the last pass. Random turns, replays, folds, deletes, node
-drops, emotion stamps and passes at random intervals run on two domains; one
-forgets its cache before every stage. After every pass both must have written
-the same nodes and edges, and each stage must have answered the same.
+A cold cache reads every topic and node, schedules every edge from its
+record and weighs every pair, as the stages did before they were made
+incremental; a warm one looks only at what changed since the last pass.
+Random turns, replays, folds, deletes, node drops, emotion stamps and passes
+at random intervals run on two domains; one forgets its cache before every
+stage. After every pass both must have written the same nodes and edges,
+and each stage must have answered the same.
 """
 
 from __future__ import annotations
@@ -267,3 +268,37 @@ def test_a_node_whose_topics_change_carries_its_decay_to_now(dom: Domain) -> Non
     assert moved.importance == pytest.approx(math.exp(-0.1))
     assert moved.updated_at == NOW + 10 * HOUR
     assert (still.importance, still.updated_at) == (1.0, NOW)
+
+
+def test_a_cold_cache_looks_at_an_edge_when_its_decay_is_due(
+    dom: Domain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cold cache schedules each edge from its stored weight and clock, as a warm one does.
+
+    An hour on, no edge is read; a half-life on, the edge is read and written
+    back. An edge whose member went behind the cache's back is read at once.
+    """
+    _linked(dom)
+    reads: list[int] = []
+    read = scene.get_scene_edge_optional
+
+    def counted(engine: Any, agent_id: int, edge_id: int) -> SceneEdge | None:
+        reads.append(edge_id)
+        return read(engine, agent_id, edge_id)
+
+    monkeypatch.setattr(scene, "get_scene_edge_optional", counted)
+    _dream(dom, NOW + HOUR, cold=True)
+    assert reads == []  # not due: the stored weight and clock say so
+    half_life = decay.EDGE_DECAY_WRITE_INTERVAL_MS
+    _dream(dom, NOW + half_life, cold=True)
+    (edge,) = scene.list_scene_edges(dom.engine, 0)
+    assert reads == [edge.id_hash]
+    assert edge.last_decay_at == NOW + half_life  # due, so read and written back
+    # As a host's merge: scene 200's node goes and its topic moves away (so it is not remade).
+    scene.delete_scene_nodes(dom.engine, 0, [scene_node_id(200)])
+    if topic.delete_topics(dom.engine, 0, [2]):
+        dom.mirrors.topics.remove([2])
+    reads.clear()
+    _dream(dom, NOW + half_life + 1, cold=True)
+    assert reads[:1] == [edge.id_hash]  # a member went: looked at at once
+    assert scene.list_scene_edges(dom.engine, 0) == []  # under two members, it goes
