@@ -16,8 +16,8 @@ Contract:
 Held packed: a slot is a row of parallel arrays (about 40 bytes), found by id
 through an ``IntMap`` and by topic through a chain of rows in seq order (the
 topic's first row, then each row's next); the ``SlotRef`` a read returns is
-made then. An object per slot cost 160 bytes a
-record, held for as long as the domain is open. A removed slot's row stays
+made then. An object per slot cost 160 bytes a record, held for as long as
+the domain is open. A removed slot's row stays
 until removed rows outnumber the live ones, then the rows are packed again.
 """
 
@@ -34,7 +34,7 @@ from memhop.ids import content_id
 from memhop.index.journal import Journal
 from memhop.intmap import IntMap
 from memhop.records import SEQ_AGENT, SEQ_USER, ArchiveKind, ArchiveRole, ArchiveSlot
-from memhop.records.codes import ContentType
+from memhop.records.codes import ContentType, members_of
 
 __all__ = ["L4Index", "SlotFields", "SlotRef"]
 
@@ -42,9 +42,9 @@ SlotFields = tuple[int, int, int, int, int, int, int, int]
 """(id_hash, topic_id, seq, kind, content_type, role, node_seq, created_at)."""
 
 # Code -> enum member, as the record decoders give them (a code without a member stays an int).
-_KINDS: dict[int, int] = {int(m): m for m in ArchiveKind}
-_TYPES: dict[int, int] = {int(m): m for m in ContentType}
-_ROLES: dict[int, int] = {int(m): m for m in ArchiveRole}
+_KINDS = members_of(ArchiveKind)
+_TYPES = members_of(ContentType)
+_ROLES = members_of(ArchiveRole)
 _REPACK_MIN = 4096
 # The per-row arrays, in ``SlotFields`` order.
 _COLUMNS = ("_ids", "_topic", "_seq", "_kind", "_ctype", "_role", "_node", "_created")
@@ -75,6 +75,19 @@ class SlotRef:
             node_seq=slot.node_seq,
             created_at=slot.created_at,
         )
+
+
+def _fields_of(slot: SlotRef | ArchiveSlot) -> SlotFields:
+    return (
+        slot.id_hash,
+        slot.topic_id,
+        slot.seq,
+        slot.kind,
+        slot.content_type,
+        slot.role,
+        slot.node_seq,
+        slot.created_at,
+    )
 
 
 def _is_summary(role: int, kind: int) -> bool:
@@ -110,10 +123,7 @@ class L4Index:
     @classmethod
     def from_records(cls, slots: Iterable[ArchiveSlot]) -> L4Index:
         """Build the mirror from records read back from the engine."""
-        return cls.from_fields(
-            (s.id_hash, s.topic_id, s.seq, s.kind, s.content_type, s.role, s.node_seq, s.created_at)
-            for s in slots
-        )
+        return cls.from_fields(map(_fields_of, slots))
 
     @classmethod
     def from_fields(cls, rows: Iterable[SlotFields]) -> L4Index:
@@ -266,18 +276,7 @@ class L4Index:
             if seq > entry.seq:
                 place = i
                 break
-        at = self._append_row(
-            (
-                entry.id_hash,
-                entry.topic_id,
-                entry.seq,
-                entry.kind,
-                entry.content_type,
-                entry.role,
-                entry.node_seq,
-                entry.created_at,
-            )
-        )
+        at = self._append_row(_fields_of(entry))
         rows.insert(place, at)
         self._splice(entry.topic_id, rows, place)
         self._row_of.put(entry.id_hash, at)

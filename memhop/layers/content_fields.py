@@ -17,43 +17,29 @@ Contract:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from typing import NamedTuple
 
 from memhop.engine import Engine
-from memhop.errors import CorruptionError, CRCMismatchError, DeserializationError
+from memhop.layers.payload_shapes import DAMAGE, I64, INT, U64, UINT, u8_digits
 from memhop.records import ArchiveSlot, RecordType
-from memhop.records.codes import ArchiveKind, ArchiveRole, ContentType
+from memhop.records.codes import ArchiveKind, ArchiveRole, ContentType, members_of
 
 __all__ = ["ContentFields", "all_content_fields"]
 
-_DAMAGE = (CRCMismatchError, CorruptionError, DeserializationError)
-_U64 = 1 << 64
-_I64 = 1 << 63
-
-
-def _codes(members: Iterable[int]) -> dict[bytes, int]:
-    """A code's digits -> its enum member, or the int for a code without one, for 0..255."""
-    known = {int(m): m for m in members}
-    return {str(n).encode(): known.get(n, n) for n in range(0x100)}
-
-
 # A code over 255 is missing here: the full decode names the error.
-_KINDS = _codes(ArchiveKind)
-_TYPES = _codes(ContentType)
-_ROLES = _codes(ArchiveRole)
-
-_UINT = rb"(0|[1-9][0-9]*)"
+_KINDS = u8_digits(members_of(ArchiveKind))
+_TYPES = u8_digits(members_of(ContentType))
+_ROLES = u8_digits(members_of(ArchiveRole))
 # Runs of plain bytes between escapes: the same strings as one alternation per byte, matched
 # a run at a time.
 _PLAIN = rb'[^"\\\x00-\x1f]*'
 _STRING = rb'"' + _PLAIN + rb'(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})' + _PLAIN + rb')*"'
 _SHAPE = re.compile(
-    rb'\{"id_hash":' + _UINT + rb',"kind":' + _UINT + rb',"seq":' + _UINT
-    + rb',"content_type":' + _UINT + rb',"role":' + _UINT + rb',"topic_id":' + _UINT
+    rb'\{"id_hash":' + UINT + rb',"kind":' + UINT + rb',"seq":' + UINT
+    + rb',"content_type":' + UINT + rb',"role":' + UINT + rb',"topic_id":' + UINT
     + rb'(?:,"event_type":' + _STRING + rb")?"
-    + rb'(?:,"node_seq":' + _UINT + rb")?"
-    + rb',"created_at":(-?(?:0|[1-9][0-9]*)),"content":' + _STRING + rb"\}",
+    + rb'(?:,"node_seq":' + UINT + rb")?"
+    + rb',"created_at":' + INT + rb',"content":' + _STRING + rb"\}",
     re.DOTALL,
 )  # fmt: skip
 
@@ -84,11 +70,11 @@ def _fast(id_hash: int, payload: bytes, pool: dict[int, int]) -> ContentFields |
         kind_c is None
         or ctype_c is None
         or role_c is None
-        or seq_n >= _U64
-        or topic_n >= _U64
+        or seq_n >= U64
+        or topic_n >= U64
         or node_n >= 1 << 32
-        or not -_I64 <= created_n < _I64
-        or (len(named) > 19 and int(named) >= _U64)  # 19 digits are below 2**64
+        or not -I64 <= created_n < I64
+        or (len(named) > 19 and int(named) >= U64)  # 19 digits are below 2**64
     ):
         return None  # out of range: the full decode names the error
     return ContentFields(
@@ -131,6 +117,6 @@ def all_content_fields(
     for id_hash, payload in engine.payloads_of_type(agent_id, RecordType.ARCHIVE):
         try:
             found.append(_fast(id_hash, payload, pool) or _decoded(id_hash, payload, pool))
-        except _DAMAGE as exc:
+        except DAMAGE as exc:
             engine.note_damaged(agent_id, id_hash, exc)
     return found

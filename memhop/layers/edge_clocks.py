@@ -17,15 +17,15 @@ import math
 import re
 
 from memhop.engine import Engine
+from memhop.layers.payload_shapes import INT, UINT_DIGITS
 from memhop.records import RecordType
 
 __all__ = ["EdgeClock", "edge_clocks"]
 
-_UINT = rb"(?:0|[1-9][0-9]*)"
-_INT = rb"(-?(?:0|[1-9][0-9]*))"
 _SHAPE = re.compile(
-    rb'\{"id_hash":' + _UINT + rb',"node_ids":\[((?:' + _UINT + rb"(?:," + _UINT + rb")*)?)\]"
-    + rb',"weight":(-?[0-9][0-9.eE+-]*),"created_at":' + _INT + rb',"last_decay_at":' + _INT
+    rb'\{"id_hash":' + UINT_DIGITS
+    + rb',"node_ids":\[((?:' + UINT_DIGITS + rb"(?:," + UINT_DIGITS + rb")*)?)\]"
+    + rb',"weight":(-?[0-9][0-9.eE+-]*),"created_at":' + INT + rb',"last_decay_at":' + INT
     + rb"\}"
 )  # fmt: skip
 

@@ -15,23 +15,18 @@ from __future__ import annotations
 import re
 
 from memhop.engine import Engine
-from memhop.errors import CorruptionError, CRCMismatchError, DeserializationError
+from memhop.layers.payload_shapes import DAMAGE, I64, INT, U64, UINT, u8_digits
 from memhop.records import RecordType, TopicSlot
 
 __all__ = ["all_topic_rows"]
 
-_DAMAGE = (CRCMismatchError, CorruptionError, DeserializationError)
-_U64 = 1 << 64
-_I64 = 1 << 63
-_UINT = rb"(0|[1-9][0-9]*)"
-_INT = rb"(-?(?:0|[1-9][0-9]*))"
 _PLAIN = rb'"[^"\\\x00-\x1f]*"'  # a string with no escape: its bytes are its text
-_DEPTHS = {str(n).encode(): n for n in range(0x100)}  # a depth over 255 is missing here
+_DEPTHS = u8_digits()  # a depth over 255 is missing here
 _SHAPE = re.compile(
-    rb'\{"id":' + _UINT + rb',"scene_id":' + _UINT + rb'(?:,"parent_id":' + _UINT + rb")?"
-    + rb',"depth":' + _UINT + rb'(?:,"name":(' + _PLAIN + rb"))?"
+    rb'\{"id":' + UINT + rb',"scene_id":' + UINT + rb'(?:,"parent_id":' + UINT + rb")?"
+    + rb',"depth":' + UINT + rb'(?:,"name":(' + _PLAIN + rb"))?"
     + rb',"fused_keywords":(null|\[(?:' + _PLAIN + rb"(?:," + _PLAIN + rb")*)?\])"
-    + rb',"user_timestamp":' + _INT + rb',"agent_timestamp":' + _INT + rb"\}",
+    + rb',"user_timestamp":' + INT + rb',"agent_timestamp":' + INT + rb"\}",
     re.DOTALL,
 )  # fmt: skip
 
@@ -49,8 +44,8 @@ def _fast(
     depth_n = _DEPTHS.get(depth)
     if (
         depth_n is None
-        or max(topic_id, scene_id, parent_id or 0) >= _U64
-        or not (-_I64 <= user_at < _I64 and -_I64 <= agent_at < _I64)
+        or max(topic_id, scene_id, parent_id or 0) >= U64
+        or not (-I64 <= user_at < I64 and -I64 <= agent_at < I64)
     ):
         return None  # out of range: the full decode names the error
     try:  # invalid UTF-8 takes Go's replacement rules: the full decode applies them
@@ -88,6 +83,6 @@ def all_topic_rows(
     for id_hash, payload in engine.payloads_of_type(agent_id, RecordType.TOPIC):
         try:
             found.append(_fast(id_hash, payload, pool, ints) or TopicSlot.from_json(payload))
-        except _DAMAGE as exc:
+        except DAMAGE as exc:
             engine.note_damaged(agent_id, id_hash, exc)
     return found

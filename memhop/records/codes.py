@@ -7,6 +7,7 @@ member: upstream calls such values undefined, and a reader must not invent one.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import IntEnum
 from typing import TypeVar
 
@@ -91,11 +92,16 @@ class AgentType(IntEnum):
 _MEMBERS: dict[type[IntEnum], dict[int, IntEnum]] = {}
 
 
-def known(enum: type[_E], value: int) -> int:
-    """Return ``value`` as its ``enum`` member when it has one, else unchanged."""
+def members_of(enum: type[_E]) -> Mapping[int, int]:
+    """``enum``'s code -> member table (shared: do not change it)."""
     members = _MEMBERS.get(enum)
     if members is None:
         # A lookup table per enum: calling the enum costs a miss's exception, and a
         # hit is several times a dict lookup (decoders call this per field).
         members = _MEMBERS[enum] = {int(m): m for m in enum}
-    return members.get(value, value)
+    return members
+
+
+def known(enum: type[_E], value: int) -> int:
+    """Return ``value`` as its ``enum`` member when it has one, else unchanged."""
+    return members_of(enum).get(value, value)

@@ -177,12 +177,8 @@ def run_pass(
     """
     with root.domain(agent_id) as ctx:
         model = ctx.model
-        now = root.clock()
-        sweep = (
-            not background
-            or not ctx.dream_swept_at
-            or now - ctx.dream_swept_at >= (SWEEP_INTERVAL_MS)
-        )
+        now, last = root.clock(), ctx.dream_swept_at
+        sweep = not background or not last or now - last >= SWEEP_INTERVAL_MS
         if sweep:
             ctx.dream_swept_at = now
     env = DreamEnv(

@@ -143,11 +143,14 @@ class _Refresh:
 
     def lines(self, topic_ids: Iterable[int]) -> list[ArchiveSlot]:
         """The topics' stored lines, topic by topic in seq order (the cache answers by id)."""
-        contents = self.ctx.mirrors.contents
-        wanted = [r.id_hash for t in topic_ids for r in contents.utterances_of(t)]
+        wanted = self._line_ids(topic_ids)
         slots = self.ctx.slots.read(self.engine, self.ctx.agent_id, wanted, keep=False)
         read = {s.id_hash: s for s in slots}
         return [read[i] for i in wanted if i in read]
+
+    def _line_ids(self, topic_ids: Iterable[int]) -> list[int]:
+        contents = self.ctx.mirrors.contents
+        return [i for t in topic_ids for i in contents.ids_of(t, ArchiveKind.UTTERANCE)]
 
     def line_terms(self, scene_id: int, topic_ids: Iterable[int]) -> list[str]:
         """The terms of the topics' stored lines, topic by topic in seq order."""
@@ -155,8 +158,7 @@ class _Refresh:
         if scene_id != self._lines_scene:
             cut.clear()
             self._lines_scene = scene_id
-        contents = self.ctx.mirrors.contents
-        wanted = [i for t in topic_ids for i in contents.ids_of(t, ArchiveKind.UTTERANCE)]
+        wanted = self._line_ids(topic_ids)
         missing = [i for i in wanted if i not in cut]
         if missing:
             for slot in self.ctx.slots.read(self.engine, self.ctx.agent_id, missing, keep=False):
@@ -220,13 +222,13 @@ class _Refresh:
         terms += [t for m in members for k in m.fused_keywords for t in terms_of(k)]
         terms += self.line_terms(scene_id, [m.id for m in members])
         terms += self.line_terms(scene_id, self.neighbours(row))
-        state.index.put((ROW, row_id), row.scene_id, row.user_timestamp, terms)
-        state.row_scenes.put(row_id, row.scene_id)
+        state.index.put((ROW, row_id), scene_id, row.user_timestamp, terms)
+        state.row_scenes.put(row_id, scene_id)
         if members:
             state.members[row_id] = tuple(m.id for m in members)
             for member in members:
                 state.row_of[member.id] = row_id
-        return row.scene_id
+        return scene_id
 
     def descendants(self, row: TopicSlot) -> list[TopicSlot]:
         kids = self.children(row.scene_id)
@@ -251,15 +253,14 @@ class _Refresh:
         if not wanted:
             return
         scene_id = _scene_of(self.ctx, topic_id)
-        ids = {i: i for i in wanted}  # one int object an id, kept in state.events
         slots = self.ctx.slots.read(self.engine, self.ctx.agent_id, wanted, keep=False)
         for slot in slots:
             terms = terms_of(slot.event_type) + terms_of(slot.content)
             state.index.put((EVENT, slot.id_hash), scene_id, slot.created_at, terms)
         if len(slots) == 1:
-            state.events[topic_id] = ids[slots[0].id_hash]
+            state.events[topic_id] = slots[0].id_hash
         elif slots:
-            state.events[topic_id] = tuple(ids[s.id_hash] for s in slots)
+            state.events[topic_id] = tuple(s.id_hash for s in slots)
 
 
 def _beside(order: list[int] | array[int], row_id: int) -> list[int]:
