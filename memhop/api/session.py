@@ -132,7 +132,7 @@ class Session(PlanFace, GraphFace, DreamFace, AdminFace):
         The pure read: no turn opened, nothing written. A domain that never had
         a scene answers an empty context; a named missing scene is NotFoundError.
         """
-        view = self._ops.run(reads.scene_context, _args.scene_ref(scene_id))
+        view = self._ops.read_scene(reads.scene_context, _args.scene_ref(scene_id))
         return _mapping.scene_context(view.name, view.rows)
 
     def list_scenes(self, l3_id: str = "") -> list[SceneSlot]:

@@ -19,6 +19,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from types import MappingProxyType
 
+import xxhash
+
 from memhop.engine.commits import Commits
 from memhop.engine.frame import (
     FLAG_DELETED,
@@ -28,8 +30,9 @@ from memhop.engine.frame import (
     encode_frame,
     record_payloads,
 )
-from memhop.engine.header import HeaderPair
+from memhop.engine.header import DATA_START, HeaderPair
 from memhop.engine.index import LiveIndex, Placement
+from memhop.engine.recovery import frames_between
 from memhop.engine.snapshot import Index
 from memhop.engine.storefile import StoreFile
 from memhop.engine.writes import LogWriter, RecordEntry, encode_batch
@@ -155,7 +158,16 @@ class Engine:
         since the listing, or now of another type, is skipped. ClosedError when
         the engine closes part way.
         """
-        ids = self.ids_of_type(agent_id, rec_type)
+        return self.payloads_of(agent_id, rec_type, self.ids_of_type(agent_id, rec_type))
+
+    def payloads_of(
+        self, agent_id: int, rec_type: int, ids: Sequence[int]
+    ) -> Iterator[tuple[int, bytes]]:
+        """(id, payload) of each live record of one type among ``ids``, in their order.
+
+        As ``payloads_of_type``: an absent id, or one of another type, is
+        skipped; a damaged frame is skipped and counted.
+        """
 
         def damaged(id_hash: int, offset: int, exc: Exception) -> None:
             self._note_damage(agent_id, id_hash, offset, exc)
@@ -250,6 +262,46 @@ class Engine:
         with self._lock:
             self._check_open()
             return MappingProxyType(self._live.offsets)
+
+    def prefix_digest(self, end: int) -> bytes:
+        """Return a 128-bit xxh3 digest of the record area's first bytes, ``[DATA_START, end)``.
+
+        Frames are only appended, so while the file is the same file its
+        digest up to a past record end stays the same; a compacted or
+        replaced file gives another. InvalidQueryError for an ``end`` outside
+        the record area.
+        """
+        with self._lock:
+            self._check_open()
+            if not DATA_START <= end <= self._log.record_end:
+                msg = f"{end} is outside the record area [{DATA_START}, {self._log.record_end}]"
+                raise InvalidQueryError(msg)
+            with memoryview(self._file.view()) as view:
+                return xxhash.xxh3_128_digest(view[DATA_START:end])
+
+    def frames_since(self, agent_id: int, start: int) -> list[tuple[int, int, int]]:
+        """Return (offset, type, id) of the domain's live frames from ``start`` on, in log order.
+
+        Live: the frame is where the index holds its id now (a frame
+        superseded or deleted since, a tombstone, or one not yet covered by
+        an fsync is left out). CorruptionError (or CRCMismatchError) when
+        ``start`` is not a frame boundary before the record end, or a frame
+        from there on fails its checks.
+        """
+        with self._lock:
+            self._check_open()
+            end = self._log.record_end
+            if not DATA_START <= start <= end:
+                msg = f"{start} is outside the record area [{DATA_START}, {end}]"
+                raise CorruptionError(msg)
+            live = self._live.offsets.get(agent_id, NO_IDS)
+            return [
+                (offset, rec_type, id_hash)
+                for offset, rec_type, flags, agent, id_hash in frames_between(
+                    self._file.view(), start, end
+                )
+                if agent == agent_id and not flags & FLAG_DELETED and live.get(id_hash) == offset
+            ]
 
     def log_view(self) -> tuple[ByteView, int]:
         """Return the mapping of the file and its size, for the engine's own readers.

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from memhop.engine.frame import FLAG_DELETED, RECORD_HEADER_SIZE, ByteView, frame_bounds
@@ -215,3 +216,29 @@ def walk_record_area(buf: ByteView, size: int, fallback: int) -> int:
             return fallback
         offset = last_end = bounds[4]
     return last_end if offset == size else fallback
+
+
+def frames_between(buf: ByteView, start: int, end: int) -> Iterator[tuple[int, int, int, int, int]]:
+    """Yield (offset, type, flags, agent id, id hash) of each frame in ``[start, end)``.
+
+    Snapshot blobs met on the way are stepped over whole. A frame that fails
+    its checks, zeros, or a walk that does not land on ``end`` raise
+    CorruptionError (or CRCMismatchError): ``start`` is not a frame boundary
+    of this log, or the log is damaged there.
+    """
+    offset = start
+    while offset < end:
+        blob = snapshot_length_at(buf, offset, end)
+        if blob is not None:
+            offset += blob
+            continue
+        bounds = frame_bounds(buf, offset, end)
+        if bounds is None:
+            msg = f"no frame at offset {offset}, before the record end {end}"
+            raise CorruptionError(msg)
+        rec_type, flags, agent_id, id_hash, after = bounds
+        yield offset, rec_type, flags, agent_id, id_hash
+        offset = after
+    if offset != end:
+        msg = f"the frames from {start} run past the record end {end}"
+        raise CorruptionError(msg)

@@ -368,6 +368,11 @@ class L4Index:
         ids = self._ids
         return [ids[at] for at in self._kind_rows(topic_id, kind)]
 
+    def ids_in(self, topic_id: int) -> list[int]:
+        """The ids of every slot of the topic, in seq order."""
+        ids = self._ids
+        return [ids[at] for at in self._rows(topic_id)]
+
     def utterances_of(self, topic_id: int) -> list[SlotRef]:
         """The topic's utterances in seq order (what a turn distils from)."""
         return self._of_kind(topic_id, ArchiveKind.UTTERANCE)

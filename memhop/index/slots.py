@@ -158,6 +158,10 @@ class TopicSeqStore(Generic[E]):
         ids = self._topics.get(topic_id)
         return self._by_id[ids[-1]].seq if ids else 0
 
+    def ids_in(self, topic_id: int) -> list[int]:
+        """The ids of the topic's entries, in seq order."""
+        return list(self._topics.get(topic_id, ()))
+
     def _entries_of(self, topic_id: int) -> list[E]:
         """The topic's entries in seq order."""
         by_id = self._by_id

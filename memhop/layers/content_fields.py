@@ -17,6 +17,7 @@ Contract:
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from memhop.engine import Engine
@@ -110,11 +111,28 @@ def all_content_fields(
 
     ``ints`` pools int objects (``all_topic_rows`` may have filled it).
     """
+    return _fields(engine, agent_id, engine.payloads_of_type(agent_id, RecordType.ARCHIVE), ints)
+
+
+def content_fields_of(engine: Engine, agent_id: int, ids: Sequence[int]) -> list[ContentFields]:
+    """The readable content slots among ``ids``, in their order, as ``all_content_fields``.
+
+    An id that holds no content slot is left out; damage is skipped and counted.
+    """
+    return _fields(engine, agent_id, engine.payloads_of(agent_id, RecordType.ARCHIVE, ids), None)
+
+
+def _fields(
+    engine: Engine,
+    agent_id: int,
+    payloads: Iterable[tuple[int, bytes]],
+    ints: dict[int, int] | None,
+) -> list[ContentFields]:
     found: list[ContentFields] = []
     # One int object per topic id and per stamp: a topic's slots share both, and the
     # mirror holds these rows for as long as the domain is open.
     pool: dict[int, int] = {} if ints is None else ints
-    for id_hash, payload in engine.payloads_of_type(agent_id, RecordType.ARCHIVE):
+    for id_hash, payload in payloads:
         try:
             found.append(_fast(id_hash, payload, pool) or _decoded(id_hash, payload, pool))
         except DAMAGE as exc:

@@ -88,6 +88,11 @@ def all_plan_nodes(engine: Engine, agent_id: int) -> list[PlanNode]:
     return [_addressed(i, n) for i, n in codec.collect(engine, agent_id, PlanNode)]
 
 
+def plan_nodes_of(engine: Engine, agent_id: int, ids: Iterable[int]) -> list[PlanNode]:
+    """The readable steps among ``ids``, in their order, as ``all_plan_nodes`` gives them."""
+    return [_addressed(i, n) for i, n in codec.read_many(engine, agent_id, ids, PlanNode)]
+
+
 def all_plan_nodes_strict(engine: Engine, agent_id: int) -> list[PlanNode]:
     """Return every step of the domain, ascending by id; stop at one that will not read."""
     return [_addressed(i, n) for i, n in codec.collect_strict(engine, agent_id, PlanNode)]

@@ -87,6 +87,7 @@ def compact(root: Root, *, above: float = 0.0) -> bool:
                 raise StorageIOError(msg)
             root.engine = compact_in_place(root.engine, root.file_path)
             root.file_identity = identity(root.file_path)
+            root.forget_scene_maps()  # the maps name the old file's bytes
             for ctx in contexts:
                 ctx.slots = SlotCache(ctx.slots.limit)  # keyed by frame offsets, all moved
             return True

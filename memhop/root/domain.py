@@ -7,12 +7,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar, cast
 
-from memhop.index.l2meta import L2Meta
-from memhop.index.l4 import L4Index
-from memhop.index.plans import PlanTrees
-from memhop.index.recall import RecallState
+from memhop.engine import Engine
 from memhop.llm import Distillation, Group, Model, NodeDigest, ReportsUsage, TopicDigest, Usage
+from memhop.root.mirrors import Mirrors
 from memhop.root.slot_cache import SlotCache
+from memhop.root.warm import WarmStart
 
 T = TypeVar("T")
 _NOTHING = Usage()  # what a model that reports no usage reports
@@ -97,16 +96,6 @@ class OpenTurn:
     topic_id: int
 
 
-@dataclass
-class Mirrors:
-    """The domain's in-memory mirrors, rebuilt from records when the context is made."""
-
-    topics: L2Meta
-    contents: L4Index
-    plans: PlanTrees
-    recall: RecallState | None = None  # built on the domain's first recall
-
-
 @dataclass(eq=False)
 class DomainContext:
     """Per-domain state; every field is guarded by ``lock`` except the cancel event.
@@ -117,7 +106,9 @@ class DomainContext:
 
     agent_id: int
     model: MeteredModel
-    mirrors: Mirrors
+    # None while a warm start (``warm``) serves scene reads and the full build runs.
+    built: Mirrors | None
+    warm: WarmStart | None = None
     slots: SlotCache = field(default_factory=SlotCache)
     lock: threading.Lock = field(default_factory=threading.Lock)
     cancel: threading.Event = field(default_factory=threading.Event)
@@ -131,6 +122,23 @@ class DomainContext:
     dream_declined: dict[int, object] = field(default_factory=dict)
     dream_swept_at: int = 0  # when the last whole pass began (memhop.root.dreams.run_pass)
     on_turn_settled: Callable[[int, int], None] | None = None
+
+    @property
+    def mirrors(self) -> Mirrors:
+        """The domain's mirrors; a warm domain waits here for its full build."""
+        if self.built is None:
+            assert self.warm is not None
+            self.built = self.warm.join()
+            self.warm = None
+        return self.built
+
+    def scene_mirrors(self, engine: Engine, scene_id: int) -> Mirrors:
+        """Mirrors that answer reads of one scene: a warm domain's view of it, if it has one."""
+        if self.built is None and self.warm is not None:
+            view = self.warm.scene_mirrors(engine, self.agent_id, scene_id)
+            if view is not None:
+                return view
+        return self.mirrors
 
     def next_stamp(self, now_ms: int) -> int:
         """Return a per-domain strictly increasing millisecond stamp."""

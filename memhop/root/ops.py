@@ -48,13 +48,23 @@ class AgentOps:
         next search opens it again under the same id. A scene's first turn is
         synced at once: its id goes to the host, which may keep it.
         """
-        with self.root.domain(self.agent_id) as ctx:
+        with self.root.domain(self.agent_id, scene_read=True) as ctx:
             engine = self.root.engine
             with engine.deferred():
                 opened = turn.search(engine, ctx, now_ms, scene_id, l3_id, new_scene)
             if opened.scene.turn_seq == 1:
                 engine.sync()
             return opened
+
+    def read_scene(
+        self,
+        op: Callable[Concatenate[Engine, DomainContext, P], R],
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> R:
+        """``run`` a read of one scene, which a warm domain answers before its build ends."""
+        with self.root.domain(self.agent_id, scene_read=True) as ctx:
+            return op(self.root.engine, ctx, *args, **kwargs)
 
     def run_in_turn(
         self,

@@ -75,10 +75,11 @@ def scene_context(engine: Engine, ctx: DomainContext, scene_id: int) -> SceneVie
         chosen = current_scene(engine, ctx)
     if chosen is None:
         return SceneView("", ())
-    mirror = ctx.mirrors.contents
-    made_by = of_scene(ctx.mirrors.topics, mirror, chosen.scene_id)
+    mirrors = ctx.scene_mirrors(engine, chosen.scene_id)
+    mirror = mirrors.contents
+    made_by = of_scene(mirrors.topics, mirror, chosen.scene_id)
     rows = []
-    for row in ctx.mirrors.topics.listing(chosen.scene_id):
+    for row in mirrors.topics.listing(chosen.scene_id):
         refs = mirror.utterances_of(row.topic.id)
         lines = ctx.slots.read(engine, ctx.agent_id, [r.id_hash for r in refs])
         lines.sort(key=lambda s: s.seq)

@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import gc
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
@@ -25,15 +24,15 @@ from memhop import ids
 from memhop.config import Defaults, LlmConfig, ProfileInput
 from memhop.engine import Engine, compact_to
 from memhop.errors import AgentNotFoundError, ClosedError, ConfigError, InvalidQueryError
-from memhop.index.l2meta import L2Meta
-from memhop.index.l4 import L4Index
-from memhop.index.plans import PlanTrees
-from memhop.layers import content_fields, plan, profile, registry, topic_rows
+from memhop.index.scene_map import DomainMap
+from memhop.layers import profile, registry
 from memhop.llm import Model, Usage
 from memhop.llm.remote import OpenAIModel
 from memhop.records import AgentType, ProfileSlot
-from memhop.root import compaction, dreams
-from memhop.root.domain import DomainContext, MeteredModel, Mirrors
+from memhop.root import compaction, dreams, warm
+from memhop.root.domain import DomainContext, MeteredModel
+from memhop.root.mirrors import Mirrors, build_mirrors
+from memhop.root.warm import WarmStart
 
 Clock = Callable[[], int]
 MAX_SUB_AGENT_NAME_BYTES = registry.MAX_TENANT_NAME_BYTES
@@ -68,6 +67,7 @@ class Root:
         self._loaded = threading.Condition(self._agents_mu)
         self._meters: dict[int, MeteredModel] = {ids.PRIMARY_AGENT_ID: MeteredModel(model)}
         self._registry = registry.load_registry(engine)
+        self._maps: Mapping[int, DomainMap] | None = None  # the scene maps, read on first use
         self._closed = False
         self.closing = threading.Event()  # set first thing in close(): Dream passes stop
         self.dreams = dreams.DreamThreads()  # background passes in flight, joined by close()
@@ -102,7 +102,8 @@ class Root:
         for ctx in contexts:  # a barrier: no call is mid-write when the file closes
             with ctx.lock:
                 pass
-        self.engine.close()
+        self._save_scene_maps(contexts)
+        self.engine.close()  # a warm build still in flight stops at its next read
 
     def checkpoint(self) -> None:
         with self._agents_mu:  # the engine is not swapped meanwhile
@@ -135,6 +136,9 @@ class Root:
             self._await_loads()  # no build may read the engine while it is replaced
             self.check_open()
             contexts = [self._contexts[agent_id] for agent_id in sorted(self._contexts)]
+            for ctx in contexts:
+                if ctx.warm is not None:
+                    ctx.warm.settle()
             with contextlib.ExitStack() as held:
                 for ctx in contexts:
                     held.enter_context(ctx.lock)
@@ -151,9 +155,15 @@ class Root:
 
     # ---- domains -------------------------------------------------------------------------
 
-    def domain(self, agent_id: int) -> AbstractContextManager[DomainContext]:
-        """Hold one domain's lock for the body; a context reclaimed meanwhile is re-fetched."""
-        return _DomainHold(self, agent_id)
+    def domain(
+        self, agent_id: int, *, scene_read: bool = False
+    ) -> AbstractContextManager[DomainContext]:
+        """Hold one domain's lock for the body; a context reclaimed meanwhile is re-fetched.
+
+        The body finds the domain's mirrors built, unless ``scene_read``: a
+        read of one scene (``ctx.scene_mirrors``) that writes no mirrored record.
+        """
+        return _DomainHold(self, agent_id, scene_read)
 
     @contextlib.contextmanager
     def exclusive_domain(self, agent_id: int) -> Iterator[None]:
@@ -193,13 +203,18 @@ class Root:
             if meter is None:
                 msg = f"agent {ids.format_id(agent_id)} is not a domain of this file"
                 raise AgentNotFoundError(msg)
+            section = self._scene_maps().get(agent_id)
+            if section is not None:  # scene reads start from the map; the build comes later
+                build = functools.partial(self._build_mirrors, agent_id)
+                warm_start = WarmStart(section, build)
+                return self._register(DomainContext(agent_id, meter, None, warm_start))
             self._loading.add(agent_id)
         # Built without the registry lock: calls on other domains go on meanwhile. Nothing
         # writes this domain until it is done (its calls wait for the context, and a domain
         # with a model is reached only through it), and nothing swaps the engine or closes
         # the file until then (``quiesced`` and ``close`` wait for builds in flight).
         try:
-            ctx = self._load_context(agent_id, meter)
+            mirrors = self._build_mirrors(agent_id)
         except BaseException:
             with self._agents_mu:
                 self._load_ended(agent_id)
@@ -207,42 +222,47 @@ class Root:
         with self._agents_mu:
             self._load_ended(agent_id)
             self.check_open()  # closed meanwhile: the context is dropped
-            ctx.on_turn_settled = functools.partial(dreams.after_update, self, agent_id)
-            ctx.last_used_ms = self.clock()
-            self._contexts[agent_id] = ctx
+            return self._register(DomainContext(agent_id, meter, mirrors))
+
+    def _build_mirrors(self, agent_id: int) -> Mirrors:
+        return build_mirrors(self.engine, agent_id)
+
+    def _register(self, ctx: DomainContext) -> DomainContext:
+        """Make ``ctx`` its domain's context (called holding ``_agents_mu``)."""
+        ctx.on_turn_settled = functools.partial(dreams.after_update, self, ctx.agent_id)
+        ctx.last_used_ms = self.clock()
+        self._contexts[ctx.agent_id] = ctx
         return ctx
+
+    def _scene_maps(self) -> Mapping[int, DomainMap]:
+        """The scene maps read at the first domain load (called holding ``_agents_mu``)."""
+        if self._maps is None:
+            self._maps = warm.load_maps(self.file_path)
+        return self._maps
+
+    def forget_scene_maps(self) -> None:
+        """Delete the scene map file: a compaction made every map in it stale.
+
+        Called inside ``quiesced`` (which holds ``_agents_mu``).
+        """
+        self._maps = {}
+        warm.discard_maps(self.file_path)
+
+    def _save_scene_maps(self, contexts: list[DomainContext]) -> None:
+        """Write the scene maps of every domain with mirrors built; keep the others' maps."""
+        with self._agents_mu:
+            kept = {a: m for a, m in self._scene_maps().items() if a in self._meters}
+        built = [
+            (ctx.agent_id, mirrors)
+            for ctx in contexts
+            if (mirrors := ctx.built or (ctx.warm.result() if ctx.warm else None)) is not None
+        ]
+        warm.save_maps(self.engine, self.file_path, kept, built)
 
     def _load_ended(self, agent_id: int) -> None:
         """Wake whoever waits on ``agent_id``'s build (called holding ``_agents_mu``)."""
         self._loading.discard(agent_id)
         self._loaded.notify_all()
-
-    def _load_context(self, agent_id: int, meter: MeteredModel) -> DomainContext:
-        """Build a domain's mirrors from its readable records (damage is skipped and counted)."""
-        # The load makes a few objects per record and keeps most, so each full collection
-        # its allocations trigger walks everything built so far: a quarter of the load's
-        # CPU at 4*10^5 records. The switch is process-wide: off for the load only, back
-        # on only if it was on (a load on another thread may turn it on early, and then
-        # only loses the gain).
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            ints: dict[int, int] = {}  # one int object per id or stamp, across both mirrors
-            # Topics first, so a turn's lines share its row's ints; the rows each mirror
-            # is built from are freed as it is built, before the collector is back on.
-            mirrors = Mirrors(
-                topics=L2Meta.from_topics(topic_rows.all_topic_rows(self.engine, agent_id, ints)),
-                contents=L4Index.from_fields(
-                    content_fields.all_content_fields(self.engine, agent_id, ints)
-                ),
-                plans=PlanTrees.from_nodes(plan.all_plan_nodes(self.engine, agent_id)),
-            )
-        finally:
-            if collecting:
-                gc.enable()
-        # Content is read for its fields only: a scene's lines are decoded when
-        # the scene is read (ctx.slots), not every line of the domain at load.
-        return DomainContext(agent_id, meter, mirrors)
 
     def _sweep_idle(self, keep: int) -> None:
         """Free contexts idle past the TTL whose lock is free (called under ``_agents_mu``).
@@ -257,6 +277,8 @@ class Root:
         for agent_id, ctx in list(self._contexts.items()):
             if agent_id in (keep, ids.PRIMARY_AGENT_ID) or now - ctx.last_used_ms <= ttl:
                 continue
+            if ctx.warm is not None and ctx.warm.running():
+                continue  # its build reads the file; reclaimed once it is done
             if ctx.lock.acquire(blocking=False):
                 ctx.reclaimed = True
                 del self._contexts[agent_id]
@@ -334,10 +356,10 @@ class Root:
 class _DomainHold:
     """``Root.domain``: a class, not a generator, since every call of the API enters one."""
 
-    __slots__ = ("_agent_id", "_ctx", "_root")
+    __slots__ = ("_agent_id", "_ctx", "_root", "_scene_read")
 
-    def __init__(self, root: Root, agent_id: int) -> None:
-        self._root, self._agent_id = root, agent_id
+    def __init__(self, root: Root, agent_id: int, scene_read: bool) -> None:
+        self._root, self._agent_id, self._scene_read = root, agent_id, scene_read
 
     def __enter__(self) -> DomainContext:
         root = self._root
@@ -350,6 +372,8 @@ class _DomainHold:
         try:
             root.check_open()
             ctx.last_used_ms = root.clock()
+            if not self._scene_read:
+                ctx.mirrors  # noqa: B018  # a warm domain's build ends before the body runs
         except BaseException:
             ctx.lock.release()
             raise
@@ -357,7 +381,10 @@ class _DomainHold:
         return ctx
 
     def __exit__(self, *_: object) -> None:
-        self._ctx.lock.release()
+        ctx = self._ctx
+        if ctx.warm is not None:
+            ctx.warm.start()  # the scene was read: build the rest while the host goes on
+        ctx.lock.release()
 
 
 def check_model(llm: object) -> Model:

@@ -47,7 +47,11 @@ def current_scene(engine: Engine, ctx: DomainContext) -> SceneSlot | None:
         held = _scene(engine, ctx, ctx.current_scene)
         if held is not None:
             return held
-    chosen = scene.current_scene(scene.list_scenes(engine, ctx.agent_id))
+    known, chosen = (
+        (False, None) if ctx.warm is None else ctx.warm.current_scene(engine, ctx.agent_id)
+    )
+    if not known:
+        chosen = scene.current_scene(scene.list_scenes(engine, ctx.agent_id))
     ctx.current_scene = None if chosen is None else chosen.scene_id
     return chosen
 
@@ -123,8 +127,9 @@ def search(
     )
     ctx.current_scene = opened.scene_id
     ctx.open_turn = OpenTurn(opened.scene_id, opened.turn_seq, new_topic)
-    surface = tuple(ctx.mirrors.topics.surface(opened.scene_id))
-    made_by = of_scene(ctx.mirrors.topics, ctx.mirrors.contents, opened.scene_id)
+    mirrors = ctx.scene_mirrors(engine, opened.scene_id)
+    surface = tuple(mirrors.topics.surface(opened.scene_id))
+    made_by = of_scene(mirrors.topics, mirrors.contents, opened.scene_id)
     return Opened(stored, opened, surface, new_topic, made_by)
 
 

@@ -24,7 +24,7 @@ from memhop.index.plans import PlanTrees
 from memhop.layers import archive, plan, topic
 from memhop.llm import Distillation, Group, NodeDigest, TopicDigest, Usage
 from memhop.records import TopicSlot
-from memhop.root.domain import Mirrors
+from memhop.root.mirrors import Mirrors
 
 SCENE = 7
 NOW = 1_700_000_000_000

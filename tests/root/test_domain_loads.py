@@ -1,12 +1,13 @@
 """A domain's first call builds its mirrors without the registry lock (white-box, via the root).
 
-The build is held at a gate here (``Root._load_context`` wrapped), so each test
+The build is held at a gate here (``Root._build_mirrors`` wrapped), so each test
 can act while one domain is being built and see what waits for it and what
 does not.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ import pytest
 
 import memhop
 from memhop.errors import ClosedError
-from memhop.root.domain import DomainContext, MeteredModel
+from memhop.root.mirrors import Mirrors
 from memhop.root.root import Root
 
 T0 = 1_700_000_000_000
@@ -36,18 +37,18 @@ class Gate:
 @pytest.fixture
 def gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[Gate]:
     held = Gate()
-    build = Root._load_context
+    build = Root._build_mirrors
 
-    def gated(root: Root, agent_id: int, meter: MeteredModel) -> DomainContext:
+    def gated(root: Root, agent_id: int) -> Mirrors:
         if not held.armed:
-            return build(root, agent_id, meter)
+            return build(root, agent_id)
         held.builds[agent_id] = held.builds.get(agent_id, 0) + 1
         if agent_id == PRIMARY:
             held.entered.set()
             assert held.opened.wait(WAIT), "the test never opened the gate"
-        return build(root, agent_id, meter)
+        return build(root, agent_id)
 
-    monkeypatch.setattr(Root, "_load_context", gated)
+    monkeypatch.setattr(Root, "_build_mirrors", gated)
     yield held
     held.opened.set()  # a failed test must not leave a build parked
 
@@ -62,6 +63,7 @@ def _written(path: str) -> dict[str, str]:
                 opened = session.search(new_scene=i == 0)
                 session.update(input=f"{name} asks {i}", output=f"answer {i}", created_at=T0 + i)
             scenes[name] = opened.scene.scene_id
+    os.remove(path + ".scenemap")  # these domains are built in full at their first call
     return scenes
 
 

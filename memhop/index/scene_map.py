@@ -1,0 +1,222 @@
+"""The scene map: which topics each scene holds and which records each topic holds.
+
+A ``.meh`` file cannot say which records belong to a scene without reading
+every topic of the domain, and every content line, since ids are hashes. The
+scene map says it, for each domain, as of one point of the log
+(``covered_end``), so a domain's first read of a scene costs that scene. It
+is memhop's own file beside the ``.meh`` (``<file>.scenemap``), never part of
+format 0x0012: Go readers never see it, deleting it only costs the next open
+a full build, and it holds ids only (no text).
+
+Contract:
+- ``DomainMap`` is one domain's map: its scenes ascending, each scene's
+  topic ids, each topic's member ids (the content and plan records whose
+  payload names the topic). ``digest`` is the file's ``prefix_digest`` up to
+  ``covered_end``; the reader trusts a map only while the file still gives it.
+- ``encode_maps`` / ``decode_maps`` are exact inverses; ``decode_maps``
+  raises ValueError for bytes that are not a whole, well-formed map
+  (checksum, version, counts, order), so a torn or foreign file is refused.
+
+Layout, little-endian: magic ``MHSM``, version byte, domain count (u32); per
+domain its head (agent, covered end, 16-byte digest, current scene, scene,
+topic and member counts), then the scene ids (u64, ascending), each scene's
+topic end (u32, cumulative), the topic ids (u64), each topic's member end
+(u32, cumulative) and the member ids (u64); last, an xxh3-64 of all before.
+"""
+
+from __future__ import annotations
+
+import struct
+import sys
+from array import array
+from bisect import bisect_left
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+
+import xxhash
+
+__all__ = ["DomainMap", "decode_maps", "encode_maps"]
+
+MAGIC = b"MHSM"
+VERSION = 1
+_PREFIX = struct.Struct("<4sBI")
+_HEAD = struct.Struct("<QQ16sQIII")
+_SUM = struct.Struct("<Q")
+_SWAP = sys.byteorder != "little"  # the file is little-endian
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class DomainMap:
+    """One domain's scenes, their topics and the topics' members, as of ``covered_end``."""
+
+    agent_id: int
+    covered_end: int
+    digest: bytes
+    current_scene: int  # the scene last in use then; 0 when the domain had none
+    scene_ids: array[int]  # ascending
+    scene_ends: array[int]  # scene k's topics are topic_ids[scene_ends[k-1]:scene_ends[k]]
+    topic_ids: array[int]
+    topic_ends: array[int]  # topic k's members are member_ids[topic_ends[k-1]:topic_ends[k]]
+    member_ids: array[int]
+
+    @classmethod
+    def build(
+        cls,
+        agent_id: int,
+        covered_end: int,
+        digest: bytes,
+        current_scene: int,
+        scenes: Iterable[tuple[int, Iterable[tuple[int, Iterable[int]]]]],
+    ) -> DomainMap:
+        """Make a map from (scene id, [(topic id, member ids)]) in ascending scene order."""
+        scene_ids, scene_ends = array("Q"), array("I")
+        topic_ids, topic_ends, member_ids = array("Q"), array("I"), array("Q")
+        for scene_id, topics in scenes:
+            scene_ids.append(scene_id)
+            for topic_id, members in topics:
+                topic_ids.append(topic_id)
+                member_ids.extend(members)
+                topic_ends.append(len(member_ids))
+            scene_ends.append(len(topic_ids))
+        made = cls(
+            agent_id,
+            covered_end,
+            digest,
+            current_scene,
+            scene_ids,
+            scene_ends,
+            topic_ids,
+            topic_ends,
+            member_ids,
+        )
+        made.check()
+        return made
+
+    def topics_of(self, scene_id: int) -> list[int]:
+        """The topic ids the map lists under a scene (none for a scene it does not know)."""
+        k = self._scene_index(scene_id)
+        if k is None:
+            return []
+        return self.topic_ids[self._start(self.scene_ends, k) : self.scene_ends[k]].tolist()
+
+    def members_of(self, topic_id: int, scene_id: int) -> list[int]:
+        """The member ids the map lists under a topic, looked for in ``scene_id`` first."""
+        k = self._scene_index(scene_id)
+        at = -1
+        if k is not None:
+            start, end = self._start(self.scene_ends, k), self.scene_ends[k]
+            try:
+                at = self.topic_ids.index(topic_id, start, end)
+            except ValueError:
+                at = -1
+        if at < 0:  # listed under another scene (the topic moved since), or not at all
+            try:
+                at = self.topic_ids.index(topic_id)
+            except ValueError:
+                return []
+        return self.member_ids[self._start(self.topic_ends, at) : self.topic_ends[at]].tolist()
+
+    def _scene_index(self, scene_id: int) -> int | None:
+        ids = self.scene_ids
+        k = bisect_left(ids, scene_id)
+        return k if k < len(ids) and ids[k] == scene_id else None
+
+    @staticmethod
+    def _start(ends: array[int], k: int) -> int:
+        return ends[k - 1] if k else 0
+
+    def check(self) -> None:
+        """Raise ValueError unless the arrays describe a well-formed map."""
+        if len(self.digest) != 16:
+            msg = "scene map: a digest is not 16 bytes"
+            raise ValueError(msg)
+        if any(a >= b for a, b in pairwise(self.scene_ids)):
+            msg = "scene map: scene ids are not strictly ascending"
+            raise ValueError(msg)
+        for ends, total, what in (
+            (self.scene_ends, len(self.topic_ids), "topic"),
+            (self.topic_ends, len(self.member_ids), "member"),
+        ):
+            if any(a > b for a, b in pairwise(ends)) or (ends[-1] if ends else 0) != total:
+                msg = f"scene map: the {what} ends do not add up"
+                raise ValueError(msg)
+        if len(self.scene_ends) != len(self.scene_ids) or len(self.topic_ends) != len(
+            self.topic_ids
+        ):
+            msg = "scene map: a count does not match its array"
+            raise ValueError(msg)
+
+
+def _arrays(m: DomainMap) -> Sequence[array[int]]:
+    return (m.scene_ids, m.scene_ends, m.topic_ids, m.topic_ends, m.member_ids)
+
+
+def encode_maps(maps: Iterable[DomainMap]) -> bytes:
+    """Serialise maps (one per domain) in ascending agent order, with their checksum."""
+    ordered = sorted(maps, key=lambda m: m.agent_id)
+    parts = [_PREFIX.pack(MAGIC, VERSION, len(ordered))]
+    for m in ordered:
+        parts.append(
+            _HEAD.pack(
+                m.agent_id,
+                m.covered_end,
+                m.digest,
+                m.current_scene,
+                len(m.scene_ids),
+                len(m.topic_ids),
+                len(m.member_ids),
+            )
+        )
+        for arr in _arrays(m):
+            if _SWAP:
+                arr = array(arr.typecode, arr)
+                arr.byteswap()
+            parts.append(arr.tobytes())
+    body = b"".join(parts)
+    return body + _SUM.pack(xxhash.xxh3_64_intdigest(body))
+
+
+def decode_maps(data: bytes) -> Mapping[int, DomainMap]:
+    """Parse a scene map file: agent -> its map. ValueError for anything else."""
+    if len(data) < _PREFIX.size + _SUM.size:
+        msg = "scene map: too short"
+        raise ValueError(msg)
+    body = memoryview(data)[: -_SUM.size]
+    if xxhash.xxh3_64_intdigest(body) != _SUM.unpack_from(data, len(body))[0]:
+        msg = "scene map: checksum mismatch"
+        raise ValueError(msg)
+    magic, version, count = _PREFIX.unpack_from(body, 0)
+    if magic != MAGIC or version != VERSION:
+        msg = f"scene map: not a version {VERSION} scene map"
+        raise ValueError(msg)
+    maps: dict[int, DomainMap] = {}
+    pos = _PREFIX.size
+    for _ in range(count):
+        if pos + _HEAD.size > len(body):
+            msg = "scene map: a domain runs past the end"
+            raise ValueError(msg)
+        agent, end, digest, current, scenes, topics, members = _HEAD.unpack_from(body, pos)
+        pos += _HEAD.size
+        arrays = []
+        for code, n in (("Q", scenes), ("I", scenes), ("Q", topics), ("I", topics), ("Q", members)):
+            arr = array(code)
+            size = arr.itemsize * n
+            if pos + size > len(body):
+                msg = "scene map: an array runs past the end"
+                raise ValueError(msg)
+            arr.frombytes(body[pos : pos + size])
+            if _SWAP:
+                arr.byteswap()
+            arrays.append(arr)
+            pos += size
+        m = DomainMap(agent, end, digest, current, *arrays)
+        m.check()
+        if agent in maps:
+            msg = "scene map: a domain appears twice"
+            raise ValueError(msg)
+        maps[agent] = m
+    if pos != len(body):
+        msg = "scene map: bytes after the last domain"
+        raise ValueError(msg)
+    return maps

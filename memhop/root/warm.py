@@ -1,0 +1,306 @@
+"""A domain's first reads before its mirrors are built: each scene from the scene map.
+
+The first call on a domain builds every mirror from the domain's records:
+seconds at 10^5 turns. When the scene map (``memhop.index.scene_map``) holds
+the domain, its context starts *warm* instead: ``search`` and
+``scene_context`` read their scene from the records the map names under it,
+plus those the log gained since the map was written, and the full build runs
+on a thread of its own once the first such call is done; every other call
+waits for the build.
+
+Contract:
+- A map is trusted only while the file still gives its digest up to its
+  ``covered_end`` and the log from there walks frame by frame to the record
+  end (a compacted, replaced or damaged file is refused, and the domain is
+  built in full). Every record a view uses is read from the engine, with the
+  same decoders as the full build, and a row is kept only if its payload puts
+  it in the scene; so a scene's view answers what the full mirrors answer
+  for that scene.
+- Views are read-only: nothing writes a topic, a content line or a plan step
+  of a warm domain until its mirrors are built (every call that could waits).
+- The map file is rewritten at close from every domain whose mirrors were
+  built; a domain never built this session keeps its map (still exact for the
+  file up to its ``covered_end``). A compaction deletes the file.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from contextlib import suppress
+from dataclasses import dataclass, field
+
+from memhop.engine import Engine
+from memhop.errors import CorruptionError, InvalidQueryError, MemHopError
+from memhop.ids import content_id
+from memhop.index.l2meta import L2Meta
+from memhop.index.l4 import L4Index
+from memhop.index.plans import PlanTrees
+from memhop.index.scene_map import DomainMap, decode_maps, encode_maps
+from memhop.layers import codec, content_fields, plan, scene, topic_rows
+from memhop.records import SEQ_USER, RecordType, SceneSlot
+from memhop.root.mirrors import Mirrors
+
+__all__ = ["SUFFIX", "WarmStart", "discard_maps", "load_maps", "map_of", "save_maps"]
+
+log = logging.getLogger("memhop")
+
+SUFFIX = ".scenemap"
+"""The scene map of ``x.meh`` is ``x.meh.scenemap``."""
+
+
+def load_maps(file_path: str) -> Mapping[int, DomainMap]:
+    """The scene maps beside ``file_path``; none when there is no file or it will not read."""
+    path = file_path + SUFFIX
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        log.warning("scene map %s not read (each domain is built in full): %s", path, exc)
+        return {}
+    try:
+        return decode_maps(data)
+    except ValueError as exc:
+        log.warning("scene map %s ignored (each domain is built in full): %s", path, exc)
+        return {}
+
+
+def save_maps(
+    engine: Engine,
+    file_path: str,
+    kept: Mapping[int, DomainMap],
+    built: Iterable[tuple[int, Mirrors]],
+) -> None:
+    """Replace the scene map beside ``file_path``: a map of each domain in ``built``
+    (as of the record end), the ``kept`` map of every other.
+
+    Written to a temporary sibling renamed over the old file; not written when
+    nothing changed, or when the file holds damage. A failure is logged, not
+    raised: the map only saves the next open time.
+    """
+    path = file_path + SUFFIX
+    maps = dict(kept)
+    try:
+        if engine.damage() != (0, 0):
+            return  # a damaged file is read in full until it is salvaged: no map vouches for it
+        end = engine.record_end
+        for agent_id, mirrors in built:
+            if not mirrors.mappable:
+                maps.pop(agent_id, None)
+            elif agent_id not in kept or kept[agent_id].covered_end != end:
+                maps[agent_id] = map_of(engine, agent_id, mirrors, end)
+        if maps.keys() == kept.keys() and all(maps[a] is kept[a] for a in maps):
+            return  # nothing was written since the maps were: a look leaves the file alone
+        if not maps:
+            discard_maps(file_path)
+            return
+        data = encode_maps(maps.values())
+    except MemHopError as exc:
+        log.warning("scene map %s not written (the next open builds in full): %s", path, exc)
+        return
+    tmp = f"{path}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, engine.permission_bits())
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError as exc:
+        log.warning("scene map %s not written (the next open builds in full): %s", path, exc)
+        with suppress(OSError):
+            os.unlink(tmp)
+
+
+def discard_maps(file_path: str) -> None:
+    """Delete the scene map beside ``file_path``, if there is one (failures are logged)."""
+    try:
+        os.unlink(file_path + SUFFIX)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        log.warning("scene map %s%s not deleted: %s", file_path, SUFFIX, exc)
+
+
+def map_of(engine: Engine, agent_id: int, mirrors: Mirrors, covered_end: int) -> DomainMap:
+    """The map of a domain whose ``mirrors`` hold its records up to ``covered_end``."""
+    topics, contents, plans = mirrors.topics, mirrors.contents, mirrors.plans
+
+    def rows(scene_id: int) -> Iterable[tuple[int, list[int]]]:
+        for topic_id in sorted(topics.scene_row_ids(scene_id)):
+            yield topic_id, contents.ids_in(topic_id) + plans.ids_in(topic_id)
+
+    current = scene.current_scene(scene.list_scenes(engine, agent_id))
+    return DomainMap.build(
+        agent_id,
+        covered_end,
+        engine.prefix_digest(covered_end),
+        0 if current is None else current.scene_id,
+        ((scene_id, rows(scene_id)) for scene_id in topics.scenes()),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Tail:
+    """What the log gained since a map was written, as a view needs it."""
+
+    topics: dict[int, list[int]] = field(default_factory=dict)  # scene -> topic ids
+    members: dict[int, list[int]] = field(default_factory=dict)  # topic -> content/plan ids
+    scenes: frozenset[int] = frozenset()  # scene records written since
+
+
+def _read_tail(engine: Engine, agent_id: int, since: int) -> _Tail | None:
+    """The domain's live records written from ``since`` on; None if one breaks the map's rules."""
+    by_type: dict[int, list[int]] = {}
+    for _, rec_type, id_hash in engine.frames_since(agent_id, since):
+        by_type.setdefault(rec_type, []).append(id_hash)
+    tail = _Tail(scenes=frozenset(by_type.get(RecordType.SCENE, ())))
+    misplaced: list[int] = []
+    for row in topic_rows.topic_rows_of(
+        engine, agent_id, sorted(by_type.get(RecordType.TOPIC, ())), misplaced
+    ):
+        tail.topics.setdefault(row.scene_id, []).append(row.id)
+    if misplaced:
+        return None
+    ids = sorted(by_type.get(RecordType.ARCHIVE, ()))
+    for fields in content_fields.content_fields_of(engine, agent_id, ids):
+        tail.members.setdefault(fields.topic_id, []).append(fields.id_hash)
+    for node in plan.plan_nodes_of(engine, agent_id, sorted(by_type.get(RecordType.PLAN_NODE, ()))):
+        tail.members.setdefault(node.topic_id, []).append(node.id_hash)
+    return tail
+
+
+def _view(
+    engine: Engine, agent_id: int, section: DomainMap, tail: _Tail, scene_id: int
+) -> Mirrors | None:
+    """The mirrors of one scene's records; None if one breaks the map's rules."""
+    listed = section.topics_of(scene_id) + tail.topics.get(scene_id, [])
+    misplaced: list[int] = []
+    rows = [
+        row
+        for row in topic_rows.topic_rows_of(engine, agent_id, sorted(set(listed)), misplaced)
+        if row.scene_id == scene_id  # a row listed here may have moved since
+    ]
+    if misplaced:
+        return None
+    members: set[int] = set()
+    for row in rows:
+        members.update(section.members_of(row.id, scene_id))
+        members.update(tail.members.get(row.id, ()))
+        # Provenance looks slot 1 up by its address, whatever topic its payload names.
+        members.add(content_id(row.id, SEQ_USER))
+    ids = sorted(members)
+    return Mirrors(
+        topics=L2Meta.from_topics(rows),
+        contents=L4Index.from_fields(content_fields.content_fields_of(engine, agent_id, ids)),
+        plans=PlanTrees.from_nodes(plan.plan_nodes_of(engine, agent_id, ids)),
+    )
+
+
+class WarmStart:
+    """A warm domain's scene views and the full build that replaces them.
+
+    Called under the domain's lock, but for ``settle`` (close and compaction).
+    """
+
+    def __init__(self, section: DomainMap, build: Callable[[], Mirrors]) -> None:
+        self.section = section
+        self._build = build
+        self._tail: _Tail | None = None
+        self._refused = False
+        self._views: dict[int, Mirrors] = {}
+        self._fill: threading.Thread | None = None
+        self._built: Mirrors | None = None
+        self._error: BaseException | None = None
+
+    def _trusted(self, engine: Engine, agent_id: int) -> _Tail | None:
+        """The tail since the map, once the map is checked; None when it cannot be trusted."""
+        if self._tail is None and not self._refused:
+            end = self.section.covered_end
+            try:
+                if engine.prefix_digest(end) == self.section.digest:
+                    self._tail = _read_tail(engine, agent_id, end)
+            except (InvalidQueryError, CorruptionError) as exc:
+                log.info("scene map of agent %016x not used: %s", agent_id, exc)
+            self._refused = self._tail is None
+        return self._tail
+
+    def scene_mirrors(self, engine: Engine, agent_id: int, scene_id: int) -> Mirrors | None:
+        """One scene's view, None when the map cannot serve it (then wait for the build)."""
+        if self._built is not None:
+            return None
+        view = self._views.get(scene_id)
+        if view is None:
+            tail = self._trusted(engine, agent_id)
+            if tail is None:
+                return None
+            made = _view(engine, agent_id, self.section, tail, scene_id)
+            if made is None:
+                self._refused = True
+                return None
+            view = self._views[scene_id] = made
+        return view
+
+    def current_scene(self, engine: Engine, agent_id: int) -> tuple[bool, SceneSlot | None]:
+        """(known, the scene last in use), known only when the map answers it."""
+        tail = self._trusted(engine, agent_id)
+        hint = self.section.current_scene
+        # The map's answer holds for every scene not written since; one written since
+        # (or gone) may have fallen behind another the map does not rank.
+        if tail is None or hint in tail.scenes:
+            return False, None
+        wanted = sorted(tail.scenes | ({hint} if hint else set()))
+        try:
+            found = [s for _, s in codec.read_many_strict(engine, agent_id, wanted, SceneSlot)]
+        except MemHopError:
+            return False, None
+        if hint and hint not in {s.scene_id for s in found}:
+            return False, None
+        return True, scene.current_scene(found)
+
+    def start(self) -> None:
+        """Start the full build on a thread of its own (once)."""
+        if self._fill is None and self._built is None:
+            self._fill = threading.Thread(target=self._run, name="memhop-domain-build", daemon=True)
+            self._fill.start()
+
+    def _run(self) -> None:
+        try:
+            self._built = self._build()
+        except BaseException as exc:  # handed to whoever waits for the build
+            self._error = exc
+
+    def running(self) -> bool:
+        """Whether a build is in flight."""
+        return self._fill is not None and self._fill.is_alive()
+
+    def join(self) -> Mirrors:
+        """The full mirrors: wait for the build, starting it if need be.
+
+        A build that failed raises here, once; the next call builds again.
+        """
+        if self._built is None:
+            self.start()
+            fill = self._fill
+            assert fill is not None
+            fill.join()
+            if self._built is None:
+                error, self._error, self._fill = self._error, None, None
+                assert error is not None
+                raise error
+        self._views.clear()
+        return self._built
+
+    def result(self) -> Mirrors | None:
+        """The mirrors of a build that succeeded, without waiting."""
+        return self._built
+
+    def settle(self) -> Mirrors | None:
+        """Wait for a build in flight; its mirrors if it succeeded (an error is kept)."""
+        fill = self._fill
+        if fill is not None:
+            fill.join()
+        return self._built
