@@ -103,7 +103,10 @@ class Root:
             with ctx.lock:
                 pass
         self._save_scene_maps(contexts)
-        self.engine.close()  # a warm build still in flight stops at its next read
+        self.engine.close()
+        for ctx in contexts:  # a warm build still in flight stops at its next read
+            if ctx.warm is not None:
+                ctx.warm.settle()
 
     def checkpoint(self) -> None:
         with self._agents_mu:  # the engine is not swapped meanwhile
@@ -225,7 +228,10 @@ class Root:
             return self._register(DomainContext(agent_id, meter, mirrors))
 
     def _build_mirrors(self, agent_id: int) -> Mirrors:
-        return build_mirrors(self.engine, agent_id)
+        built = build_mirrors(self.engine, agent_id)
+        # A closed engine lists no ids: a build that ran into the close read nothing.
+        self.check_open()
+        return built
 
     def _register(self, ctx: DomainContext) -> DomainContext:
         """Make ``ctx`` its domain's context (called holding ``_agents_mu``)."""
@@ -365,6 +371,9 @@ class _DomainHold:
         root = self._root
         while True:
             ctx = root._context(self._agent_id)
+            warm = ctx.warm
+            if warm is not None and not self._scene_read:
+                warm.join()  # without the domain lock: its scene reads go on meanwhile
             ctx.lock.acquire()
             if not ctx.reclaimed:
                 break

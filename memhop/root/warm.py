@@ -203,12 +203,14 @@ def _view(
 class WarmStart:
     """A warm domain's scene views and the full build that replaces them.
 
-    Called under the domain's lock, but for ``settle`` (close and compaction).
+    The views are read under the domain's lock; the build is started, waited
+    for and settled from any thread (``_mu`` guards its thread).
     """
 
     def __init__(self, section: DomainMap, build: Callable[[], Mirrors]) -> None:
         self.section = section
         self._build = build
+        self._mu = threading.Lock()
         self._tail: _Tail | None = None
         self._refused = False
         self._views: dict[int, Mirrors] = {}
@@ -261,11 +263,15 @@ class WarmStart:
             return False, None
         return True, scene.current_scene(found)
 
-    def start(self) -> None:
-        """Start the full build on a thread of its own (once)."""
-        if self._fill is None and self._built is None:
-            self._fill = threading.Thread(target=self._run, name="memhop-domain-build", daemon=True)
-            self._fill.start()
+    def start(self) -> threading.Thread | None:
+        """Start the full build on a thread of its own, unless one ran or runs; return it."""
+        with self._mu:
+            if self._fill is None and self._built is None:
+                self._fill = threading.Thread(
+                    target=self._run, name="memhop-domain-build", daemon=True
+                )
+                self._fill.start()
+            return self._fill
 
     def _run(self) -> None:
         try:
@@ -280,27 +286,28 @@ class WarmStart:
     def join(self) -> Mirrors:
         """The full mirrors: wait for the build, starting it if need be.
 
-        A build that failed raises here, once; the next call builds again.
+        A build that failed raises here, to one waiter; the next call builds again.
         """
-        if self._built is None:
-            self.start()
-            fill = self._fill
-            assert fill is not None
+        fill = self.start()
+        if fill is not None:
             fill.join()
-            if self._built is None:
-                error, self._error, self._fill = self._error, None, None
-                assert error is not None
-                raise error
-        self._views.clear()
-        return self._built
+        with self._mu:
+            built, error = self._built, self._error
+            if built is None and self._fill is fill:
+                self._fill, self._error = None, None
+        if built is not None:
+            return built
+        if error is not None and self._fill is None:
+            raise error
+        return self.join()  # another waiter took the error and started the build again
 
     def result(self) -> Mirrors | None:
         """The mirrors of a build that succeeded, without waiting."""
         return self._built
 
-    def settle(self) -> Mirrors | None:
-        """Wait for a build in flight; its mirrors if it succeeded (an error is kept)."""
-        fill = self._fill
+    def settle(self) -> None:
+        """Wait for a build in flight, if any (its outcome is kept for ``join``)."""
+        with self._mu:
+            fill = self._fill
         if fill is not None:
             fill.join()
-        return self._built

@@ -1,0 +1,206 @@
+"""The scene map file: exact round trips, and refusal of anything not a whole well-formed map."""
+
+from __future__ import annotations
+
+import struct
+from typing import Any, NamedTuple
+
+import pytest
+import xxhash
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memhop.index.scene_map import DomainMap, decode_maps, encode_maps
+
+U64 = st.integers(min_value=0, max_value=2**64 - 1)
+Scenes = list[tuple[int, list[tuple[int, list[int]]]]]
+
+_TOPICS = st.lists(st.tuples(U64, st.lists(U64, max_size=6)), max_size=5, unique_by=lambda t: t[0])
+
+
+@st.composite
+def _domain(draw: st.DrawFn, agent_id: int) -> tuple[DomainMap, Scenes]:
+    scene_ids = sorted(draw(st.lists(U64, unique=True, max_size=6)))
+    scenes = [(s, draw(_TOPICS)) for s in scene_ids]
+    built = DomainMap.build(
+        agent_id, draw(U64), draw(st.binary(min_size=16, max_size=16)), draw(U64), scenes
+    )
+    return built, scenes
+
+
+@st.composite
+def _domains(draw: st.DrawFn) -> list[tuple[DomainMap, Scenes]]:
+    agents = draw(st.lists(U64, min_size=1, max_size=4, unique=True))
+    return [draw(_domain(a)) for a in agents]
+
+
+def _unknown_scenes(scenes: Scenes) -> set[int]:
+    """Ids next to and beyond the known ones (where a binary search slips), none of them known."""
+    known = {s for s, _ in scenes}
+    near = {0, 2**64 - 1} | {s + d for s in known for d in (-1, 1)}
+    return {s for s in near if 0 <= s < 2**64} - known
+
+
+@given(domains=_domains())
+def test_decode_inverts_encode_and_answers_what_was_built(
+    domains: list[tuple[DomainMap, Scenes]],
+) -> None:
+    """Every field comes back equal, and topics_of / members_of answer as the scenes built them."""
+    decoded = decode_maps(encode_maps(m for m, _ in domains))
+    assert set(decoded) == {m.agent_id for m, _ in domains}
+    for built, scenes in domains:
+        got = decoded[built.agent_id]
+        assert got.agent_id == built.agent_id
+        assert got.covered_end == built.covered_end
+        assert got.digest == built.digest
+        assert got.current_scene == built.current_scene
+        assert got.scene_ids == built.scene_ids
+        assert got.scene_ends == built.scene_ends
+        assert got.topic_ids == built.topic_ids
+        assert got.topic_ends == built.topic_ends
+        assert got.member_ids == built.member_ids
+        listed: dict[int, list[list[int]]] = {}
+        for scene_id, topics in scenes:
+            assert got.topics_of(scene_id) == [t for t, _ in topics]
+            for topic_id, members in topics:
+                assert got.members_of(topic_id, scene_id) == members
+                listed.setdefault(topic_id, []).append(members)
+        for unknown in _unknown_scenes(scenes):
+            assert got.topics_of(unknown) == []
+            for topic_id, lists in listed.items():
+                assert got.members_of(topic_id, unknown) in lists
+
+
+def test_members_of_finds_a_topic_listed_under_another_scene() -> None:
+    """A topic that moved is found anywhere in the map; one listed nowhere has no members."""
+    m = DomainMap.build(
+        7,
+        4096,
+        bytes(16),
+        20,
+        [(10, [(1, [101, 102]), (5, [501])]), (20, [(2, [201])]), (30, [(5, [555])]), (40, [])],
+    )
+    assert m.members_of(1, 10) == [101, 102]
+    assert m.members_of(2, 20) == [201]
+    assert m.members_of(1, 20) == [101, 102]
+    assert m.members_of(1, 40) == [101, 102]
+    assert m.members_of(2, 10) == [201]
+    assert m.members_of(1, 99) == [101, 102]
+    assert m.members_of(5, 30) == [555]
+    assert m.members_of(5, 10) == [501]
+    assert m.members_of(3, 10) == []
+    assert m.members_of(3, 99) == []
+
+
+@given(domains=_domains(), data=st.data())
+def test_any_damaged_byte_or_length_is_refused(
+    domains: list[tuple[DomainMap, Scenes]], data: st.DataObject
+) -> None:
+    """One flipped byte, a cut anywhere or one byte more: decode_maps raises ValueError."""
+    whole = encode_maps(m for m, _ in domains)
+    assert set(decode_maps(whole)) == {m.agent_id for m, _ in domains}
+    at = data.draw(st.integers(min_value=0, max_value=len(whole) - 1), label="at")
+    mask = data.draw(st.integers(min_value=1, max_value=255), label="mask")
+    flipped = bytearray(whole)
+    flipped[at] ^= mask
+    with pytest.raises(ValueError, match="scene map"):
+        decode_maps(bytes(flipped))
+    cut = data.draw(st.integers(min_value=0, max_value=len(whole) - 1), label="cut")
+    with pytest.raises(ValueError, match="scene map"):
+        decode_maps(whole[:cut])
+    extra = data.draw(st.integers(min_value=0, max_value=255), label="extra")
+    with pytest.raises(ValueError, match="scene map"):
+        decode_maps(whole + bytes([extra]))
+
+
+class _Domain(NamedTuple):
+    agent: int
+    covered_end: int
+    digest: bytes
+    current_scene: int
+    scene_ids: list[int]
+    scene_ends: list[int]
+    topic_ids: list[int]
+    topic_ends: list[int]
+    member_ids: list[int]
+
+
+def _assemble(
+    domains: list[_Domain],
+    *,
+    magic: bytes = b"MHSM",
+    version: int = 1,
+    count: int | None = None,
+    tail: bytes = b"",
+) -> bytes:
+    """A scene map file written field by field from plain lists, with a correct checksum."""
+    body = struct.pack("<4sBI", magic, version, len(domains) if count is None else count)
+    for d in domains:
+        body += struct.pack(
+            "<QQ16sQIII",
+            d.agent,
+            d.covered_end,
+            d.digest,
+            d.current_scene,
+            len(d.scene_ids),
+            len(d.topic_ids),
+            len(d.member_ids),
+        )
+        for code, values in (
+            ("Q", d.scene_ids),
+            ("I", d.scene_ends),
+            ("Q", d.topic_ids),
+            ("I", d.topic_ends),
+            ("Q", d.member_ids),
+        ):
+            body += struct.pack(f"<{len(values)}{code}", *values)
+    body += tail
+    return body + struct.pack("<Q", xxhash.xxh3_64_intdigest(body))
+
+
+A = _Domain(
+    5, 4096, bytes(range(16)), 20, [10, 20, 30], [2, 2, 3], [100, 101, 300], [2, 3, 3], [1, 2, 3]
+)
+B = _Domain(9, 512, b"\xff" * 16, 0, [7], [1], [70], [1], [700])
+
+
+@pytest.mark.parametrize(
+    ("domains", "options"),
+    [
+        pytest.param([A._replace(scene_ids=[20, 10, 30]), B], {}, id="scenes-descend"),
+        pytest.param([A._replace(scene_ids=[10, 10, 30]), B], {}, id="scene-repeated"),
+        pytest.param([A._replace(scene_ends=[2, 2, 2]), B], {}, id="topic-ends-short"),
+        pytest.param([A._replace(scene_ends=[2, 1, 3]), B], {}, id="topic-ends-fall"),
+        pytest.param([A._replace(topic_ends=[2, 2, 2]), B], {}, id="member-ends-short"),
+        pytest.param([A._replace(topic_ends=[3, 2, 3]), B], {}, id="member-ends-fall"),
+        pytest.param([A, B._replace(agent=A.agent)], {}, id="agent-twice"),
+        pytest.param([A, B], {"version": 2}, id="version-2"),
+        pytest.param([A, B], {"magic": b"MHSX"}, id="foreign-magic"),
+        pytest.param([A, B], {"count": 3}, id="count-too-high"),
+        pytest.param([A, B], {"count": 1}, id="count-too-low"),
+        pytest.param([A, B], {"tail": b"\x00"}, id="trailing-byte"),
+    ],
+)
+def test_malformed_content_under_a_good_checksum_is_refused(
+    domains: list[_Domain], options: dict[str, Any]
+) -> None:
+    """The checksum vouches only for the bytes: order, sums, agents and version are checked too."""
+    good = decode_maps(_assemble([A, B]))
+    assert set(good) == {A.agent, B.agent}
+    assert good[A.agent].scene_ids.tolist() == A.scene_ids
+    assert good[A.agent].topics_of(10) == [100, 101]
+    assert good[A.agent].members_of(101, 10) == [3]
+    assert good[B.agent].members_of(70, 7) == [700]
+    with pytest.raises(ValueError, match="scene map") as refused:
+        decode_maps(_assemble(domains, **options))
+    assert "checksum" not in str(refused.value)
+
+
+def test_build_refuses_scenes_out_of_ascending_order() -> None:
+    """Scenes must come strictly ascending; descending or repeated ids raise ValueError."""
+    ordered = DomainMap.build(1, 0, bytes(16), 0, [(3, [(30, [])]), (8, [])])
+    assert ordered.scene_ids.tolist() == [3, 8]
+    with pytest.raises(ValueError, match="ascending"):
+        DomainMap.build(1, 0, bytes(16), 0, [(8, []), (3, [(30, [])])])
+    with pytest.raises(ValueError, match="ascending"):
+        DomainMap.build(1, 0, bytes(16), 0, [(3, []), (3, [])])

@@ -1,0 +1,304 @@
+"""A domain with a scene map answers scene reads before its mirrors are built (white-box).
+
+Each test compares a file opened with its scene map (warm) against a copy of
+the same bytes without one (built in full at the first call): the answers
+must be equal. The full build of the warm domain is held at a gate
+(``Root._build_mirrors`` wrapped) while the reads run, so that every one of
+them is answered from the map; ``ctx.built`` stays None until a call needs
+the whole domain.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import memhop
+from memhop.root.mirrors import Mirrors
+from memhop.root.root import Root
+
+T0 = 1_700_000_000_000
+WAIT = 20.0  # seconds; only a hang comes near it
+TABLE = memhop.Defaults(scene_dream_topic_threshold=-1, compact_dead_ratio=0)
+MAP = ".scenemap"
+
+
+@dataclass
+class Gate:
+    """Holds every full build while closed (tests close it); counts the builds it held."""
+
+    opened: threading.Event = field(default_factory=threading.Event)
+    builds: int = 0
+
+
+@pytest.fixture
+def gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[Gate]:
+    held = Gate()
+    build = Root._build_mirrors
+
+    def gated(root: Root, agent_id: int) -> Mirrors:
+        if not held.opened.is_set():
+            held.builds += 1
+            assert held.opened.wait(WAIT), "the test never opened the gate"
+        return build(root, agent_id)
+
+    monkeypatch.setattr(Root, "_build_mirrors", gated)
+    held.opened.set()  # open while a test writes its file
+    yield held
+    held.opened.set()  # a failed test must not leave a build parked
+
+
+# ---- writing a file -------------------------------------------------------------------------
+
+Step = tuple[str, int, int]
+
+steps = st.lists(
+    st.one_of(
+        st.tuples(st.just("turn"), st.integers(0, 3), st.integers(0, 2)),
+        st.tuples(st.just("delete_topic"), st.integers(0, 9), st.just(0)),
+        st.tuples(st.just("delete_scene"), st.integers(0, 9), st.just(0)),
+        st.tuples(st.just("merge"), st.integers(0, 9), st.integers(0, 9)),
+        st.tuples(st.just("dream"), st.integers(0, 9), st.just(0)),
+        st.tuples(st.just("plan"), st.integers(0, 3), st.just(0)),
+    ),
+    max_size=14,
+)
+
+
+@dataclass
+class Writer:
+    """Runs steps against a file; remembers the scenes and topics it made."""
+
+    path: str
+    scenes: list[str] = field(default_factory=list)
+    topics: list[str] = field(default_factory=list)
+    clock: int = T0
+
+    def run(self, todo: list[Step]) -> None:
+        with memhop.open(
+            self.path, memhop.LocalModel(), TABLE, memhop.ProfileInput(name="me")
+        ) as db:
+            me = db.primary()
+            for step in todo:
+                self._step(me, *step)
+
+    def _step(self, me: memhop.Session, what: str, a: int, b: int) -> None:
+        self.clock += 1_000
+        live = [s.scene_id for s in me.list_scenes()]
+        self.scenes = [s for s in self.scenes if s in live]
+        if what in ("turn", "plan"):
+            scene = self.scenes[a % len(self.scenes)] if a and self.scenes else ""
+            opened = me.search(scene_id=scene, new_scene=not scene)
+            if opened.scene.scene_id not in self.scenes:
+                self.scenes.append(opened.scene.scene_id)
+            for i in range(b):
+                me.append_archive(content=f"line {i} at {self.clock}", created_at=self.clock)
+            if what == "plan":
+                me.plan_node_add(0, f"step at {self.clock}")
+            row = me.update(
+                input=f"asked at {self.clock}", output="answered", created_at=self.clock
+            )
+            self.topics.append(row.id)
+        elif what == "delete_topic" and self.topics:
+            topic = self.topics.pop(a % len(self.topics))
+            with contextlib.suppress(memhop.NotFoundError):  # went with its scene, or was folded
+                me.delete_topic(topic)
+        elif what == "delete_scene" and self.scenes:
+            me.delete_scene(self.scenes.pop(a % len(self.scenes)))
+        elif what == "merge" and len(self.scenes) > 1:
+            first, second = self.scenes[a % len(self.scenes)], self.scenes[b % len(self.scenes)]
+            if first != second:
+                me.merge_scenes(first, [second])
+        elif what == "dream" and self.scenes:
+            me.dream(self.scenes[a % len(self.scenes)])
+
+
+# ---- reading it two ways --------------------------------------------------------------------
+
+
+def _cold_answers(path: str, tmp: Path) -> dict[str, memhop.SceneContext]:
+    """Each live scene's listing from a copy of the file without its map (built in full)."""
+    copy = str(tmp / "cold.meh")
+    shutil.copyfile(path, copy)
+    assert not os.path.exists(copy + MAP)
+    with memhop.open(copy, memhop.LocalModel(), TABLE) as db:
+        me = db.primary()
+        scenes = [s.scene_id for s in me.list_scenes()]
+        return {s: me.scene_context(s) for s in scenes}
+
+
+def _warm_answers(path: str, scenes: list[str], gate: Gate) -> dict[str, memhop.SceneContext]:
+    """Each scene's listing read before the domain is built; the build is then let go."""
+    if not scenes:
+        return {}
+    db = memhop.open(path, memhop.LocalModel(), TABLE)
+    try:
+        me = db.primary()
+        found = {s: me.scene_context(s) for s in scenes}
+        ctx = db._root._contexts[0]
+        assert ctx.built is None  # every read above was answered from the map
+        gate.opened.set()
+        me.list_scenes()  # a call on the whole domain waits for the build
+        assert ctx.built is not None
+        return found
+    finally:
+        gate.opened.set()
+        db.close()
+
+
+@given(first=steps, then=steps, stale=st.booleans())
+def test_a_warm_read_of_each_scene_equals_a_read_built_in_full(
+    tmp_path_factory: pytest.TempPathFactory, first: list[Step], then: list[Step], stale: bool
+) -> None:
+    """Whatever was written before and after the map (``stale``: the map predates ``then``)."""
+    tmp = tmp_path_factory.mktemp("warm")
+    writer = Writer(str(tmp / "mem.meh"))
+    writer.run([("turn", 0, 1), *first])
+    old_map = Path(writer.path + MAP).read_bytes()
+    writer.run(then)
+    if stale:  # the map a crash would have left: the log has grown past it
+        Path(writer.path + MAP).write_bytes(old_map)
+    cold = _cold_answers(writer.path, tmp)
+    held = Gate()
+    build = Root._build_mirrors
+
+    def gated(root: Root, agent_id: int) -> Mirrors:
+        assert held.opened.wait(WAIT)
+        return build(root, agent_id)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Root, "_build_mirrors", gated)
+        warm = _warm_answers(writer.path, list(cold), held)
+    assert warm == cold
+
+
+def _three_scenes(path: str) -> list[str]:
+    """A closed file (so with its map) holding scenes of 2, 1 and 3 turns; the last is current."""
+    writer = Writer(path)
+    writer.run([("turn", 0, 1), ("turn", 1, 0), ("turn", 0, 2), ("turn", 0, 0), ("turn", 2, 1)])
+    writer.run([("turn", 2, 0)])
+    assert os.path.exists(path + MAP)
+    return writer.scenes
+
+
+def _first_read(path: str) -> tuple[memhop.SceneContext, bool]:
+    """The current scene's listing at a fresh open, and whether the domain was built for it."""
+    with memhop.open(path, memhop.LocalModel(), TABLE) as db:
+        found = db.primary().scene_context()
+        return found, db._root._contexts[0].built is not None
+
+
+def test_a_first_search_opens_the_current_scene_from_the_map(tmp_path: Path, gate: Gate) -> None:
+    path = str(tmp_path / "mem.meh")
+    scenes = _three_scenes(path)
+    cold_path = str(tmp_path / "cold.meh")
+    shutil.copyfile(path, cold_path)
+    with memhop.open(cold_path, memhop.LocalModel(), TABLE) as db:
+        cold = db.primary().search()  # the copy has no map: it is built at its first call
+    gate.opened.clear()
+    with memhop.open(path, memhop.LocalModel(), TABLE) as db:
+        warm = db.primary().search()
+        assert db._root._contexts[0].built is None  # answered before the build
+        gate.opened.set()
+    assert warm.scene.scene_id == cold.scene.scene_id == scenes[-1]
+    assert warm.topics == cold.topics
+    assert len(warm.topics) == 3
+
+
+def test_a_current_scene_deleted_since_the_map_is_found_among_all_scenes(tmp_path: Path) -> None:
+    path = str(tmp_path / "mem.meh")
+    scenes = _three_scenes(path)
+    old_map = Path(path + MAP).read_bytes()
+    with memhop.open(path, memhop.LocalModel(), TABLE) as db:
+        assert db.primary().search().scene.scene_id == scenes[-1]  # control: the last one used
+        db.primary().delete_scene(scenes[-1])
+    Path(path + MAP).write_bytes(old_map)  # a map that still names the deleted scene
+    with memhop.open(path, memhop.LocalModel(), TABLE) as db:
+        opened = db.primary().search()
+    assert opened.scene.scene_id == scenes[1]  # used before it
+    assert len(opened.topics) == 1
+
+
+def test_a_map_that_does_not_match_the_file_is_not_used(tmp_path: Path) -> None:
+    first, second = str(tmp_path / "a.meh"), str(tmp_path / "b.meh")
+    _three_scenes(first)
+    _three_scenes(second)
+    expected, built = _first_read(first)
+    assert not built  # control: a file's own map is used
+    own_map = Path(first + MAP).read_bytes()
+    Path(first + MAP).write_bytes(Path(second + MAP).read_bytes())
+    again, built = _first_read(first)
+    assert built  # another file's map: the domain is built in full
+    assert again == expected
+    damaged = bytearray(own_map)
+    damaged[len(damaged) // 2] ^= 0x40
+    Path(first + MAP).write_bytes(bytes(damaged))
+    again, built = _first_read(first)
+    assert built  # a map that fails its checksum is not read
+    assert again == expected
+    assert len(expected.topics) == 3
+
+
+def test_a_compaction_deletes_the_map(tmp_path: Path) -> None:
+    path = str(tmp_path / "mem.meh")
+    _three_scenes(path)
+    expected, built = _first_read(path)
+    assert not built
+    with memhop.open(path, memhop.LocalModel(), TABLE) as db:
+        db.compact()
+        assert not os.path.exists(path + MAP)  # its ids named the old file's bytes
+    again, built = _first_read(path)
+    assert built
+    assert again == expected
+    _, built = _first_read(path)
+    assert not built  # the close after the full build wrote a new map
+
+
+def test_a_call_on_the_whole_domain_waits_for_the_build(tmp_path: Path, gate: Gate) -> None:
+    path = str(tmp_path / "mem.meh")
+    scenes = _three_scenes(path)
+    gate.opened.clear()
+    with memhop.open(path, memhop.LocalModel(), TABLE) as db:
+        me = db.primary()
+        assert len(me.scene_context(scenes[0]).topics) == 2
+        found: list[object] = []
+        listing = threading.Thread(target=lambda: found.append(me.list_scenes()), daemon=True)
+        listing.start()
+        listing.join(0.2)
+        assert listing.is_alive()  # held: the domain is not built yet
+        assert len(me.scene_context(scenes[1]).topics) == 1  # scene reads still go on
+        gate.opened.set()
+        listing.join(WAIT)
+        assert [len(found[0])] == [3]  # type: ignore[arg-type]
+        assert gate.builds == 1
+
+
+def test_close_stops_a_build_in_flight_and_keeps_the_map(tmp_path: Path, gate: Gate) -> None:
+    path = str(tmp_path / "mem.meh")
+    scenes = _three_scenes(path)
+    old_map = Path(path + MAP).read_bytes()
+    gate.opened.clear()
+    db = memhop.open(path, memhop.LocalModel(), TABLE)
+    assert len(db.primary().scene_context(scenes[0]).topics) == 2
+    closing = threading.Thread(target=db.close, daemon=True)
+    closing.start()
+    closing.join(0.2)
+    assert closing.is_alive()  # close waits for the build's thread to stop
+    gate.opened.set()  # the build goes on into a closed file, and stops there
+    closing.join(WAIT)
+    assert not closing.is_alive()
+    assert db.closed
+    assert gate.builds == 1
+    assert Path(path + MAP).read_bytes() == old_map  # kept: still exact for the file
+    again, built = _first_read(path)
+    assert not built
+    assert len(again.topics) == 3
