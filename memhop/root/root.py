@@ -16,7 +16,7 @@ import functools
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
@@ -67,7 +67,7 @@ class Root:
         self._loaded = threading.Condition(self._agents_mu)
         self._meters: dict[int, MeteredModel] = {ids.PRIMARY_AGENT_ID: MeteredModel(model)}
         self._registry = registry.load_registry(engine)
-        self._maps: Mapping[int, DomainMap] | None = None  # the scene maps, read on first use
+        self._maps: dict[int, DomainMap] | None = None  # the scene maps, read on first use
         self._closed = False
         self.closing = threading.Event()  # set first thing in close(): Dream passes stop
         self.dreams = dreams.DreamThreads()  # background passes in flight, joined by close()
@@ -206,7 +206,8 @@ class Root:
             if meter is None:
                 msg = f"agent {ids.format_id(agent_id)} is not a domain of this file"
                 raise AgentNotFoundError(msg)
-            section = self._scene_maps().get(agent_id)
+            # Each map is handed to its domain once: the root keeps none (close reads the file).
+            section = self._scene_maps().pop(agent_id, None)
             if section is not None:  # scene reads start from the map; the build comes later
                 build = functools.partial(self._build_mirrors, agent_id)
                 warm_start = WarmStart(section, build)
@@ -240,10 +241,10 @@ class Root:
         self._contexts[ctx.agent_id] = ctx
         return ctx
 
-    def _scene_maps(self) -> Mapping[int, DomainMap]:
-        """The scene maps read at the first domain load (called holding ``_agents_mu``)."""
+    def _scene_maps(self) -> dict[int, DomainMap]:
+        """Maps of the domains not reached yet, read at the first call (under ``_agents_mu``)."""
         if self._maps is None:
-            self._maps = warm.load_maps(self.file_path)
+            self._maps = dict(warm.load_maps(self.file_path))
         return self._maps
 
     def forget_scene_maps(self) -> None:
@@ -256,8 +257,11 @@ class Root:
 
     def _save_scene_maps(self, contexts: list[DomainContext]) -> None:
         """Write the scene maps of every domain with mirrors built; keep the others' maps."""
+        if self._maps is None:
+            return  # no domain was reached: nothing to add to the file's maps
         with self._agents_mu:
-            kept = {a: m for a, m in self._scene_maps().items() if a in self._meters}
+            meters = set(self._meters)
+        kept = {a: m for a, m in warm.load_maps(self.file_path).items() if a in meters}
         built = [
             (ctx.agent_id, mirrors)
             for ctx in contexts

@@ -29,6 +29,7 @@ import logging
 import os
 import secrets
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field
@@ -274,6 +275,7 @@ class WarmStart:
             return self._fill
 
     def _run(self) -> None:
+        time.sleep(0)  # give the interpreter back at once: the read that started it returns
         try:
             self._built = self._build()
         except BaseException as exc:  # handed to whoever waits for the build
