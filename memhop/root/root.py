@@ -102,11 +102,13 @@ class Root:
         for ctx in contexts:  # a barrier: no call is mid-write when the file closes
             with ctx.lock:
                 pass
-        self._save_scene_maps(contexts)
-        self.engine.close()
-        for ctx in contexts:  # a warm build still in flight stops at its next read
-            if ctx.warm is not None:
-                ctx.warm.settle()
+        try:
+            self._save_scene_maps(contexts)
+        finally:  # the map only saves time at the next open: the file closes whatever it did
+            self.engine.close()
+            for ctx in contexts:  # a warm build still in flight stops at its next read
+                if ctx.warm is not None:
+                    ctx.warm.settle()
 
     def checkpoint(self) -> None:
         with self._agents_mu:  # the engine is not swapped meanwhile

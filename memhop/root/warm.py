@@ -101,7 +101,7 @@ def save_maps(
             discard_maps(file_path)
             return
         data = encode_maps(maps.values())
-    except MemHopError as exc:
+    except (MemHopError, ValueError) as exc:  # ValueError: a map that would not check
         log.warning("scene map %s not written (the next open builds in full): %s", path, exc)
         return
     tmp = f"{path}.{os.getpid()}.{secrets.token_hex(4)}.tmp"

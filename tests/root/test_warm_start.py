@@ -23,6 +23,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import memhop
+from memhop.root import warm
 from memhop.root.mirrors import Mirrors
 from memhop.root.root import Root
 
@@ -302,3 +303,33 @@ def test_close_stops_a_build_in_flight_and_keeps_the_map(tmp_path: Path, gate: G
     again, built = _first_read(path)
     assert not built
     assert len(again.topics) == 3
+
+
+@pytest.mark.parametrize("failure", ["map", "disk"])
+def test_a_map_that_cannot_be_written_costs_only_the_map(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, failure: str
+) -> None:
+    path = str(tmp_path / "mem.meh")
+    scenes = _three_scenes(path)
+    old_map = Path(path + MAP).read_bytes()
+
+    def refuse(*_: object) -> None:
+        raise (ValueError("map refused") if failure == "map" else OSError("disk refused"))
+
+    if failure == "map":
+        monkeypatch.setattr(warm, "map_of", refuse)
+    else:
+        monkeypatch.setattr(warm.os, "replace", refuse)
+    with memhop.open(path, memhop.LocalModel(), TABLE) as db:
+        me = db.primary()
+        me.search(scene_id=scenes[0])
+        me.update(input="one more", output="turn", created_at=T0 + 99_000)
+    assert "not written" in caplog.text
+    monkeypatch.undo()
+    assert Path(path + MAP).read_bytes() == old_map  # the old map stays, and is still exact
+    assert sorted(os.listdir(tmp_path)) == ["mem.meh", "mem.meh" + MAP]  # no temporary left
+    again, built = _first_read(path)
+    assert not built  # the old map serves, with the turn written since read from the log
+    with memhop.open(path, memhop.LocalModel(), TABLE) as db:
+        assert len(db.primary().scene_context(scenes[0]).topics) == 3
+        assert len(again.topics) == 3
