@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import struct
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -476,11 +477,31 @@ class Engine:
         with self._lock:
             self._check_open()
             try:
-                writable = self._log.failure is None and not self._unread_from
-                if writable and not self._log.snapshot_is_current():
-                    self.checkpoint()
+                self.checkpoint_if_stale()
             finally:
                 self._release()
+
+    def checkpoint_if_stale(self) -> None:
+        """Checkpoint unless writes are refused or nothing was written since the last one."""
+        with self._lock:
+            self._check_open()
+            writable = self._log.failure is None and not self._unread_from
+            if writable and not self._log.snapshot_is_current():
+                self.checkpoint()
+
+    def snapshot_seal(self) -> int:
+        """The CRC of the index snapshot the file ends in, if nothing was written since; else 0.
+
+        Such a snapshot holds every live record's offset: while the file ends
+        in it, its CRC names the file's records as they were when it was written.
+        """
+        with self._lock:
+            self._check_open()
+            current = self._log.headers.current
+            if not self._log.snapshot_is_current() or current.snapshot_offset != self.record_end:
+                return 0
+            end = current.snapshot_offset + current.snapshot_length
+            return int(struct.unpack_from("<I", self._file.view(), end - 4)[0])
 
     def close_without_checkpoint(self) -> None:
         """Release the file as a crash would leave it: no snapshot, no header flip."""

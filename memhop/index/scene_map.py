@@ -12,14 +12,16 @@ Contract:
 - ``DomainMap`` is one domain's map: its scenes ascending, each scene's
   topic ids, each topic's member ids (the content and plan records whose
   payload names the topic). ``digest`` is the file's ``prefix_digest`` up to
-  ``covered_end``; the reader trusts a map only while the file still gives it.
+  ``covered_end``; the reader trusts a map only while the file still gives it
+  (or, cheaper, while the file still ends at ``covered_end`` in the index
+  snapshot whose CRC is ``seal``).
 - ``encode_maps`` / ``decode_maps`` are exact inverses; ``decode_maps``
   raises ValueError for bytes that are not a whole, well-formed map
   (checksum, version, counts, order), so a torn or foreign file is refused.
 
 Layout, little-endian: magic ``MHSM``, version byte, domain count (u32); per
-domain its head (agent, covered end, 16-byte digest, current scene, scene,
-topic and member counts), then the scene ids (u64, ascending), each scene's
+domain its head (agent, covered end, 16-byte digest, seal (u32), current
+scene, scene, topic and member counts), then the scene ids (u64, ascending), each scene's
 topic end (u32, cumulative), the topic ids (u64), each topic's member end
 (u32, cumulative) and the member ids (u64); last, an xxh3-64 of all before.
 """
@@ -38,9 +40,9 @@ import xxhash
 __all__ = ["DomainMap", "decode_maps", "encode_maps"]
 
 MAGIC = b"MHSM"
-VERSION = 1
+VERSION = 2  # a version 1 map (no seal) is refused: that open builds in full
 _PREFIX = struct.Struct("<4sBI")
-_HEAD = struct.Struct("<QQ16sQIII")
+_HEAD = struct.Struct("<QQ16sIQIII")
 _SUM = struct.Struct("<Q")
 _SWAP = sys.byteorder != "little"  # the file is little-endian
 
@@ -52,6 +54,7 @@ class DomainMap:
     agent_id: int
     covered_end: int
     digest: bytes
+    seal: int  # CRC32 of the index snapshot the file held at covered_end; 0 for none
     current_scene: int  # the scene last in use then; 0 when the domain had none
     scene_ids: array[int]  # ascending
     scene_ends: array[int]  # scene k's topics are topic_ids[scene_ends[k-1]:scene_ends[k]]
@@ -65,6 +68,7 @@ class DomainMap:
         agent_id: int,
         covered_end: int,
         digest: bytes,
+        seal: int,
         current_scene: int,
         scenes: Iterable[tuple[int, Iterable[tuple[int, Iterable[int]]]]],
     ) -> DomainMap:
@@ -82,6 +86,7 @@ class DomainMap:
             agent_id,
             covered_end,
             digest,
+            seal,
             current_scene,
             scene_ids,
             scene_ends,
@@ -168,6 +173,7 @@ def encode_maps(maps: Iterable[DomainMap]) -> bytes:
                 m.agent_id,
                 m.covered_end,
                 m.digest,
+                m.seal,
                 m.current_scene,
                 len(m.scene_ids),
                 len(m.topic_ids),
@@ -202,7 +208,7 @@ def decode_maps(data: bytes) -> Mapping[int, DomainMap]:
         if pos + _HEAD.size > len(body):
             msg = "scene map: a domain runs past the end"
             raise ValueError(msg)
-        agent, end, digest, current, scenes, topics, members = _HEAD.unpack_from(body, pos)
+        agent, end, digest, seal, current, scenes, topics, members = _HEAD.unpack_from(body, pos)
         pos += _HEAD.size
         arrays = []
         for code, n in (("Q", scenes), ("I", scenes), ("Q", topics), ("I", topics), ("Q", members)):
@@ -216,7 +222,7 @@ def decode_maps(data: bytes) -> Mapping[int, DomainMap]:
                 arr.byteswap()
             arrays.append(arr)
             pos += size
-        m = DomainMap(agent, end, digest, current, *arrays)
+        m = DomainMap(agent, end, digest, seal, current, *arrays)
         m.check()
         if agent in maps:
             msg = "scene map: a domain appears twice"

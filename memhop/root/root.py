@@ -103,6 +103,8 @@ class Root:
             with ctx.lock:
                 pass
         try:
+            # The snapshot first, so the maps can name it (``WarmStart`` checks it cheaply).
+            self.engine.checkpoint_if_stale()
             self._save_scene_maps(contexts)
         finally:  # the map only saves time at the next open: the file closes whatever it did
             self.engine.close()
@@ -389,6 +391,8 @@ class _DomainHold:
             ctx.last_used_ms = root.clock()
             if not self._scene_read:
                 ctx.mirrors  # noqa: B018  # a warm domain's build ends before the body runs
+            elif ctx.warm is not None:
+                ctx.warm.check(root.engine, ctx.agent_id)  # before the body's first write
         except BaseException:
             ctx.lock.release()
             raise

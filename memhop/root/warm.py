@@ -89,12 +89,12 @@ def save_maps(
     try:
         if engine.damage() != (0, 0):
             return  # a damaged file is read in full until it is salvaged: no map vouches for it
-        end = engine.record_end
+        end, seal = engine.record_end, engine.snapshot_seal()
         for agent_id, mirrors in built:
             if not mirrors.mappable:
                 maps.pop(agent_id, None)
             elif agent_id not in kept or kept[agent_id].covered_end != end:
-                maps[agent_id] = map_of(engine, agent_id, mirrors, end)
+                maps[agent_id] = map_of(engine, agent_id, mirrors, end, seal)
         if maps.keys() == kept.keys() and all(maps[a] is kept[a] for a in maps):
             return  # nothing was written since the maps were: a look leaves the file alone
         if not maps:
@@ -126,8 +126,13 @@ def discard_maps(file_path: str) -> None:
         log.warning("scene map %s%s not deleted: %s", file_path, SUFFIX, exc)
 
 
-def map_of(engine: Engine, agent_id: int, mirrors: Mirrors, covered_end: int) -> DomainMap:
-    """The map of a domain whose ``mirrors`` hold its records up to ``covered_end``."""
+def map_of(
+    engine: Engine, agent_id: int, mirrors: Mirrors, covered_end: int, seal: int
+) -> DomainMap:
+    """The map of a domain whose ``mirrors`` hold its records up to ``covered_end``.
+
+    ``seal`` is ``Engine.snapshot_seal()`` when the file ends there in a snapshot, else 0.
+    """
     topics, contents, plans = mirrors.topics, mirrors.contents, mirrors.plans
 
     def rows(scene_id: int) -> Iterable[tuple[int, list[int]]]:
@@ -139,6 +144,7 @@ def map_of(engine: Engine, agent_id: int, mirrors: Mirrors, covered_end: int) ->
         agent_id,
         covered_end,
         engine.prefix_digest(covered_end),
+        seal,
         0 if current is None else current.scene_id,
         ((scene_id, rows(scene_id)) for scene_id in topics.scenes()),
     )
@@ -219,12 +225,20 @@ class WarmStart:
         self._built: Mirrors | None = None
         self._error: BaseException | None = None
 
+    def check(self, engine: Engine, agent_id: int) -> None:
+        """Check the map against the file now, before a call writes to it."""
+        self._trusted(engine, agent_id)
+
     def _trusted(self, engine: Engine, agent_id: int) -> _Tail | None:
         """The tail since the map, once the map is checked; None when it cannot be trusted."""
         if self._tail is None and not self._refused:
-            end = self.section.covered_end
+            end, seal = self.section.covered_end, self.section.seal
             try:
-                if engine.prefix_digest(end) == self.section.digest:
+                if seal and engine.record_end == end and engine.snapshot_seal() == seal:
+                    # The file still ends in the snapshot it ended in when the map was
+                    # written: the same records at the same offsets, nothing since.
+                    self._tail = _Tail()
+                elif engine.prefix_digest(end) == self.section.digest:
                     self._tail = _read_tail(engine, agent_id, end)
             except (InvalidQueryError, CorruptionError) as exc:
                 log.info("scene map of agent %016x not used: %s", agent_id, exc)

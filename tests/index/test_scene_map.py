@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from memhop.index.scene_map import DomainMap, decode_maps, encode_maps
 
 U64 = st.integers(min_value=0, max_value=2**64 - 1)
+U32 = st.integers(min_value=0, max_value=2**32 - 1)
 Scenes = list[tuple[int, list[tuple[int, list[int]]]]]
 
 _TOPICS = st.lists(st.tuples(U64, st.lists(U64, max_size=6)), max_size=5, unique_by=lambda t: t[0])
@@ -22,9 +23,8 @@ _TOPICS = st.lists(st.tuples(U64, st.lists(U64, max_size=6)), max_size=5, unique
 def _domain(draw: st.DrawFn, agent_id: int) -> tuple[DomainMap, Scenes]:
     scene_ids = sorted(draw(st.lists(U64, unique=True, max_size=6)))
     scenes = [(s, draw(_TOPICS)) for s in scene_ids]
-    built = DomainMap.build(
-        agent_id, draw(U64), draw(st.binary(min_size=16, max_size=16)), draw(U64), scenes
-    )
+    digest = draw(st.binary(min_size=16, max_size=16))
+    built = DomainMap.build(agent_id, draw(U64), digest, draw(U32), draw(U64), scenes)
     return built, scenes
 
 
@@ -53,6 +53,7 @@ def test_decode_inverts_encode_and_answers_what_was_built(
         assert got.agent_id == built.agent_id
         assert got.covered_end == built.covered_end
         assert got.digest == built.digest
+        assert got.seal == built.seal
         assert got.current_scene == built.current_scene
         assert got.scene_ids == built.scene_ids
         assert got.scene_ends == built.scene_ends
@@ -77,6 +78,7 @@ def test_members_of_finds_a_topic_listed_under_another_scene() -> None:
         7,
         4096,
         bytes(16),
+        0,
         20,
         [(10, [(1, [101, 102]), (5, [501])]), (20, [(2, [201])]), (30, [(5, [555])]), (40, [])],
     )
@@ -117,6 +119,7 @@ class _Domain(NamedTuple):
     agent: int
     covered_end: int
     digest: bytes
+    seal: int
     current_scene: int
     scene_ids: list[int]
     scene_ends: list[int]
@@ -129,7 +132,7 @@ def _assemble(
     domains: list[_Domain],
     *,
     magic: bytes = b"MHSM",
-    version: int = 1,
+    version: int = 2,
     count: int | None = None,
     tail: bytes = b"",
 ) -> bytes:
@@ -137,10 +140,11 @@ def _assemble(
     body = struct.pack("<4sBI", magic, version, len(domains) if count is None else count)
     for d in domains:
         body += struct.pack(
-            "<QQ16sQIII",
+            "<QQ16sIQIII",
             d.agent,
             d.covered_end,
             d.digest,
+            d.seal,
             d.current_scene,
             len(d.scene_ids),
             len(d.topic_ids),
@@ -159,9 +163,18 @@ def _assemble(
 
 
 A = _Domain(
-    5, 4096, bytes(range(16)), 20, [10, 20, 30], [2, 2, 3], [100, 101, 300], [2, 3, 3], [1, 2, 3]
+    agent=5,
+    covered_end=4096,
+    digest=bytes(range(16)),
+    seal=77,
+    current_scene=20,
+    scene_ids=[10, 20, 30],
+    scene_ends=[2, 2, 3],
+    topic_ids=[100, 101, 300],
+    topic_ends=[2, 3, 3],
+    member_ids=[1, 2, 3],
 )
-B = _Domain(9, 512, b"\xff" * 16, 0, [7], [1], [70], [1], [700])
+B = _Domain(9, 512, b"\xff" * 16, 0, 0, [7], [1], [70], [1], [700])
 
 
 @pytest.mark.parametrize(
@@ -174,7 +187,8 @@ B = _Domain(9, 512, b"\xff" * 16, 0, [7], [1], [70], [1], [700])
         pytest.param([A._replace(topic_ends=[2, 2, 2]), B], {}, id="member-ends-short"),
         pytest.param([A._replace(topic_ends=[3, 2, 3]), B], {}, id="member-ends-fall"),
         pytest.param([A, B._replace(agent=A.agent)], {}, id="agent-twice"),
-        pytest.param([A, B], {"version": 2}, id="version-2"),
+        pytest.param([A, B], {"version": 1}, id="version-1"),
+        pytest.param([A, B], {"version": 3}, id="version-3"),
         pytest.param([A, B], {"magic": b"MHSX"}, id="foreign-magic"),
         pytest.param([A, B], {"count": 3}, id="count-too-high"),
         pytest.param([A, B], {"count": 1}, id="count-too-low"),
@@ -198,9 +212,9 @@ def test_malformed_content_under_a_good_checksum_is_refused(
 
 def test_build_refuses_scenes_out_of_ascending_order() -> None:
     """Scenes must come strictly ascending; descending or repeated ids raise ValueError."""
-    ordered = DomainMap.build(1, 0, bytes(16), 0, [(3, [(30, [])]), (8, [])])
+    ordered = DomainMap.build(1, 0, bytes(16), 0, 0, [(3, [(30, [])]), (8, [])])
     assert ordered.scene_ids.tolist() == [3, 8]
     with pytest.raises(ValueError, match="ascending"):
-        DomainMap.build(1, 0, bytes(16), 0, [(8, []), (3, [(30, [])])])
+        DomainMap.build(1, 0, bytes(16), 0, 0, [(8, []), (3, [(30, [])])])
     with pytest.raises(ValueError, match="ascending"):
-        DomainMap.build(1, 0, bytes(16), 0, [(3, []), (3, [])])
+        DomainMap.build(1, 0, bytes(16), 0, 0, [(3, []), (3, [])])

@@ -23,6 +23,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import memhop
+from memhop.engine import Engine
 from memhop.root import warm
 from memhop.root.mirrors import Mirrors
 from memhop.root.root import Root
@@ -333,3 +334,34 @@ def test_a_map_that_cannot_be_written_costs_only_the_map(
     with memhop.open(path, memhop.LocalModel(), TABLE) as db:
         assert len(db.primary().scene_context(scenes[0]).topics) == 3
         assert len(again.topics) == 3
+
+
+def test_a_file_that_still_ends_in_the_maps_snapshot_is_not_hashed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The seal (the snapshot's CRC at the map's end) vouches for the file; else the digest."""
+    path = str(tmp_path / "mem.meh")
+    scenes = _three_scenes(path)
+    hashed: list[int] = []
+    digest = Engine.prefix_digest
+
+    def counted(engine: Engine, end: int) -> bytes:
+        hashed.append(end)
+        return digest(engine, end)
+
+    monkeypatch.setattr(Engine, "prefix_digest", counted)
+    expected, built = _first_read(path)
+    assert not built
+    assert hashed == []  # closed cleanly: the file still ends in the map's snapshot
+    old_map = Path(path + MAP).read_bytes()
+    with memhop.open(path, memhop.LocalModel(), TABLE) as db:
+        me = db.primary()
+        me.search(scene_id=scenes[0])
+        me.update(input="one more", output="turn", created_at=T0 + 99_000)
+    Path(path + MAP).write_bytes(old_map)  # the log has grown past the map
+    hashed.clear()
+    again, built = _first_read(path)
+    assert not built
+    assert len(hashed) == 1  # control: the seal no longer holds, so the prefix is hashed
+    assert again.scene_name != expected.scene_name  # the turn written since moved the current
+    assert len(again.topics) == 3  # scene: the first, with that turn read from the log
