@@ -9,10 +9,12 @@ on a thread of its own once the first such call is done; every other call
 waits for the build.
 
 Contract:
-- A map is trusted only while the file still gives its digest up to its
-  ``covered_end`` and the log from there walks frame by frame to the record
-  end (a compacted, replaced or damaged file is refused, and the domain is
-  built in full). Every record a view uses is read from the engine, with the
+- A map is trusted only while the file still ends in the index snapshot it
+  ended in when the map was written (the snapshot's CRC is the map's seal:
+  the same records at the same offsets, nothing since), or else gives the
+  map's digest up to its ``covered_end`` with a log that walks frame by frame
+  from there to the record end. A compacted, replaced or damaged file is
+  refused, and the domain is built in full. Every record a view uses is read from the engine, with the
   same decoders as the full build, and a row is kept only if its payload puts
   it in the scene; so a scene's view answers what the full mirrors answer
   for that scene.
