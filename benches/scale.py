@@ -484,15 +484,16 @@ def report(
         + "\n"
     )
     out.append(
-        "Why *first read* grows with the domain and *map read* does not: without a map, the "
-        "first call that reaches a domain builds its topic and content mirrors from every "
+        "Why *first read* grows with the domain and *map read* hardly does: without a map, "
+        "the first call that reaches a domain builds its topic and content mirrors from every "
         "topic and content record of the domain, since a format 0x0012 file cannot say which "
         "records belong to a scene (ids are hashes, and a merge moves topics into a scene under "
         "the ids of the scene they came from). The scene map (`<file>.scenemap`, memhop's own "
-        "file, written at close) says it; a read from it checks the file's xxh3-128 digest up "
-        "to the map's record end (a C pass over the file: most of what *map read* costs at "
-        "10^5 records and up) and reads the scene's own records. *map turn* is where the rest "
-        "of the build is paid: its `update` needs the whole domain.\n"
+        "file, written at close) says it. A read from it checks that the file still ends in "
+        "the index snapshot the map names (else it hashes the file up to the map's end, one C "
+        "pass), reads and checks the map file (what still grows: a few MB at 10^6 records, in "
+        "C) and reads the scene's own records. *map turn* is where the rest of the build is "
+        "paid: its `update` needs the whole domain.\n"
     )
     out.append(search_section(cpu))
     big = rows[-1]
