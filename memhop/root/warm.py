@@ -14,10 +14,11 @@ Contract:
   the same records at the same offsets, nothing since), or else gives the
   map's digest up to its ``covered_end`` with a log that walks frame by frame
   from there to the record end. A compacted, replaced or damaged file is
-  refused, and the domain is built in full. Every record a view uses is read from the engine, with the
-  same decoders as the full build, and a row is kept only if its payload puts
-  it in the scene; so a scene's view answers what the full mirrors answer
-  for that scene.
+  refused, and the domain is built in full.
+- Every record a view uses is read from the engine, with the same decoders
+  as the full build, and a row is kept only if its payload puts it in the
+  scene; so a scene's view answers what the full mirrors answer for that
+  scene.
 - Views are read-only: nothing writes a topic, a content line or a plan step
   of a warm domain until its mirrors are built (every call that could waits).
 - The map file is rewritten at close from every domain whose mirrors were
