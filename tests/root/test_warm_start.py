@@ -365,3 +365,45 @@ def test_a_file_that_still_ends_in_the_maps_snapshot_is_not_hashed(
     assert len(hashed) == 1  # control: the seal no longer holds, so the prefix is hashed
     assert again.scene_name != expected.scene_name  # the turn written since moved the current
     assert len(again.topics) == 3  # scene: the first, with that turn read from the log
+
+
+def test_scene_reads_and_turns_from_several_threads_on_a_warm_domain(tmp_path: Path) -> None:
+    """Readers of every scene and a writer of turns race the build; nothing is lost or mixed."""
+    path = str(tmp_path / "mem.meh")
+    scenes = _three_scenes(path)
+    errors: list[BaseException] = []
+    seen: dict[str, set[int]] = {s: set() for s in scenes}
+    with memhop.open(path, memhop.LocalModel(), TABLE) as db:
+        me = db.primary()
+
+        def read(scene: str) -> None:
+            try:
+                for _ in range(20):
+                    seen[scene].add(len(me.scene_context(scene).topics))
+            except BaseException as exc:  # handed to the test
+                errors.append(exc)
+
+        def write() -> None:
+            try:
+                for i in range(5):
+                    me.search(scene_id=scenes[1])
+                    me.update(input=f"late {i}", output="ok", created_at=T0 + 200_000 + i)
+            except BaseException as exc:  # handed to the test
+                errors.append(exc)
+
+        threads = [threading.Thread(target=read, args=(s,)) for s in scenes]
+        threads.append(threading.Thread(target=write))
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(WAIT)
+        assert errors == []
+        assert db._root._contexts[0].built is not None  # the writer waited for the build
+        final = {s: len(me.scene_context(s).topics) for s in scenes}
+    assert final == {scenes[0]: 2, scenes[1]: 6, scenes[2]: 3}
+    assert seen[scenes[0]] == {2}
+    assert seen[scenes[2]] == {3}
+    assert seen[scenes[1]] <= set(range(1, 7))  # each read saw a whole turn or none
+    cold = _cold_answers(path, tmp_path)
+    with memhop.open(path, memhop.LocalModel(), TABLE) as db:
+        assert {s: db.primary().scene_context(s) for s in scenes} == cold
