@@ -68,6 +68,7 @@ class Root:
         self._meters: dict[int, MeteredModel] = {ids.PRIMARY_AGENT_ID: MeteredModel(model)}
         self._registry = registry.load_registry(engine)
         self._maps: dict[int, DomainMap] | None = None  # the scene maps, read on first use
+        self._maps_on_disk = False  # whether that read found any
         self._closed = False
         self.closing = threading.Event()  # set first thing in close(): Dream passes stop
         self.dreams = dreams.DreamThreads()  # background passes in flight, joined by close()
@@ -249,6 +250,7 @@ class Root:
         """Maps of the domains not reached yet, read at the first call (under ``_agents_mu``)."""
         if self._maps is None:
             self._maps = dict(warm.load_maps(self.file_path))
+            self._maps_on_disk = bool(self._maps)
         return self._maps
 
     def forget_scene_maps(self) -> None:
@@ -256,7 +258,7 @@ class Root:
 
         Called inside ``quiesced`` (which holds ``_agents_mu``).
         """
-        self._maps = {}
+        self._maps, self._maps_on_disk = {}, False
         warm.discard_maps(self.file_path)
 
     def _save_scene_maps(self, contexts: list[DomainContext]) -> None:
@@ -265,7 +267,10 @@ class Root:
             return  # no domain was reached: nothing to add to the file's maps
         with self._agents_mu:
             meters = set(self._meters)
-        kept = {a: m for a, m in warm.load_maps(self.file_path).items() if a in meters}
+        # Read again for the domains not reached (only if the open found any: not twice
+        # the warning for a map that would not read).
+        on_disk = warm.load_maps(self.file_path) if self._maps_on_disk else {}
+        kept = {a: m for a, m in on_disk.items() if a in meters}
         built = [
             (ctx.agent_id, mirrors)
             for ctx in contexts
