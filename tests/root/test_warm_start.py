@@ -407,3 +407,25 @@ def test_scene_reads_and_turns_from_several_threads_on_a_warm_domain(tmp_path: P
     cold = _cold_answers(path, tmp_path)
     with memhop.open(path, memhop.LocalModel(), TABLE) as db:
         assert {s: db.primary().scene_context(s) for s in scenes} == cold
+
+
+def test_a_sub_agents_domain_starts_warm_and_reads_only_its_own_records(tmp_path: Path) -> None:
+    path = str(tmp_path / "mem.meh")
+    with memhop.open(path, memhop.LocalModel(), TABLE, memhop.ProfileInput(name="me")) as db:
+        beta = db.sub_agent(memhop.LocalModel(), memhop.ProfileInput(name="beta"))
+        for session, who in ((db.primary(), "me"), (beta, "beta")):
+            for i in range(2):
+                session.search(new_scene=i == 0)
+                session.update(input=f"{who} asks {i}", output="ok", created_at=T0 + i)
+        beta_scene = beta.search().scene.scene_id
+        primary_scene = db.primary().search().scene.scene_id
+    with memhop.open(path, memhop.LocalModel(), TABLE) as db:
+        beta = db.sub_agent(memhop.LocalModel(), memhop.ProfileInput(name="beta"))
+        warm_rows = beta.scene_context(beta_scene).topics
+        beta_ctx = next(c for a, c in db._root._contexts.items() if a != 0)
+        assert beta_ctx.built is None  # answered from beta's own map
+        assert [m.content for m in warm_rows[0].messages] == ["beta asks 0", "ok"]
+        with pytest.raises(memhop.NotFoundError):
+            beta.scene_context(primary_scene)  # the primary's scene is not beta's to read
+        assert len(db.primary().scene_context(primary_scene).topics) == 2  # control: it exists
+    assert len(warm_rows) == 2
