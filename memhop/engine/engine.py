@@ -298,7 +298,7 @@ class Engine:
             live = self._live.offsets.get(agent_id, NO_IDS)
             return [
                 (offset, rec_type, id_hash)
-                for offset, rec_type, flags, agent, id_hash in frames_between(
+                for offset, rec_type, flags, agent, id_hash, _ in frames_between(
                     self._file.view(), start, end
                 )
                 if agent == agent_id and not flags & FLAG_DELETED and live.get(id_hash) == offset

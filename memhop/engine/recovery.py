@@ -202,24 +202,19 @@ def walk_record_area(buf: ByteView, size: int, fallback: int) -> int:
     Snapshot blobs met on the way are stepped over whole. If the walk does not
     land exactly on the file end, the answer is ``fallback``.
     """
-    offset = last_end = DATA_START
-    while offset < size:
-        blob = snapshot_length_at(buf, offset, size)
-        if blob is not None:
-            offset += blob
-            continue
-        try:
-            bounds = frame_bounds(buf, offset, size)
-        except (CorruptionError, CRCMismatchError):
-            return fallback
-        if bounds is None:
-            return fallback
-        offset = last_end = bounds[4]
-    return last_end if offset == size else fallback
+    last_end = DATA_START
+    try:
+        for frame in frames_between(buf, DATA_START, size):
+            last_end = frame[-1]
+    except (CorruptionError, CRCMismatchError):
+        return fallback
+    return last_end
 
 
-def frames_between(buf: ByteView, start: int, end: int) -> Iterator[tuple[int, int, int, int, int]]:
-    """Yield (offset, type, flags, agent id, id hash) of each frame in ``[start, end)``.
+def frames_between(
+    buf: ByteView, start: int, end: int
+) -> Iterator[tuple[int, int, int, int, int, int]]:
+    """Yield (offset, type, flags, agent id, id hash, frame end) of each frame in ``[start, end)``.
 
     Snapshot blobs met on the way are stepped over whole. A frame that fails
     its checks, zeros, or a walk that does not land on ``end`` raise
@@ -236,9 +231,8 @@ def frames_between(buf: ByteView, start: int, end: int) -> Iterator[tuple[int, i
         if bounds is None:
             msg = f"no frame at offset {offset}, before the record end {end}"
             raise CorruptionError(msg)
-        rec_type, flags, agent_id, id_hash, after = bounds
-        yield offset, rec_type, flags, agent_id, id_hash
-        offset = after
+        yield offset, *bounds
+        offset = bounds[4]
     if offset != end:
         msg = f"the frames from {start} run past the record end {end}"
         raise CorruptionError(msg)

@@ -86,16 +86,6 @@ def write_many(engine: Engine, agent_id: int, records: Sequence[tuple[int, Recor
     )
 
 
-def _read_or_skip(engine: Engine, agent_id: int, id_hash: int, cls: type[R]) -> R | None:
-    """Return the record, or None when it is absent or damaged (the engine counted it)."""
-    try:
-        return read(engine, agent_id, id_hash, cls)
-    except NotFoundError:
-        return None
-    except DAMAGE:
-        return None
-
-
 def collect(engine: Engine, agent_id: int, cls: type[R]) -> list[tuple[int, R]]:
     """Return every readable (id, record) of the type in the domain, ascending by id.
 
@@ -108,12 +98,18 @@ def collect(engine: Engine, agent_id: int, cls: type[R]) -> list[tuple[int, R]]:
 def read_many(
     engine: Engine, agent_id: int, ids: Iterable[int], cls: type[R]
 ) -> list[tuple[int, R]]:
-    """Return the records among ``ids`` that exist and read; a damaged one is skipped."""
+    """Return the records among ``ids`` that exist and read; a damaged one is skipped.
+
+    In the order of ``ids``. An id of another type is passed over on its
+    frame's type byte; a frame or payload that fails a check is counted by
+    the engine (``read`` counts it the same way).
+    """
     found: list[tuple[int, R]] = []
-    for id_hash in ids:
-        record = _read_or_skip(engine, agent_id, id_hash, cls)
-        if record is not None:
-            found.append((id_hash, record))
+    for id_hash, payload in engine.payloads_of(agent_id, cls.RECORD_TYPE, list(ids)):
+        try:
+            found.append((id_hash, cls.from_json(payload)))
+        except DAMAGE as exc:
+            engine.note_damaged(agent_id, id_hash, exc)
     return found
 
 

@@ -88,21 +88,9 @@ def all_plan_nodes(engine: Engine, agent_id: int) -> list[PlanNode]:
     return [_addressed(i, n) for i, n in codec.collect(engine, agent_id, PlanNode)]
 
 
-def plan_nodes_of(engine: Engine, agent_id: int, ids: Sequence[int]) -> list[PlanNode]:
-    """The readable steps among ``ids``, in their order, as ``all_plan_nodes`` gives them.
-
-    An id that holds no step is passed over on its frame's type byte (no
-    payload read); damage is skipped and counted.
-    """
-    found: list[PlanNode] = []
-    for id_hash, payload in engine.payloads_of(agent_id, PlanNode.RECORD_TYPE, ids):
-        try:
-            node = PlanNode.from_json(payload)
-        except codec.DAMAGE as exc:
-            engine.note_damaged(agent_id, id_hash, exc)
-            continue
-        found.append(_addressed(id_hash, node))
-    return found
+def plan_nodes_of(engine: Engine, agent_id: int, ids: Iterable[int]) -> list[PlanNode]:
+    """The readable steps among ``ids``, in their order, as ``all_plan_nodes`` gives them."""
+    return [_addressed(i, n) for i, n in codec.read_many(engine, agent_id, ids, PlanNode)]
 
 
 def all_plan_nodes_strict(engine: Engine, agent_id: int) -> list[PlanNode]:

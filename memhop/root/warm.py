@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import logging
 import os
-import secrets
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -38,6 +37,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 
 from memhop.engine import Engine
+from memhop.engine.publish import temp_sibling
 from memhop.errors import CorruptionError, InvalidQueryError, MemHopError
 from memhop.ids import content_id
 from memhop.index.l2meta import L2Meta
@@ -107,7 +107,7 @@ def save_maps(
     except (MemHopError, ValueError) as exc:  # ValueError: a map that would not check
         log.warning("scene map %s not written (the next open builds in full): %s", path, exc)
         return
-    tmp = f"{path}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    tmp = temp_sibling(path)
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, engine.permission_bits())
         with os.fdopen(fd, "wb") as f:
