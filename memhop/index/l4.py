@@ -14,11 +14,13 @@ Contract:
 - Per-topic answers cost time proportional to that topic's slots.
 
 Held packed: a slot is a row of parallel arrays (about 40 bytes), found by id
-through an ``IntMap`` and by topic through a chain of rows in seq order (the
-topic's first row, then each row's next); the ``SlotRef`` a read returns is
-made then. An object per slot cost 160 bytes a record, held for as long as
-the domain is open. A removed slot's row stays
-until removed rows outnumber the live ones, then the rows are packed again.
+through an ``IntMap`` and by topic through a chain of rows in descending seq
+order (the topic's highest row, then each row's next lower one), so the usual
+write, a slot above the topic's highest, and ``next_seq`` cost the same however
+many slots the turn holds; the ``SlotRef`` a read returns is made then. An
+object per slot cost 160 bytes a record, held for as long as the domain is
+open. A removed slot's row stays until removed rows outnumber the live ones,
+then the rows are packed again.
 """
 
 from __future__ import annotations
@@ -101,9 +103,10 @@ class L4Index:
     def __init__(self) -> None:
         self.journal = Journal()
         self._row_of = IntMap()  # id -> row
-        # A topic's rows in seq order, as a chain: its first row, then each row's
-        # next (+1; 0 ends it). An array per topic cost 30 bytes a record more.
-        self._first = IntMap()  # topic -> its first row
+        # A topic's rows as a chain from its highest seq down: its top row, then
+        # each row's next lower one (+1; 0 ends it). An array per topic cost 30
+        # bytes a record more.
+        self._top = IntMap()  # topic -> its row of the highest seq
         self._next: array[int] = array("I")
         # One row per slot stored (a removed slot's row stays until a repack).
         self._ids: array[int] = array("Q")
@@ -142,7 +145,7 @@ class L4Index:
                 mirror._put(SlotRef(*row))
             return mirror
         mirror._row_of = row_of
-        mirror._first = IntMap.from_mapping(mirror._linked(topics))
+        mirror._top = IntMap.from_mapping(mirror._linked(topics))
         dream = map(_is_summary, mirror._role, mirror._kind)
         for at in compress(range(len(given)), dream):
             mirror._stored(at)
@@ -162,42 +165,43 @@ class L4Index:
         return grouped
 
     def _linked(self, topics: dict[int, list[int]]) -> dict[int, int]:
-        """Chain each topic's rows (given in seq order); return topic -> its first row."""
-        after = self._next
+        """Chain each topic's rows (given in seq order); return topic -> its top row."""
+        lower = self._next
         for rows in topics.values():
             for a, b in pairwise(rows):
-                after[a] = b + 1
-            after[rows[-1]] = 0
-        return {topic_id: rows[0] for topic_id, rows in topics.items()}
+                lower[b] = a + 1
+            lower[rows[0]] = 0
+        return {topic_id: rows[-1] for topic_id, rows in topics.items()}
 
     def _rows(self, topic_id: int) -> list[int]:
         """The topic's rows in seq order."""
-        at = self._first.get(topic_id)
+        at = self._top.get(topic_id)
         rows: list[int] = []
-        after = self._next
+        lower = self._next
         while at is not None:
             rows.append(at)
-            at = after[at] - 1 if after[at] else None
+            at = lower[at] - 1 if lower[at] else None
+        rows.reverse()
         return rows
 
     def _splice(self, topic_id: int, rows: list[int], i: int) -> None:
         """Link ``rows[i]`` into the topic's chain (``rows``: its rows now, in seq order)."""
         at = rows[i]
-        self._next[at] = rows[i + 1] + 1 if i + 1 < len(rows) else 0
-        if i:
-            self._next[rows[i - 1]] = at + 1
+        self._next[at] = rows[i - 1] + 1 if i else 0
+        if i + 1 < len(rows):
+            self._next[rows[i + 1]] = at + 1
         else:
-            self._first.put(topic_id, at)
+            self._top.put(topic_id, at)
 
     def _unsplice(self, topic_id: int, rows: list[int], i: int) -> None:
         """Unlink ``rows[i]`` from the topic's chain (``rows``: its rows before, in seq order)."""
-        after = rows[i + 1] + 1 if i + 1 < len(rows) else 0
-        if i:
-            self._next[rows[i - 1]] = after
-        elif after:
-            self._first.put(topic_id, after - 1)
+        lower = rows[i - 1] + 1 if i else 0
+        if i + 1 < len(rows):
+            self._next[rows[i + 1]] = lower
+        elif lower:
+            self._top.put(topic_id, lower - 1)
         else:
-            self._first.discard(topic_id)
+            self._top.discard(topic_id)
 
     # ---- rows --------------------------------------------------------------------------
 
@@ -261,6 +265,14 @@ class L4Index:
     def _put(self, entry: SlotRef | ArchiveSlot) -> None:
         self.remove(entry.id_hash)
         self.journal.note(entry.topic_id)
+        top = self._top.get(entry.topic_id)
+        if top is None or self._seq[top] < entry.seq:  # the usual write: a new highest slot
+            at = self._append_row(_fields_of(entry))
+            self._next[at] = 0 if top is None else top + 1
+            self._top.put(entry.topic_id, at)
+            self._row_of.put(entry.id_hash, at)
+            self._stored(at)
+            return
         rows = self._rows(entry.topic_id)
         seqs = self._seq
         place = len(rows)
@@ -304,7 +316,7 @@ class L4Index:
         rows = self._rows(topic_id)
         if rows:
             self.journal.note(topic_id)
-            self._first.discard(topic_id)
+            self._top.discard(topic_id)
         ids = sorted(self._ids[at] for at in rows)
         for at in rows:
             self._dropped(at)
@@ -316,7 +328,7 @@ class L4Index:
         stale = len(self._ids) - len(self._row_of)
         if stale <= max(_REPACK_MIN, len(self._row_of)):
             return
-        topics = {topic_id: self._rows(topic_id) for topic_id in self._first}
+        topics = {topic_id: self._rows(topic_id) for topic_id in self._top}
         kept = sorted(self._live_rows())
         renumbered = {old: new for new, old in enumerate(kept)}
         for name in _COLUMNS:
@@ -325,7 +337,7 @@ class L4Index:
         self._next = array("I", bytes(4 * len(kept)))
         self._row_of = IntMap.from_mapping(dict(zip(self._ids, range(len(kept)), strict=True)))
         renumbered_topics = {t: [renumbered[at] for at in rows] for t, rows in topics.items()}
-        self._first = IntMap.from_mapping(self._linked(renumbered_topics))
+        self._top = IntMap.from_mapping(self._linked(renumbered_topics))
 
     # ---- reads -------------------------------------------------------------------------
 
@@ -341,12 +353,12 @@ class L4Index:
 
     def topics(self) -> list[int]:
         """Topics holding at least one entry, ascending."""
-        return list(self._first)
+        return list(self._top)
 
     def highest_seq(self, topic_id: int) -> int:
         """The highest seq the topic holds; 0 when it holds none."""
-        rows = self._rows(topic_id)
-        return self._seq[rows[-1]] if rows else 0
+        top = self._top.get(topic_id)
+        return 0 if top is None else self._seq[top]
 
     def next_seq(self, topic_id: int) -> int:
         """The seq an auto-allocated slot of the topic takes: ``max(highest, 2) + 1``."""
@@ -414,7 +426,7 @@ class L4Index:
     def _contents(self) -> tuple[dict[int, SlotRef], dict[int, list[int]]]:
         by_id = {self._ids[at]: self._ref(at) for at in self._live_rows()}
         ids = self._ids
-        return by_id, {t: [ids[at] for at in self._rows(t)] for t in self._first}
+        return by_id, {t: [ids[at] for at in self._rows(t)] for t in self._top}
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, L4Index):
@@ -424,4 +436,4 @@ class L4Index:
     __hash__ = None  # type: ignore[assignment]  # mutable: not hashable
 
     def __repr__(self) -> str:
-        return f"L4Index(topics={len(self._first)}, slots={len(self._row_of)})"
+        return f"L4Index(topics={len(self._top)}, slots={len(self._row_of)})"
