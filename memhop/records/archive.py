@@ -6,13 +6,16 @@ from dataclasses import dataclass
 from typing import ClassVar, Self
 
 from memhop.records.codes import ArchiveKind, ArchiveRole, ContentType, RecordType, known
-from memhop.records.gojson import ObjectWriter
+from memhop.records.gojson import I64_MAX, I64_MIN, U32_MAX, ObjectWriter, is_u64, plain_string
 from memhop.records.goread import read_object
 
 __all__ = ["SEQ_AGENT", "SEQ_USER", "ArchiveSlot"]
 
 SEQ_USER = 1
 SEQ_AGENT = 2
+
+# A byte field holds a plain int or a member of its enum; an enum member writes its number.
+_BYTE_TYPES = frozenset({int, ArchiveKind, ContentType, ArchiveRole})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -38,6 +41,51 @@ class ArchiveSlot:
     content: str = ""
 
     def to_json(self) -> bytes:
+        """The payload, as Go's ``json.Marshal`` writes it (SerializationError if it cannot)."""
+        return self._plain_json() or self._written_json()
+
+    def _plain_json(self) -> bytes | None:
+        """The payload in one piece when every value is plain, else None.
+
+        Every turn writes several of these; this skips a writer call per field.
+        ``_written_json`` is the reference it must equal, byte for byte.
+        """
+        kind, ctype, role, node, at = (
+            self.kind,
+            self.content_type,
+            self.role,
+            self.node_seq,
+            self.created_at,
+        )
+        event, content = self.event_type, self.content
+        if not (
+            is_u64(self.id_hash)
+            and is_u64(self.seq)
+            and is_u64(self.topic_id)
+            and type(at) is int
+            and I64_MIN <= at <= I64_MAX
+            and type(node) is int
+            and 0 <= node <= U32_MAX
+            and type(kind) in _BYTE_TYPES
+            and type(ctype) in _BYTE_TYPES
+            and type(role) in _BYTE_TYPES
+            and 0 <= kind <= 0xFF
+            and 0 <= ctype <= 0xFF
+            and 0 <= role <= 0xFF
+            and plain_string(event)
+            and plain_string(content)
+        ):
+            return None
+        optional = (f',"event_type":"{event}"' if event else "") + (
+            f',"node_seq":{node}' if node else ""
+        )
+        return (
+            f'{{"id_hash":{self.id_hash},"kind":{int(kind)},"seq":{self.seq},'
+            f'"content_type":{int(ctype)},"role":{int(role)},"topic_id":{self.topic_id}'
+            f'{optional},"created_at":{at},"content":"{content}"}}'
+        ).encode()
+
+    def _written_json(self) -> bytes:
         w = ObjectWriter("ArchiveSlot")
         w.u64("id_hash", self.id_hash)
         w.u8("kind", self.kind)

@@ -16,7 +16,7 @@ from decimal import Decimal
 
 from memhop.errors import SerializationError
 
-__all__ = ["ObjectWriter", "format_float", "quote_string"]
+__all__ = ["ObjectWriter", "format_float", "is_u64", "plain_string", "quote_string"]
 
 U8_MAX = 0xFF
 U32_MAX = 0xFFFF_FFFF
@@ -54,6 +54,16 @@ def quote_string(s: str) -> str:
     if _NEEDS_ESCAPE.search(s) is None:  # most text: a scan, no rebuild
         return f'"{s}"'
     return '"' + _NEEDS_ESCAPE.sub(_escape, s) + '"'
+
+
+def plain_string(value: object) -> bool:
+    """Whether ``value`` is a str that Go writes between its quotes unchanged."""
+    return type(value) is str and _NEEDS_ESCAPE.search(value) is None
+
+
+def is_u64(value: object) -> bool:
+    """Whether ``value`` is a plain int (not a bool or an enum member) in Go's uint64."""
+    return type(value) is int and 0 <= value <= U64_MAX
 
 
 def format_float(x: float) -> str:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Self
 
 from memhop.records.codes import RecordType
-from memhop.records.gojson import ObjectWriter
+from memhop.records.gojson import I64_MAX, I64_MIN, ObjectWriter, is_u64, plain_string
 from memhop.records.goread import read_object
 
 __all__ = ["SceneSlot"]
@@ -30,6 +30,32 @@ class SceneSlot:
     l3_id: int = 0
 
     def to_json(self) -> bytes:
+        """The payload, as Go's ``json.Marshal`` writes it (SerializationError if it cannot)."""
+        return self._plain_json() or self._written_json()
+
+    def _plain_json(self) -> bytes | None:
+        """The payload in one piece when every value is plain, else None.
+
+        Every turn writes one; ``_written_json`` is the reference it must equal.
+        """
+        name, turn, used = self.scene_name, self.turn_seq, self.last_used_at
+        if not (
+            is_u64(self.scene_id)
+            and is_u64(turn)
+            and is_u64(self.l3_id)
+            and type(used) is int
+            and I64_MIN <= used <= I64_MAX
+            and plain_string(name)
+        ):
+            return None
+        return (
+            f'{{"scene_id":{self.scene_id},"scene_name":"{name}"'
+            + (f',"turn_seq":{turn}' if turn else "")
+            + (f',"last_used_at":{used}' if used else "")
+            + f',"l3_id":{self.l3_id}}}'
+        ).encode()
+
+    def _written_json(self) -> bytes:
         w = ObjectWriter("SceneSlot")
         w.u64("scene_id", self.scene_id)
         w.string("scene_name", self.scene_name)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Self
 
 from memhop.records.codes import RecordType
-from memhop.records.gojson import ObjectWriter
+from memhop.records.gojson import I64_MAX, I64_MIN, ObjectWriter, is_u64, plain_string
 from memhop.records.goread import read_object
 
 __all__ = ["TopicSlot"]
@@ -33,6 +33,42 @@ class TopicSlot:
     agent_timestamp: int = 0
 
     def to_json(self) -> bytes:
+        """The payload, as Go's ``json.Marshal`` writes it (SerializationError if it cannot)."""
+        return self._plain_json() or self._written_json()
+
+    def _plain_json(self) -> bytes | None:
+        """The payload in one piece when every value is plain, else None.
+
+        Every turn writes one; ``_written_json`` is the reference it must equal.
+        """
+        parent, depth, name, words = self.parent_id, self.depth, self.name, self.fused_keywords
+        user_at, agent_at = self.user_timestamp, self.agent_timestamp
+        if not (
+            is_u64(self.id)
+            and is_u64(self.scene_id)
+            and (parent is None or is_u64(parent))
+            and type(depth) is int
+            and 0 <= depth <= 0xFF
+            and plain_string(name)
+            and type(words) is tuple
+            and all(map(plain_string, words))
+            and type(user_at) is int
+            and type(agent_at) is int
+            and I64_MIN <= user_at <= I64_MAX
+            and I64_MIN <= agent_at <= I64_MAX
+        ):
+            return None
+        listed = '","'.join(words)
+        return (
+            f'{{"id":{self.id},"scene_id":{self.scene_id}'
+            + ("" if parent is None else f',"parent_id":{parent}')
+            + f',"depth":{depth}'
+            + (f',"name":"{name}"' if name else "")
+            + (f',"fused_keywords":["{listed}"]' if words else ',"fused_keywords":[]')
+            + f',"user_timestamp":{user_at},"agent_timestamp":{agent_at}}}'
+        ).encode()
+
+    def _written_json(self) -> bytes:
         w = ObjectWriter("TopicSlot")
         w.u64("id", self.id)
         w.u64("scene_id", self.scene_id)

@@ -1,0 +1,150 @@
+"""The one-piece writers of the turn's hot records equal the field-by-field writer.
+
+ArchiveSlot, TopicSlot and SceneSlot are written on every turn, so their
+``to_json`` writes a payload whose values are all plain in one piece and falls
+back to ``ObjectWriter`` otherwise. For random values -- ints at and past every
+Go range, bools, enum members, None, strings that need escaping or are not
+strings at all -- ``to_json`` must give the writer's bytes, or raise the same
+SerializationError.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memhop.errors import SerializationError
+from memhop.records import ArchiveKind, ArchiveRole, ArchiveSlot, ContentType, SceneSlot, TopicSlot
+from memhop.records.gojson import I64_MAX, I64_MIN, U8_MAX, U32_MAX, U64_MAX
+
+_EDGES = [0, 1, U8_MAX, U8_MAX + 1, U32_MAX, U32_MAX + 1, U64_MAX, U64_MAX + 1]
+_EDGES += [I64_MAX, I64_MAX + 1, I64_MIN, I64_MIN - 1, -1]
+
+
+def _mostly(
+    usual: st.SearchStrategy[Any], hostile: st.SearchStrategy[Any]
+) -> st.SearchStrategy[Any]:
+    """Mostly ``usual``, so whole records of usual values come up often.
+
+    (Hypothesis favours the ends of a range, so the hostile pick sits inside it.)
+    """
+    return st.integers(0, 11).flatmap(lambda k: hostile if k == 5 else usual)
+
+
+_hostile_numbers = st.one_of(
+    st.sampled_from(_EDGES),
+    st.integers(-(2**65), 2**65),
+    st.booleans(),
+    st.sampled_from([None, "3", 2.0, ArchiveKind.EVENT]),
+)
+_numbers = _mostly(st.integers(0, 2**64 - 1), _hostile_numbers)
+_codes = _mostly(
+    st.one_of(st.integers(0, 200), st.sampled_from([*ArchiveKind, *ContentType, *ArchiveRole])),
+    _hostile_numbers,
+)
+_texts = _mostly(
+    st.text(
+        st.characters(blacklist_categories=("Cc", "Cs"), blacklist_characters='"\\<>&\u2028\u2029'),
+        max_size=12,
+    ),
+    st.sampled_from(['a "quote"', "<b>&", "tab\there", "\u2028", "\ud800", None, b"bytes"]),
+)
+
+
+def _outcome(write: Callable[[], bytes]) -> tuple[str, Any]:
+    try:
+        return "bytes", write()
+    except SerializationError as exc:
+        return "refused", str(exc)
+    except (TypeError, ValueError) as exc:  # the writer's own checks
+        return "error", type(exc).__name__
+
+
+def _same(record: Any) -> None:
+    plain = record._plain_json()
+    written = _outcome(record._written_json)
+    assert _outcome(record.to_json) == written
+    if plain is not None:  # the one-piece writer answered: it must be the writer's bytes
+        assert written == ("bytes", plain)
+
+
+@settings(max_examples=300)
+@given(
+    numbers=st.lists(_numbers, min_size=5, max_size=5),
+    codes=st.lists(_codes, min_size=3, max_size=3),
+    event=_texts,
+    content=_texts,
+)
+def test_an_archive_slot_is_written_as_the_field_writer_writes_it(
+    numbers: list[Any], codes: list[Any], event: Any, content: Any
+) -> None:
+    id_hash, seq, topic, node, created = numbers
+    kind, ctype, role = codes
+    _same(
+        ArchiveSlot(
+            id_hash=id_hash,
+            kind=kind,
+            seq=seq,
+            content_type=ctype,
+            role=role,
+            topic_id=topic,
+            event_type=event,
+            node_seq=node,
+            created_at=created,
+            content=content,
+        )
+    )
+
+
+@settings(max_examples=300)
+@given(
+    numbers=st.lists(_numbers, min_size=5, max_size=5),
+    depth=_codes,
+    name=_texts,
+    words=st.one_of(st.lists(_texts, max_size=3).map(tuple), st.just(["a", "list"])),
+)
+def test_a_topic_row_is_written_as_the_field_writer_writes_it(
+    numbers: list[Any], depth: Any, name: Any, words: Any
+) -> None:
+    topic_id, scene_id, parent, user_at, agent_at = numbers
+    _same(
+        TopicSlot(
+            id=topic_id,
+            scene_id=scene_id,
+            parent_id=parent,
+            depth=depth,
+            name=name,
+            fused_keywords=words,
+            user_timestamp=user_at,
+            agent_timestamp=agent_at,
+        )
+    )
+
+
+@settings(max_examples=300)
+@given(numbers=st.lists(_numbers, min_size=4, max_size=4), name=_texts)
+def test_a_scene_is_written_as_the_field_writer_writes_it(numbers: list[Any], name: Any) -> None:
+    scene_id, turn, used, l3 = numbers
+    _same(SceneSlot(scene_id=scene_id, scene_name=name, turn_seq=turn, last_used_at=used, l3_id=l3))
+
+
+def test_plain_records_take_the_one_piece_writer() -> None:
+    """Control: the turn's usual values are plain, so the property above compares real bytes."""
+    slot = ArchiveSlot(
+        id_hash=9,
+        kind=ArchiveKind.EVENT,
+        seq=3,
+        role=ArchiveRole.USER,
+        topic_id=4,
+        event_type="tool_call",
+        created_at=1_700_000_000_000,
+        content="a line",
+    )
+    row = TopicSlot(id=4, scene_id=2, depth=1, fused_keywords=("dog", "walk"), user_timestamp=1)
+    scene = SceneSlot(scene_id=2, scene_name="Scene 1", turn_seq=3, last_used_at=5)
+    for record in (slot, row, scene):
+        assert record._plain_json() is not None
+        assert record.to_json() == record._written_json()
