@@ -38,9 +38,12 @@ SHARED_POOL_AGENT_ID = 0x4C33000000000000  # ASCII "L3" in the two high bytes
 _HEX_DIGITS = frozenset(string.hexdigits)
 
 
+_XXH64 = xxhash.xxh64_intdigest  # seed 0 is its default
+
+
 def hash_id(s: str) -> int:
     """Return xxHash64 (seed 0) of ``s``'s UTF-8 bytes."""
-    return int(xxhash.xxh64_intdigest(s.encode("utf-8"), seed=0))
+    return _XXH64(s.encode())
 
 
 def format_id(value: int) -> str:
@@ -69,7 +72,10 @@ def parse_id(text: str, what: str = "id") -> int:
 
 def profile_id() -> int:
     """Return the id of a domain's L0 profile (the same in every domain)."""
-    return hash_id("profile")
+    return _PROFILE_ID
+
+
+_PROFILE_ID = hash_id("profile")
 
 
 def turn_topic_id(scene_id: int, seq: int) -> int:

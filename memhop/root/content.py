@@ -16,7 +16,7 @@ from memhop.engine import Engine
 from memhop.errors import InvalidQueryError
 from memhop.layers import archive, scene
 from memhop.records import ArchiveKind, ArchiveRole, ArchiveSlot, ContentType
-from memhop.records.codes import known
+from memhop.records.codes import members_of
 from memhop.root.domain import DomainContext, OpenTurn
 
 MAX_EVENT_PAYLOAD_BYTES = 4 * 1024
@@ -26,6 +26,10 @@ FIRST_FREE_SEQ = 3  # slots 1 and 2 hold the turn's user input and agent output
 _KINDS = frozenset(int(k) for k in ArchiveKind)
 _CONTENT_TYPES = frozenset(int(t) for t in ContentType)
 _SPEAKERS = frozenset({ArchiveRole.USER, ArchiveRole.AGENT, ArchiveRole.SYSTEM})
+# Code -> member, as a read gives a defined number back (``validate`` admitted only these).
+_KIND_OF = members_of(ArchiveKind)
+_TYPE_OF = members_of(ContentType)
+_ROLE_OF = members_of(ArchiveRole)
 
 
 def _refuse(msg: str) -> NoReturn:
@@ -113,16 +117,16 @@ class ContentInput:
             _refuse(msg)
 
     def to_slot(self, id_hash: int, topic_id: int, seq: int) -> ArchiveSlot:
-        """The record stored at ``id_hash``, ``ids.content_id(topic_id, seq)``."""
+        """The record a validated input stores at ``id_hash``: ``content_id(topic_id, seq)``."""
         event = self.kind == ArchiveKind.EVENT
         # Stored as a read gives it back: a defined number as its enum member.
         return ArchiveSlot(
             id_hash=id_hash,
-            kind=known(ArchiveKind, self.kind),
+            kind=_KIND_OF[self.kind],
             seq=seq,
             # Events are not spoken: their role and type are fixed.
-            content_type=ContentType.TEXT if event else known(ContentType, self.content_type),
-            role=ArchiveRole.USER if event else known(ArchiveRole, self.role),
+            content_type=ContentType.TEXT if event else _TYPE_OF[self.content_type],
+            role=ArchiveRole.USER if event else _ROLE_OF[self.role],
             topic_id=topic_id,
             event_type=self.event_type,
             node_seq=self.node_seq,

@@ -61,15 +61,17 @@ class MeteredModel:
 
     def _add(self, before: Usage, *, failed: bool) -> None:
         after = self._reported()
-        delta = Usage(
-            operations=1,
-            requests=max(after.requests - before.requests, 0),
-            prompt_tokens=max(after.prompt_tokens - before.prompt_tokens, 0),
-            completion_tokens=max(after.completion_tokens - before.completion_tokens, 0),
-            failures=int(failed),
-        )
         with self._lock:
-            self._usage = self._usage + delta
+            held = self._usage
+            self._usage = Usage(
+                operations=held.operations + 1,
+                requests=held.requests + max(after.requests - before.requests, 0),
+                prompt_tokens=held.prompt_tokens
+                + max(after.prompt_tokens - before.prompt_tokens, 0),
+                completion_tokens=held.completion_tokens
+                + max(after.completion_tokens - before.completion_tokens, 0),
+                failures=held.failures + failed,
+            )
 
     def extract_keywords(
         self, text: str, *, cancel: threading.Event | None = None

@@ -290,7 +290,7 @@ class Root:
         it cannot be rebuilt from records, so its next turn write is refused.
         """
         ttl = self.defaults.agent_idle_ttl_ms
-        if ttl <= 0:
+        if ttl <= 0 or len(self._contexts) == (keep in self._contexts):  # none but the caller's
             return
         now = self.clock()
         for agent_id, ctx in list(self._contexts.items()):
