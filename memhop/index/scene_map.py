@@ -17,7 +17,9 @@ Contract:
   snapshot whose CRC is ``seal``).
 - ``encode_maps`` / ``decode_maps`` are exact inverses; ``decode_maps``
   raises ValueError for bytes that are not a whole, well-formed map
-  (checksum, version, counts, order), so a torn or foreign file is refused.
+  (checksum, version, counts, order), so a torn or foreign file is refused;
+  the order of each topic's member range is checked when ``members_of``
+  reads it (ValueError then), so decoding costs the scenes, not the topics.
 
 Layout, little-endian: magic ``MHSM``, version byte, domain count (u32); per
 domain its head (agent, covered end, 16-byte digest, seal (u32), current
@@ -34,10 +36,16 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from mmap import mmap
+from typing import Literal, TypeAlias
 
 import xxhash
 
-__all__ = ["DomainMap", "decode_maps", "encode_maps"]
+__all__ = ["DomainMap", "Ints", "decode_maps", "encode_maps"]
+
+Buffer: TypeAlias = bytes | bytearray | memoryview | mmap
+Ints: TypeAlias = "array[int] | memoryview[int]"
+"""A map's id or end column: an array, or a view of the map file's own bytes (no copy)."""
 
 MAGIC = b"MHSM"
 VERSION = 2  # a version 1 map (no seal) is refused: that open builds in full
@@ -45,6 +53,8 @@ _PREFIX = struct.Struct("<4sBI")
 _HEAD = struct.Struct("<QQ16sIQIII")
 _SUM = struct.Struct("<Q")
 _SWAP = sys.byteorder != "little"  # the file is little-endian
+_Code: TypeAlias = Literal["Q", "I"]
+_CODES: tuple[_Code, ...] = ("Q", "I", "Q", "I", "Q")  # the columns' item types, in file order
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -56,11 +66,11 @@ class DomainMap:
     digest: bytes
     seal: int  # CRC32 of the index snapshot the file held at covered_end; 0 for none
     current_scene: int  # the scene last in use then; 0 when the domain had none
-    scene_ids: array[int]  # ascending
-    scene_ends: array[int]  # scene k's topics are topic_ids[scene_ends[k-1]:scene_ends[k]]
-    topic_ids: array[int]
-    topic_ends: array[int]  # topic k's members are member_ids[topic_ends[k-1]:topic_ends[k]]
-    member_ids: array[int]
+    scene_ids: Ints  # ascending
+    scene_ends: Ints  # scene k's topics are topic_ids[scene_ends[k-1]:scene_ends[k]]
+    topic_ids: Ints
+    topic_ends: Ints  # topic k's members are member_ids[topic_ends[k-1]:topic_ends[k]]
+    member_ids: Ints
 
     @classmethod
     def build(
@@ -109,17 +119,17 @@ class DomainMap:
         k = self._scene_index(scene_id)
         at = -1
         if k is not None:
-            start, end = self._start(self.scene_ends, k), self.scene_ends[k]
-            try:
-                at = self.topic_ids.index(topic_id, start, end)
-            except ValueError:
-                at = -1
+            start = self._start(self.scene_ends, k)
+            at = _find(self.topic_ids[start : self.scene_ends[k]].tolist(), topic_id, start)
         if at < 0:  # listed under another scene (the topic moved since), or not at all
-            try:
-                at = self.topic_ids.index(topic_id)
-            except ValueError:
+            at = _find(self.topic_ids.tolist(), topic_id, 0)
+            if at < 0:
                 return []
-        return self.member_ids[self._start(self.topic_ends, at) : self.topic_ends[at]].tolist()
+        start, end = self._start(self.topic_ends, at), self.topic_ends[at]
+        if not start <= end <= len(self.member_ids):  # the one range decode left unchecked
+            msg = "scene map: a topic's member ends fall"
+            raise ValueError(msg)
+        return self.member_ids[start:end].tolist()
 
     def _scene_index(self, scene_id: int) -> int | None:
         ids = self.scene_ids
@@ -127,22 +137,27 @@ class DomainMap:
         return k if k < len(ids) and ids[k] == scene_id else None
 
     @staticmethod
-    def _start(ends: array[int], k: int) -> int:
+    def _start(ends: Ints, k: int) -> int:
         return ends[k - 1] if k else 0
 
-    def check(self) -> None:
-        """Raise ValueError unless the arrays describe a well-formed map."""
+    def check(self, *, whole: bool = True) -> None:
+        """Raise ValueError unless the arrays describe a well-formed map.
+
+        ``whole=False`` leaves out the order of the member ends, the one check
+        that grows with the domain's topics: ``members_of`` checks the range
+        it reads instead, so an open that reads one scene costs the scenes.
+        """
         if len(self.digest) != 16:
             msg = "scene map: a digest is not 16 bytes"
             raise ValueError(msg)
         if not _ascending(self.scene_ids) or len(set(self.scene_ids)) != len(self.scene_ids):
             msg = "scene map: scene ids are not strictly ascending"
             raise ValueError(msg)
-        for ends, total, what in (
-            (self.scene_ends, len(self.topic_ids), "topic"),
-            (self.topic_ends, len(self.member_ids), "member"),
+        for ends, total, what, ordered in (
+            (self.scene_ends, len(self.topic_ids), "topic", True),
+            (self.topic_ends, len(self.member_ids), "member", whole),
         ):
-            if not _ascending(ends) or (ends[-1] if ends else 0) != total:
+            if (ordered and not _ascending(ends)) or (ends[-1] if ends else 0) != total:
                 msg = f"scene map: the {what} ends do not add up"
                 raise ValueError(msg)
         if len(self.scene_ends) != len(self.scene_ids) or len(self.topic_ends) != len(
@@ -152,14 +167,31 @@ class DomainMap:
             raise ValueError(msg)
 
 
-def _ascending(values: array[int]) -> bool:
+def _column(raw: memoryview, code: _Code) -> Ints:
+    """A column of the file's bytes: a view where the byte order is the machine's."""
+    if not _SWAP:
+        return raw.cast(code)
+    column = array(code, raw.tobytes())
+    column.byteswap()
+    return column
+
+
+def _find(ids: list[int], wanted: int, base: int) -> int:
+    """``base`` + the place of ``wanted`` in ``ids``, or -1."""
+    try:
+        return base + ids.index(wanted)
+    except ValueError:
+        return -1
+
+
+def _ascending(values: Ints) -> bool:
     # Sorting what is already in order is one linear pass in C: a map's arrays run
     # to millions of entries, and this check runs at every open that reads the map.
     listed = values.tolist()
     return listed == sorted(listed)
 
 
-def _arrays(m: DomainMap) -> Sequence[array[int]]:
+def _arrays(m: DomainMap) -> Sequence[Ints]:
     return (m.scene_ids, m.scene_ends, m.topic_ids, m.topic_ends, m.member_ids)
 
 
@@ -180,22 +212,29 @@ def encode_maps(maps: Iterable[DomainMap]) -> bytes:
                 len(m.member_ids),
             )
         )
-        for arr in _arrays(m):
+        for column, code in zip(_arrays(m), _CODES, strict=True):
             if _SWAP:
-                arr = array(arr.typecode, arr)
-                arr.byteswap()
-            parts.append(arr.tobytes())
+                swapped = array(code, column)
+                swapped.byteswap()
+                column = swapped
+            parts.append(column.tobytes())
     body = b"".join(parts)
     return body + _SUM.pack(xxhash.xxh3_64_intdigest(body))
 
 
-def decode_maps(data: bytes) -> Mapping[int, DomainMap]:
-    """Parse a scene map file: agent -> its map. ValueError for anything else."""
-    if len(data) < _PREFIX.size + _SUM.size:
+def decode_maps(data: Buffer) -> Mapping[int, DomainMap]:
+    """Parse a scene map file: agent -> its map. ValueError for anything else.
+
+    On a little-endian machine the columns are views of ``data`` (no copy),
+    so ``data`` may be a map of the file: only the pages a read uses are
+    then brought in, once the checksum has been taken.
+    """
+    whole = memoryview(data).cast("B")
+    if len(whole) < _PREFIX.size + _SUM.size:
         msg = "scene map: too short"
         raise ValueError(msg)
-    body = memoryview(data)[: -_SUM.size]
-    if xxhash.xxh3_64_intdigest(body) != _SUM.unpack_from(data, len(body))[0]:
+    body = whole[: -_SUM.size]
+    if xxhash.xxh3_64_intdigest(body) != _SUM.unpack_from(whole, len(body))[0]:
         msg = "scene map: checksum mismatch"
         raise ValueError(msg)
     magic, version, count = _PREFIX.unpack_from(body, 0)
@@ -210,20 +249,16 @@ def decode_maps(data: bytes) -> Mapping[int, DomainMap]:
             raise ValueError(msg)
         agent, end, digest, seal, current, scenes, topics, members = _HEAD.unpack_from(body, pos)
         pos += _HEAD.size
-        arrays = []
-        for code, n in (("Q", scenes), ("I", scenes), ("Q", topics), ("I", topics), ("Q", members)):
-            arr = array(code)
-            size = arr.itemsize * n
+        arrays: list[Ints] = []
+        for code, n in zip(_CODES, (scenes, scenes, topics, topics, members), strict=True):
+            size = struct.calcsize(code) * n
             if pos + size > len(body):
                 msg = "scene map: an array runs past the end"
                 raise ValueError(msg)
-            arr.frombytes(body[pos : pos + size])
-            if _SWAP:
-                arr.byteswap()
-            arrays.append(arr)
+            arrays.append(_column(body[pos : pos + size], code))
             pos += size
         m = DomainMap(agent, end, digest, seal, current, *arrays)
-        m.check()
+        m.check(whole=False)
         if agent in maps:
             msg = "scene map: a domain appears twice"
             raise ValueError(msg)

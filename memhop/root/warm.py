@@ -29,12 +29,15 @@ Contract:
 from __future__ import annotations
 
 import logging
+import mmap
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field
+from typing import BinaryIO
 
 from memhop.engine import Engine
 from memhop.engine.publish import temp_sibling
@@ -61,7 +64,7 @@ def load_maps(file_path: str) -> Mapping[int, DomainMap]:
     path = file_path + SUFFIX
     try:
         with open(path, "rb") as f:
-            data = f.read()
+            data = _mapped(f)
     except FileNotFoundError:
         return {}
     except OSError as exc:
@@ -72,6 +75,19 @@ def load_maps(file_path: str) -> Mapping[int, DomainMap]:
     except ValueError as exc:
         log.warning("scene map %s ignored (each domain is built in full): %s", path, exc)
         return {}
+
+
+def _mapped(f: BinaryIO) -> bytes | mmap.mmap:
+    """The file's bytes: mapped, so a domain's first read brings in only the pages it uses.
+
+    Read whole where a mapped file could not be replaced or deleted while a map of
+    it lives (Windows), or when it is empty (nothing to map).
+    """
+    if sys.platform == "win32" or os.fstat(f.fileno()).st_size == 0:
+        return f.read()
+    # Never written in place (a close writes a new file and renames it over), so the
+    # mapping cannot change under the views decode_maps keeps of it.
+    return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
 
 
 def save_maps(
@@ -198,7 +214,11 @@ def _view(
         return None
     members: set[int] = set()
     for row in rows:
-        members.update(section.members_of(row.id, scene_id))
+        try:
+            members.update(section.members_of(row.id, scene_id))
+        except ValueError as exc:  # a range decode did not check
+            log.warning("scene map of agent %016x not used: %s", agent_id, exc)
+            return None
         members.update(tail.members.get(row.id, ()))
         # Provenance looks slot 1 up by its address, whatever topic its payload names.
         members.add(content_id(row.id, SEQ_USER))

@@ -11,9 +11,11 @@ the whole domain.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
 import threading
+from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +26,7 @@ from hypothesis import strategies as st
 
 import memhop
 from memhop.engine import Engine
+from memhop.index.scene_map import decode_maps, encode_maps
 from memhop.root import warm
 from memhop.root.mirrors import Mirrors
 from memhop.root.root import Root
@@ -247,7 +250,21 @@ def test_a_map_that_does_not_match_the_file_is_not_used(tmp_path: Path) -> None:
     again, built = _first_read(first)
     assert built  # a map that fails its checksum is not read
     assert again == expected
+    Path(first + MAP).write_bytes(_with_a_falling_range(own_map))
+    again, built = _first_read(first)
+    assert built  # a range that falls under a good checksum: found at the read, not used
+    assert again == expected
     assert len(expected.topics) == 3
+
+
+def _with_a_falling_range(data: bytes) -> bytes:
+    """The map with the current scene's second topic's member range made to fall."""
+    (section,) = decode_maps(data).values()
+    k = section.scene_ids.tolist().index(section.current_scene)
+    start = section.scene_ends[k - 1] if k else 0
+    ends = array("I", section.topic_ends)
+    ends[start] = ends[start + 1] + 1
+    return encode_maps([dataclasses.replace(section, topic_ends=ends)])
 
 
 def test_a_compaction_deletes_the_map(tmp_path: Path) -> None:
