@@ -71,10 +71,12 @@ class Sizes:
     scene_turns: int
     other_records: int
     reads: int
+    long_turn: int  # events appended to one open turn
 
 
-FULL = Sizes(turns=300, warmup=20, scene_turns=300, other_records=20_000, reads=30)
-QUICK = Sizes(turns=40, warmup=5, scene_turns=300, other_records=2_000, reads=10)
+FULL = Sizes(turns=300, warmup=20, scene_turns=300, other_records=20_000, reads=30, long_turn=4_000)
+QUICK = Sizes(turns=40, warmup=5, scene_turns=300, other_records=2_000, reads=10, long_turn=500)
+LONG_TURN_SAMPLE = 100  # appends timed at each end of the long turn
 
 
 # ---- helpers -----------------------------------------------------------------------------
@@ -296,6 +298,34 @@ def bench_nosync(tmp: str, sizes: Sizes, lines: list[tuple[str, str]], res: Turn
                 res.nosync_cpu.append((t2 - t1) / 1e9)
 
 
+@dataclass(frozen=True)
+class LongTurn:
+    events: int
+    first: list[float]  # thread CPU of the turn's first appends
+    last: list[float]  # and of its last
+
+
+def bench_long_turn(tmp: str, sizes: Sizes, lines: list[tuple[str, str]]) -> LongTurn:
+    """One open turn taking ``sizes.long_turn`` events (fsync a no-op): CPU at each end."""
+    path = os.path.join(tmp, "long-turn.meh")
+    profile = memhop.ProfileInput(name="bench agent")
+    cpu: list[float] = []
+    with fsync_off(), memhop.open(path, memhop.LocalModel(), NO_AUTO_DREAM, profile) as db:
+        session = db.primary()
+        session.search(new_scene=True)
+        for i in range(sizes.long_turn):
+            body = lines[i % len(lines)][1][:200]
+            t0 = time.thread_time_ns()
+            session.append_archive(
+                kind=memhop.ArchiveKind.EVENT,
+                event_type="tool_result",
+                content=body,
+                created_at=BASE_MS,
+            )
+            cpu.append((time.thread_time_ns() - t0) / 1e9)
+    return LongTurn(sizes.long_turn, cpu[:LONG_TURN_SAMPLE], cpu[-LONG_TURN_SAMPLE:])
+
+
 # ---- 3: scene_context of a 300-turn scene, alone and among other records -----------------
 
 
@@ -431,6 +461,7 @@ def counts(xs: Sequence[int]) -> str:
 
 def report(
     turns: TurnResult,
+    long_turn: LongTurn,
     scenes: list[SceneReadResult],
     sizes: Sizes,
     quick: bool,
@@ -443,6 +474,7 @@ def report(
     ratio = turn / (fsyncs * fsync)
     cpu_ratio = med(turns.cpu) / med(turns.sqlite_cpu)
     nosync_ratio = med(turns.nosync_cpu) / med(turns.sqlite_nosync_cpu)
+    long_ratio = med(long_turn.last) / med(long_turn.first)
     # A call that records something syncs once; search syncs only when it makes a scene.
     recording = turns.fsyncs_append + turns.fsyncs_update
     one_each = all(n == 1 for n in recording) and all(n <= 1 for n in turns.fsyncs_search)
@@ -491,6 +523,14 @@ def report(
                     f"fsync a no-op (a separate run): thread CPU {us(med(turns.nosync_cpu))} vs "
                     f"{us(med(turns.sqlite_nosync_cpu))} (ratio {nosync_ratio:.2f})",
                     verdict(nosync_ratio <= 1.5),
+                ],
+                [
+                    "append_archive CPU flat in the number of events the turn already holds"
+                    " (within 1.5x)",
+                    f"fsync a no-op: {us(med(long_turn.first))} for the first "
+                    f"{LONG_TURN_SAMPLE} events of a turn, {us(med(long_turn.last))} for the "
+                    f"last {LONG_TURN_SAMPLE} of {long_turn.events:,} (ratio {long_ratio:.2f})",
+                    verdict(long_ratio <= 1.5),
                 ],
                 [
                     f"scene_context of a {sizes.scene_turns}-turn scene independent of the "
@@ -625,6 +665,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         turns = bench_turns(tmp, sizes, lines)
         log("the same turns with fsync a no-op, beside the sqlite3 table")
         bench_nosync(tmp, sizes, lines, turns)
+        log(f"one turn of {sizes.long_turn:,} events")
+        long_turn = bench_long_turn(tmp, sizes, lines)
         busy.append(f"turns: {busy_processes() or 'none'}")
         scenes = bench_scene_reads(tmp, sizes, lines)
         busy.append(f"scene reads: {busy_processes() or 'none'}")
@@ -640,7 +682,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             + "), so absolute numbers carry some noise; the fsync probe is interleaved with the "
             "turns, so the turn/fsync ratio is steadier than either number alone."
         )
-    section = report(turns, scenes, sizes, args.quick, info, notes)
+    section = report(turns, long_turn, scenes, sizes, args.quick, info, notes)
     return publish(args, "turn.py", section)
 
 
