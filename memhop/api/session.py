@@ -115,7 +115,7 @@ class Session(PlanFace, GraphFace, DreamFace, AdminFace):
         again is a replay. LLMError if the model fails; the lines stay stored
         and the turn stays open for a retry.
         """
-        row = self._ops.run(
+        row = self._ops.write_turn(
             turn.update,
             _args.text(input, "input", None),  # the lines' cap is the record budget
             _args.text(output, "output", None),

@@ -6,6 +6,7 @@ over-budget text is refused, never truncated.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NoReturn
@@ -18,6 +19,7 @@ from memhop.layers import archive, scene
 from memhop.records import ArchiveKind, ArchiveRole, ArchiveSlot, ContentType
 from memhop.records.codes import members_of
 from memhop.root.domain import DomainContext, OpenTurn
+from memhop.root.mirrors import Mirrors
 
 MAX_EVENT_PAYLOAD_BYTES = 4 * 1024
 MAX_UTTERANCE_PAYLOAD_BYTES = 64 * 1024
@@ -144,8 +146,7 @@ def write_contents(
     address is read first: a record there that will not read refuses the
     whole write rather than being overwritten blind.
     """
-    mirror = ctx.mirrors.contents
-    next_free = mirror.next_seq(turn.topic_id)
+    next_free = ctx.scene_mirrors(engine, turn.scene_id).contents.next_seq(turn.topic_id)
     slots: list[ArchiveSlot] = []
     for item in items:
         seq = item.seq
@@ -156,11 +157,15 @@ def write_contents(
             archive.read_slot_optional(engine, ctx.agent_id, turn.topic_id, seq)
         slots.append(item.to_slot(id_hash, turn.topic_id, seq))
     stored = archive.write_contents(engine, ctx.agent_id, slots)
-    for slot in stored:
-        mirror.put(slot)
+    ctx.apply(engine, turn.scene_id, functools.partial(_held, stored))
     # Kept decoded: ``update`` reads the turn's lines back right away to distil them.
     ctx.slots.remember(engine, ctx.agent_id, stored)
     return stored
+
+
+def _held(stored: Sequence[ArchiveSlot], mirrors: Mirrors) -> None:
+    for slot in stored:
+        mirrors.contents.put(slot)
 
 
 def append_archive(engine: Engine, ctx: DomainContext, item: ContentInput) -> int:
@@ -168,7 +173,7 @@ def append_archive(engine: Engine, ctx: DomainContext, item: ContentInput) -> in
     turn = require_turn(ctx)
     if item.kind == ArchiveKind.EVENT and item.node_seq != 0:
         step = _whole(item.node_seq, "node_seq")
-        if not ctx.mirrors.plans.has_live_step(turn.topic_id, step):
+        if not ctx.scene_mirrors(engine, turn.scene_id).plans.has_live_step(turn.topic_id, step):
             msg = f"the event names step {step}, which is not on this turn's plan tree"
             _refuse(msg)
     item.validate()

@@ -130,8 +130,27 @@ class DomainContext:
         """The domain's mirrors; a warm domain waits here for its full build."""
         if self.built is None:
             assert self.warm is not None
-            self.built = self.warm.join()
-            self.warm = None
+            self._adopt(self.warm.join())
+        assert self.built is not None
+        return self.built
+
+    def _adopt(self, built: Mirrors) -> None:
+        """Take a warm domain's full build, with the turn writes its views took meanwhile.
+
+        Each change puts a record as written, so applying one the build already
+        read changes nothing; they are applied in the order they were made.
+        """
+        assert self.warm is not None
+        for change in self.warm.pending:
+            change(built)
+        self.built, self.warm = built, None
+
+    def settled_mirrors(self) -> Mirrors | None:
+        """The full mirrors if built, a warm domain's included, without waiting for a build."""
+        if self.built is None and self.warm is not None:
+            done = self.warm.result()
+            if done is not None:
+                self._adopt(done)
         return self.built
 
     def scene_mirrors(self, engine: Engine, scene_id: int) -> Mirrors:
@@ -141,6 +160,19 @@ class DomainContext:
             if view is not None:
                 return view
         return self.mirrors
+
+    def apply(self, engine: Engine, scene_id: int, change: Callable[[Mirrors], T]) -> T:
+        """Make a turn write of ``scene_id`` in the mirrors; return what ``change`` returns.
+
+        A warm domain takes it in its view of the scene now, and in its full
+        build once that is made, so a turn needs no more than its scene.
+        """
+        if self.built is None and self.warm is not None:
+            view = self.warm.scene_mirrors(engine, self.agent_id, scene_id)
+            if view is not None:
+                self.warm.pending.append(change)
+                return change(view)
+        return change(self.mirrors)
 
     def next_stamp(self, now_ms: int) -> int:
         """Return a per-domain strictly increasing millisecond stamp."""

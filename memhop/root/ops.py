@@ -48,7 +48,7 @@ class AgentOps:
         next search opens it again under the same id. A scene's first turn is
         synced at once: its id goes to the host, which may keep it.
         """
-        with self.root.domain(self.agent_id, scene_read=True) as ctx:
+        with self.root.domain(self.agent_id, scene_op=True) as ctx:
             engine = self.root.engine
             with engine.deferred():
                 opened = turn.search(engine, ctx, now_ms, scene_id, l3_id, new_scene)
@@ -63,7 +63,7 @@ class AgentOps:
         **kwargs: P.kwargs,
     ) -> R:
         """``run`` a read of one scene, which a warm domain answers before its build ends."""
-        with self.root.domain(self.agent_id, scene_read=True) as ctx:
+        with self.root.domain(self.agent_id, scene_op=True) as ctx:
             return op(self.root.engine, ctx, *args, **kwargs)
 
     def run_in_turn(
@@ -72,10 +72,20 @@ class AgentOps:
         *args: P.args,
         **kwargs: P.kwargs,
     ) -> R:
-        """``run`` a write into the open turn; with durability "turn" ``update`` syncs it."""
+        """``write_turn`` a write into the open turn; with durability "turn" ``update`` syncs it."""
         if self.root.defaults.durability != "turn":
-            return self.run(op, *args, **kwargs)
-        with self.root.domain(self.agent_id) as ctx, self.root.engine.deferred():
+            return self.write_turn(op, *args, **kwargs)
+        with self.root.domain(self.agent_id, scene_op=True) as ctx, self.root.engine.deferred():
+            return op(self.root.engine, ctx, *args, **kwargs)
+
+    def write_turn(
+        self,
+        op: Callable[Concatenate[Engine, DomainContext, P], R],
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> R:
+        """``run`` a write to the open turn, which a warm domain takes before its build ends."""
+        with self.root.domain(self.agent_id, scene_op=True) as ctx:
             return op(self.root.engine, ctx, *args, **kwargs)
 
     def delete(

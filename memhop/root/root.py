@@ -164,14 +164,15 @@ class Root:
     # ---- domains -------------------------------------------------------------------------
 
     def domain(
-        self, agent_id: int, *, scene_read: bool = False
+        self, agent_id: int, *, scene_op: bool = False
     ) -> AbstractContextManager[DomainContext]:
         """Hold one domain's lock for the body; a context reclaimed meanwhile is re-fetched.
 
-        The body finds the domain's mirrors built, unless ``scene_read``: a
-        read of one scene (``ctx.scene_mirrors``) that writes no mirrored record.
+        The body finds the domain's mirrors built, unless ``scene_op``: a call
+        on one scene, which reads it through ``ctx.scene_mirrors`` and writes
+        to its open turn through ``ctx.apply`` (a warm domain's view serves it).
         """
-        return _DomainHold(self, agent_id, scene_read)
+        return _DomainHold(self, agent_id, scene_op)
 
     @contextlib.contextmanager
     def exclusive_domain(self, agent_id: int) -> Iterator[None]:
@@ -274,7 +275,7 @@ class Root:
         built = [
             (ctx.agent_id, mirrors)
             for ctx in contexts
-            if (mirrors := ctx.built or (ctx.warm.result() if ctx.warm else None)) is not None
+            if (mirrors := ctx.settled_mirrors()) is not None
         ]
         warm.save_maps(self.engine, self.file_path, kept, built)
 
@@ -375,17 +376,17 @@ class Root:
 class _DomainHold:
     """``Root.domain``: a class, not a generator, since every call of the API enters one."""
 
-    __slots__ = ("_agent_id", "_ctx", "_root", "_scene_read")
+    __slots__ = ("_agent_id", "_ctx", "_root", "_scene_op")
 
-    def __init__(self, root: Root, agent_id: int, scene_read: bool) -> None:
-        self._root, self._agent_id, self._scene_read = root, agent_id, scene_read
+    def __init__(self, root: Root, agent_id: int, scene_op: bool) -> None:
+        self._root, self._agent_id, self._scene_op = root, agent_id, scene_op
 
     def __enter__(self) -> DomainContext:
         root = self._root
         while True:
             ctx = root._context(self._agent_id)
             warm = ctx.warm
-            if warm is not None and not self._scene_read:
+            if warm is not None and not self._scene_op:
                 warm.join()  # without the domain lock: its scene reads go on meanwhile
             ctx.lock.acquire()
             if not ctx.reclaimed:
@@ -394,7 +395,7 @@ class _DomainHold:
         try:
             root.check_open()
             ctx.last_used_ms = root.clock()
-            if not self._scene_read:
+            if not self._scene_op:
                 ctx.mirrors  # noqa: B018  # a warm domain's build ends before the body runs
             elif ctx.warm is not None:
                 ctx.warm.check(root.engine, ctx.agent_id)  # before the body's first write

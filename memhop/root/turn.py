@@ -7,6 +7,7 @@ them with one fsync, then asks the model once for the turn's keywords.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -18,6 +19,7 @@ from memhop.layers import graph, profile, scene, topic
 from memhop.records import ArchiveKind, ArchiveRole, ProfileSlot, SceneSlot, TopicSlot
 from memhop.root.content import ContentInput, require_turn, write_contents
 from memhop.root.domain import DomainContext, OpenTurn
+from memhop.root.mirrors import Mirrors
 from memhop.root.provenance import Provenance, of_scene
 
 SEQ_USER = 1
@@ -146,9 +148,11 @@ def _closing_records(user: str, agent: str, outcome: str, created_at: int) -> li
     return items
 
 
-def _transcript(engine: Engine, ctx: DomainContext, topic_id: int) -> tuple[str, int, int]:
+def _transcript(
+    engine: Engine, ctx: DomainContext, scene_id: int, topic_id: int
+) -> tuple[str, int, int]:
     """Render the turn's utterances in seq order; return text and their time bounds."""
-    refs = ctx.mirrors.contents.utterances_of(topic_id)
+    refs = ctx.scene_mirrors(engine, scene_id).contents.utterances_of(topic_id)
     slots = ctx.slots.read(engine, ctx.agent_id, [r.id_hash for r in refs])
     slots.sort(key=lambda s: s.seq)
     if not slots:
@@ -165,7 +169,7 @@ def _settle(engine: Engine, ctx: DomainContext, turn: OpenTurn) -> TopicSlot:
     if stored_scene is None or turn.seq > stored_scene.turn_seq:
         msg = "topic_id is not a turn this scene opened; use the id search returned"
         raise InvalidQueryError(msg)
-    text, first, last = _transcript(engine, ctx, turn.topic_id)
+    text, first, last = _transcript(engine, ctx, turn.scene_id, turn.topic_id)
     try:
         keywords = ctx.model.extract_keywords(text, cancel=ctx.cancel)
     except LLMError as exc:
@@ -202,7 +206,12 @@ def update(
         row = _settle(engine, ctx, turn)
     # The held row, not the one written: the next search lists this same object,
     # so a host-side mapping of it is made once, not once here and again there.
-    row = ctx.mirrors.topics.put(row)
+    row = ctx.apply(engine, turn.scene_id, functools.partial(_listed, row))
     if ctx.on_turn_settled is not None:  # may schedule a background Dream of this scene
-        ctx.on_turn_settled(turn.scene_id, ctx.mirrors.topics.surface_count(turn.scene_id))
+        surface = ctx.scene_mirrors(engine, turn.scene_id).topics.surface_count(turn.scene_id)
+        ctx.on_turn_settled(turn.scene_id, surface)
     return row
+
+
+def _listed(row: TopicSlot, mirrors: Mirrors) -> TopicSlot:
+    return mirrors.topics.put(row)

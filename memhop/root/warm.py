@@ -244,6 +244,8 @@ class WarmStart:
         self._tail: _Tail | None = None
         self._refused = False
         self._views: dict[int, Mirrors] = {}
+        # Turn writes the views took, for the full build (``DomainContext.apply``).
+        self.pending: list[Callable[[Mirrors], object]] = []
         self._fill: threading.Thread | None = None
         self._built: Mirrors | None = None
         self._error: BaseException | None = None

@@ -384,6 +384,140 @@ def test_a_file_that_still_ends_in_the_maps_snapshot_is_not_hashed(
     assert len(again.topics) == 3  # scene: the first, with that turn read from the log
 
 
+turns = st.lists(
+    st.tuples(st.integers(0, 4), st.integers(0, 2), st.booleans()), min_size=1, max_size=6
+)
+
+
+@given(first=steps, warm_turns=turns, read_first=st.booleans())
+def test_turns_on_a_warm_domain_are_in_its_build_and_its_next_map(
+    tmp_path_factory: pytest.TempPathFactory,
+    first: list[Step],
+    warm_turns: list[Turn],
+    read_first: bool,
+) -> None:
+    """Turns taken while the build is held are served by the scene views, then kept.
+
+    Each turn (a scene of the file or a new one, some events, its update maybe
+    replayed) is written with the build held: before it reads the file, or
+    (``read_first``) after it read the file and before it hands its mirrors
+    over, so only the turns the views took can bring them in. Every scene then
+    reads as a copy built in full reads it: from the views, from the full
+    build, and from the map the close wrote.
+    """
+    tmp = tmp_path_factory.mktemp("warm-turns")
+    writer = Writer(str(tmp / "mem.meh"))
+    writer.run([("turn", 0, 1), *first, ("turn", 0, 0)])  # the last makes a scene to read
+    scenes = [s.scene_id for s in _listed_scenes(writer.path, tmp)]
+    held = Gate()
+    has_read = threading.Event()
+    build = Root._build_mirrors
+
+    def gated(root: Root, agent_id: int) -> Mirrors:
+        if not read_first:
+            assert held.opened.wait(WAIT)
+        made = build(root, agent_id)
+        has_read.set()
+        assert held.opened.wait(WAIT)
+        return made
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Root, "_build_mirrors", gated)
+        db = memhop.open(writer.path, memhop.LocalModel(), TABLE)
+        try:
+            me = db.primary()
+            me.scene_context(scenes[0])  # a scene read starts the build once it returns
+            if read_first:
+                assert has_read.wait(WAIT)
+            for k, (pick, events, replay) in enumerate(warm_turns):
+                _warm_turn(me, scenes, pick, events, replay, T0 + 10_000_000 + k)
+            ctx = db._root._contexts[0]
+            assert ctx.built is None  # every turn above was taken by the views
+            warm = {s: me.scene_context(s) for s in scenes}
+            assert ctx.built is None
+            held.opened.set()
+            me.list_scenes()  # waits for the build, which takes the turns in
+            assert ctx.built is not None
+            built = {s: me.scene_context(s) for s in scenes}
+        finally:
+            held.opened.set()
+            db.close()
+    cold = _cold_answers(writer.path, tmp)
+    assert set(cold) == set(scenes)
+    assert warm == cold
+    assert built == cold
+    again, from_full = _first_read(writer.path)
+    assert not from_full  # read from the map this close wrote, with the turns in it
+    assert again == _cold_current(writer.path, tmp)
+
+
+Turn = tuple[int, int, bool]
+
+
+def test_a_close_before_the_build_keeps_the_old_map_and_the_turns(
+    tmp_path: Path, gate: Gate
+) -> None:
+    """Turns a warm domain took are in the file; its old map, kept, still reads them."""
+    path = str(tmp_path / "mem.meh")
+    scenes = _three_scenes(path)
+    old_map = Path(path + MAP).read_bytes()
+    gate.opened.clear()
+    db = memhop.open(path, memhop.LocalModel(), TABLE)
+    me = db.primary()
+    me.search(scene_id=scenes[0])
+    me.update(input="taken while the build waits", output="kept", created_at=T0 + 50_000_000)
+    assert db._root._contexts[0].built is None  # the turn did not wait for the build
+    closing = threading.Thread(target=db.close, daemon=True)
+    closing.start()
+    closing.join(0.2)
+    gate.opened.set()
+    closing.join(WAIT)
+    assert not closing.is_alive()
+    assert Path(path + MAP).read_bytes() == old_map  # no full build to write a new one from
+    with memhop.open(path, memhop.LocalModel(), TABLE) as again:
+        rows = again.primary().scene_context(scenes[0]).topics
+        assert again._root._contexts[0].built is None  # the old map and the log since it
+    assert len(rows) == 3  # control: the scene held 2 turns; the one taken warm is the third
+    assert rows[-1].messages[0].content == "taken while the build waits"
+
+
+def _listed_scenes(path: str, tmp: Path) -> list[memhop.Scene]:
+    """The file's scenes, read from a copy (so the file's own domain stays warm)."""
+    copy = str(tmp / "listing.meh")
+    shutil.copyfile(path, copy)
+    try:
+        with memhop.open(copy, memhop.LocalModel(), TABLE) as db:
+            return db.primary().list_scenes()
+    finally:
+        for leftover in (copy, copy + MAP):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(leftover)
+
+
+def _cold_current(path: str, tmp: Path) -> memhop.SceneContext:
+    """The current scene's listing from a copy of the file without its map."""
+    copy = str(tmp / "current.meh")
+    shutil.copyfile(path, copy)
+    with memhop.open(copy, memhop.LocalModel(), TABLE) as db:
+        return db.primary().scene_context()
+
+
+def _warm_turn(
+    me: memhop.Session, scenes: list[str], pick: int, events: int, replay: bool, at: int
+) -> None:
+    """One turn in scene ``pick`` (past the known scenes: a new one, remembered)."""
+    opened = me.search(
+        scene_id=scenes[pick] if pick < len(scenes) else "", new_scene=pick >= len(scenes)
+    )
+    if opened.scene.scene_id not in scenes:
+        scenes.append(opened.scene.scene_id)
+    for i in range(events):
+        me.append_archive(content=f"warm event {i} at {at}", created_at=at)
+    me.update(input=f"warm turn at {at}", output="noted", created_at=at)
+    if replay:
+        me.update(input=f"warm turn at {at}, said again", output="noted again", created_at=at)
+
+
 def test_scene_reads_and_turns_from_several_threads_on_a_warm_domain(tmp_path: Path) -> None:
     """Readers of every scene and a writer of turns race the build; nothing is lost or mixed."""
     path = str(tmp_path / "mem.meh")
@@ -415,7 +549,8 @@ def test_scene_reads_and_turns_from_several_threads_on_a_warm_domain(tmp_path: P
         for t in threads:
             t.join(WAIT)
         assert errors == []
-        assert db._root._contexts[0].built is not None  # the writer waited for the build
+        me.list_scenes()  # the writer did not wait for the build; a whole-domain call does
+        assert db._root._contexts[0].built is not None
         final = {s: len(me.scene_context(s).topics) for s in scenes}
     assert final == {scenes[0]: 2, scenes[1]: 6, scenes[2]: 3}
     assert seen[scenes[0]] == {2}
