@@ -13,7 +13,7 @@ what is measured here), closes it, and measures on fresh opens of the closed fil
   compaction or from a version without maps), and the warm median of further reads of it;
 - first read with the map (the close before wrote it): the scene is read from the records the
   map names, and the domain is built on a thread of its own afterwards; then the first turn
-  (``search`` + event + ``update``: the update waits for that build);
+  (``search`` + event + ``update``: the scene's view takes it while that build runs);
 - first search: the first ``search(scene_id=...)`` after a fresh open without the map, with it,
   then the warm median;
 - heap: Python heap held after the open, a scene read, a ``search``, a ``recall`` (so every
@@ -424,7 +424,8 @@ def report(
         f"of {WARM_READS} more; *map read* the same first read with the map the last close "
         "wrote (the scene from the records the map names; the domain is built on a thread of "
         "its own afterwards), *map turn* the wall time of the turn that follows it (`search` + "
-        "event + `update`; the update waits for that build); *first search* the first "
+        "event + `update`: the scene's view takes it, without waiting for that build, which "
+        "runs meanwhile and shares the interpreter); *first search* the first "
         "`search(scene_id=...)` after another fresh open without the map, *map search* with "
         "it (each writes one record, so its fsync is in it), *warm search* the median thread "
         "CPU of 5 more (no fsync in it); *first "
@@ -491,9 +492,10 @@ def report(
         "the ids of the scene they came from). The scene map (`<file>.scenemap`, memhop's own "
         "file, written at close) says it. A read from it checks that the file still ends in "
         "the index snapshot the map names (else it hashes the file up to the map's end, one C "
-        "pass), reads and checks the map file (what still grows: a few MB at 10^6 records, in "
-        "C) and reads the scene's own records. *map turn* is where the rest of the build is "
-        "paid: its `update` needs the whole domain.\n"
+        "pass), maps the map file and checks its checksum (in C) and its scene columns (each "
+        "topic's range is checked when a read uses it), and reads the scene's own records. A "
+        "turn on the scene is taken by its view too; the full build, on a thread of its own, "
+        "takes the turn in when it is done.\n"
     )
     out.append(search_section(cpu))
     big = rows[-1]
