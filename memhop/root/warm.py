@@ -4,9 +4,10 @@ The first call on a domain builds every mirror from the domain's records:
 seconds at 10^5 turns. When the scene map (``memhop.index.scene_map``) holds
 the domain, its context starts *warm* instead: ``search`` and
 ``scene_context`` read their scene from the records the map names under it,
-plus those the log gained since the map was written, and the full build runs
-on a thread of its own once the first such call is done; every other call
-waits for the build.
+plus those the log gained since the map was written, the turn's
+``append_archive`` and ``update`` write through that view, and the full
+build runs on a thread of its own once the first such call is done; every
+call on the whole domain waits for the build.
 
 Contract:
 - A map is trusted only while the file still ends in the index snapshot it
@@ -19,11 +20,14 @@ Contract:
   as the full build, and a row is kept only if its payload puts it in the
   scene; so a scene's view answers what the full mirrors answer for that
   scene.
-- Views are read-only: nothing writes a topic, a content line or a plan step
-  of a warm domain until its mirrors are built (every call that could waits).
-- The map file is rewritten at close from every domain whose mirrors were
-  built; a domain never built this session keeps its map (still exact for the
-  file up to its ``covered_end``). A compaction deletes the file.
+- A view takes only its scene's turn writes (a content line, a topic row),
+  through ``DomainContext.apply``, which queues each for the full build: a
+  change puts a record as written, so one the build already read changes
+  nothing, and the build holds every turn once adopted. Any other write
+  waits for the build.
+- The map file is rewritten at close from every domain whose build finished;
+  any other domain keeps its map (still exact for the file up to its
+  ``covered_end``). A compaction deletes the file.
 """
 
 from __future__ import annotations
