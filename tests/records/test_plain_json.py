@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -71,64 +72,49 @@ def _same(record: Any) -> None:
         assert written == ("bytes", plain)
 
 
+_RECORDS = {
+    "content line": st.builds(
+        ArchiveSlot,
+        id_hash=_numbers,
+        kind=_codes,
+        seq=_numbers,
+        content_type=_codes,
+        role=_codes,
+        topic_id=_numbers,
+        event_type=_texts,
+        node_seq=_numbers,
+        created_at=_numbers,
+        content=_texts,
+    ),
+    "topic row": st.builds(
+        TopicSlot,
+        id=_numbers,
+        scene_id=_numbers,
+        parent_id=_numbers,
+        depth=_codes,
+        name=_texts,
+        fused_keywords=st.one_of(st.lists(_texts, max_size=3).map(tuple), st.just(["a", "b"])),
+        user_timestamp=_numbers,
+        agent_timestamp=_numbers,
+    ),
+    "scene": st.builds(
+        SceneSlot,
+        scene_id=_numbers,
+        scene_name=_texts,
+        turn_seq=_numbers,
+        last_used_at=_numbers,
+        l3_id=_numbers,
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", list(_RECORDS))
 @settings(max_examples=300)
-@given(
-    numbers=st.lists(_numbers, min_size=5, max_size=5),
-    codes=st.lists(_codes, min_size=3, max_size=3),
-    event=_texts,
-    content=_texts,
-)
-def test_an_archive_slot_is_written_as_the_field_writer_writes_it(
-    numbers: list[Any], codes: list[Any], event: Any, content: Any
+@given(data=st.data())
+def test_a_hot_record_is_written_as_the_field_writer_writes_it(
+    kind: str, data: st.DataObject
 ) -> None:
-    id_hash, seq, topic, node, created = numbers
-    kind, ctype, role = codes
-    _same(
-        ArchiveSlot(
-            id_hash=id_hash,
-            kind=kind,
-            seq=seq,
-            content_type=ctype,
-            role=role,
-            topic_id=topic,
-            event_type=event,
-            node_seq=node,
-            created_at=created,
-            content=content,
-        )
-    )
-
-
-@settings(max_examples=300)
-@given(
-    numbers=st.lists(_numbers, min_size=5, max_size=5),
-    depth=_codes,
-    name=_texts,
-    words=st.one_of(st.lists(_texts, max_size=3).map(tuple), st.just(["a", "list"])),
-)
-def test_a_topic_row_is_written_as_the_field_writer_writes_it(
-    numbers: list[Any], depth: Any, name: Any, words: Any
-) -> None:
-    topic_id, scene_id, parent, user_at, agent_at = numbers
-    _same(
-        TopicSlot(
-            id=topic_id,
-            scene_id=scene_id,
-            parent_id=parent,
-            depth=depth,
-            name=name,
-            fused_keywords=words,
-            user_timestamp=user_at,
-            agent_timestamp=agent_at,
-        )
-    )
-
-
-@settings(max_examples=300)
-@given(numbers=st.lists(_numbers, min_size=4, max_size=4), name=_texts)
-def test_a_scene_is_written_as_the_field_writer_writes_it(numbers: list[Any], name: Any) -> None:
-    scene_id, turn, used, l3 = numbers
-    _same(SceneSlot(scene_id=scene_id, scene_name=name, turn_seq=turn, last_used_at=used, l3_id=l3))
+    _same(data.draw(_RECORDS[kind]))
 
 
 def test_plain_records_take_the_one_piece_writer() -> None:
