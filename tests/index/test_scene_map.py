@@ -94,6 +94,20 @@ def test_members_of_finds_a_topic_listed_under_another_scene() -> None:
     assert m.members_of(3, 99) == []
 
 
+def test_a_topic_is_not_found_in_the_bytes_of_two_neighbours() -> None:
+    """The search past a scene matches whole ids only, not eight bytes across two of them."""
+    low, high = 0x1122334455667788, 0x99AABBCCDDEEFF00
+    across = int.from_bytes(struct.pack("<QQ", low, high)[4:12], "little")
+    m = DomainMap.build(7, 4096, bytes(16), 0, 0, [(10, [(low, [1]), (high, [2])])])
+    decoded = decode_maps(encode_maps([m]))[7]
+    assert decoded.members_of(across, 99) == []
+    assert decoded.members_of(high, 99) == [2]  # control: found past its scene by a whole id
+    again = DomainMap.build(
+        7, 4096, bytes(16), 0, 0, [(10, [(low, [1]), (high, [2])]), (20, [(across, [3])])]
+    )
+    assert decode_maps(encode_maps([again]))[7].members_of(across, 99) == [3]
+
+
 @given(domains=_domains(), data=st.data())
 def test_any_damaged_byte_or_length_is_refused(
     domains: list[tuple[DomainMap, Scenes]], data: st.DataObject
