@@ -27,7 +27,7 @@ from bisect import bisect_left
 from collections.abc import ItemsView, Iterator, Mapping, ValuesView
 from itertools import chain, compress, islice, repeat
 from mmap import mmap
-from operator import and_, eq, lt
+from operator import and_, eq, itemgetter, lt
 from types import MappingProxyType
 
 __all__ = ["NO_IDS", "IntMap"]
@@ -237,8 +237,12 @@ class IntMap(Mapping[int, int]):
     def _type_array(self, view: _Bytes, size: int) -> array[int]:
         types = self._types
         if types is None:
-            past = _NO_TYPE
-            types = array("H", (view[o] if o < size else past for o in self._offs))
+            offs = self._offs
+            if len(offs) > 1 and max(offs) < size:  # every frame in the log: one C call
+                types = array("H", itemgetter(*offs)(view))
+            else:
+                past = _NO_TYPE
+                types = array("H", (view[o] if o < size else past for o in offs))
             self._types = types
         return types
 
