@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Concatenate, ParamSpec, TypeVar
 
@@ -72,11 +73,9 @@ class AgentOps:
         *args: P.args,
         **kwargs: P.kwargs,
     ) -> R:
-        """``write_turn`` a write into the open turn; with durability "turn" ``update`` syncs it."""
-        if self.root.defaults.durability != "turn":
-            return self.write_turn(op, *args, **kwargs)
-        with self.root.domain(self.agent_id, scene_op=True) as ctx, self.root.engine.deferred():
-            return op(self.root.engine, ctx, *args, **kwargs)
+        """``write_turn``; with durability "turn" without an fsync (``update`` makes it)."""
+        deferred = self.root.defaults.durability == "turn"
+        return self._on_open_turn(deferred, op, *args, **kwargs)
 
     def write_turn(
         self,
@@ -85,8 +84,19 @@ class AgentOps:
         **kwargs: P.kwargs,
     ) -> R:
         """``run`` a write to the open turn, which a warm domain takes before its build ends."""
+        return self._on_open_turn(False, op, *args, **kwargs)
+
+    def _on_open_turn(
+        self,
+        deferred: bool,
+        op: Callable[Concatenate[Engine, DomainContext, P], R],
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> R:
         with self.root.domain(self.agent_id, scene_op=True) as ctx:
-            return op(self.root.engine, ctx, *args, **kwargs)
+            engine = self.root.engine
+            with engine.deferred() if deferred else contextlib.nullcontext():
+                return op(engine, ctx, *args, **kwargs)
 
     def delete(
         self,
