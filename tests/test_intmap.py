@@ -24,6 +24,7 @@ FIRST_FRAME = 120
 def _check(ids: IntMap, model: dict[int, tuple[int, int]], view: bytes) -> None:
     offsets = {i: o for i, (o, _) in model.items()}
     assert dict(ids.items()) == offsets
+    assert sorted(ids.unordered_items()) == sorted(offsets.items())  # each once, in any order
     assert list(ids) == sorted(offsets)
     assert list(ids.values()) == [offsets[i] for i in sorted(offsets)]
     assert len(ids) == len(offsets)

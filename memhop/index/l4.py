@@ -385,6 +385,19 @@ class L4Index:
         ids = self._ids
         return [ids[at] for at in self._rows(topic_id)]
 
+    def ids_by_topic(self) -> dict[int, list[int]]:
+        """Topic -> the ids of its slots in seq order, for every topic, in one pass."""
+        ids, lower = self._ids, self._next
+        grouped: dict[int, list[int]] = {}
+        for topic_id, at in self._top.unordered_items():
+            held = [ids[at]]
+            while lower[at]:
+                at = lower[at] - 1
+                held.append(ids[at])
+            held.reverse()
+            grouped[topic_id] = held
+        return grouped
+
     def utterances_of(self, topic_id: int) -> list[SlotRef]:
         """The topic's utterances in seq order (what a turn distils from)."""
         return self._of_kind(topic_id, ArchiveKind.UTTERANCE)

@@ -156,11 +156,12 @@ def map_of(
 
     ``seal`` is ``Engine.snapshot_seal()`` when the file ends there in a snapshot, else 0.
     """
-    topics, contents, plans = mirrors.topics, mirrors.contents, mirrors.plans
+    topics, plans = mirrors.topics, mirrors.plans
+    contents = mirrors.contents.ids_by_topic()  # one pass, not a search per topic
 
     def rows(scene_id: int) -> Iterable[tuple[int, list[int]]]:
         for topic_id in sorted(topics.scene_row_ids(scene_id)):
-            yield topic_id, contents.ids_in(topic_id) + plans.ids_in(topic_id)
+            yield topic_id, contents.get(topic_id, []) + plans.ids_in(topic_id)
 
     current = scene.current_scene(scene.list_scenes(engine, agent_id))
     return DomainMap.build(

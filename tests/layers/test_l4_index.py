@@ -197,6 +197,9 @@ def _assert_like(index: L4Index, reference: dict[int, ArchiveSlot], cutoff: int)
         assert index.slots_of(topic) == [SlotRef.of(s) for s in mine]
         want = [s.seq for s in mine if s.kind == ArchiveKind.UTTERANCE]
         assert [r.seq for r in index.utterances_of(topic)] == want
+    by_topic = {t: index.ids_in(t) for t in index.topics()}
+    assert index.ids_by_topic() == by_topic
+    assert set(by_topic) == {s.topic_id for s in reference.values()}
     old = sorted(i for i, s in reference.items() if s.created_at < cutoff)
     assert [i for i, _ in index.created_before(cutoff)] == old
     assert index == L4Index.from_records(reference.values())
