@@ -33,9 +33,10 @@ from __future__ import annotations
 import struct
 import sys
 from array import array
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field
 from mmap import mmap
 from typing import Literal, TypeAlias
 
@@ -131,6 +132,77 @@ class DomainMap:
             raise ValueError(msg)
         return self.member_ids[start:end].tolist()
 
+    def scenes_of(self, topic_ids: AbstractSet[int]) -> set[int]:
+        """The scenes the map lists any of ``topic_ids`` under (one pass over its topics)."""
+        ends = self.scene_ends
+        return {
+            self.scene_ids[bisect_right(ends, at)]
+            for at, topic_id in enumerate(self.topic_ids.tolist())
+            if topic_id in topic_ids
+        }
+
+    def spliced(
+        self,
+        rows: Mapping[int, Sequence[tuple[int, Sequence[int]]]],
+        *,
+        covered_end: int,
+        digest: bytes,
+        seal: int,
+        current_scene: int,
+    ) -> DomainMap:
+        """This map with each scene in ``rows`` listed as given (none: left out), as of a later end.
+
+        The other scenes are copied as they are, a range of ids at a time.
+        ValueError when the result is not a well-formed map.
+        """
+        out = _Columns()
+        kept = {scene_id: k for k, scene_id in enumerate(self.scene_ids.tolist())}
+        run: list[int] = []  # old scenes kept as they are, consecutive in this map
+        for scene_id in sorted(kept.keys() | rows.keys()):
+            k = kept.get(scene_id, -1)
+            given = rows.get(scene_id)
+            if given is None and run and run[-1] == k - 1:
+                run.append(k)
+                continue
+            self._copy(run, out)
+            run = [k] if given is None else []
+            if given:
+                for topic_id, members in given:
+                    out.topic_ids.append(topic_id)
+                    out.member_ids.extend(members)
+                    out.topic_ends.append(len(out.member_ids))
+                out.scene_ids.append(scene_id)
+                out.scene_ends.append(len(out.topic_ids))
+        self._copy(run, out)
+        made = DomainMap(
+            self.agent_id,
+            covered_end,
+            digest,
+            seal,
+            current_scene,
+            out.scene_ids,
+            out.scene_ends,
+            out.topic_ids,
+            out.topic_ends,
+            out.member_ids,
+        )
+        made.check()
+        return made
+
+    def _copy(self, run: list[int], out: _Columns) -> None:
+        """Append this map's scenes ``run`` (consecutive) to ``out``, whose columns are arrays."""
+        if not run:
+            return
+        first_scene, last_scene = run[0], run[-1] + 1
+        first, last = self._start(self.scene_ends, first_scene), self.scene_ends[run[-1]]
+        base = self._start(self.topic_ends, first) if last > first else 0
+        end = self.topic_ends[last - 1] if last > first else base
+        _extend(out.scene_ids, self.scene_ids[first_scene:last_scene])
+        _extend(out.scene_ends, self.scene_ends[first_scene:last_scene], len(out.topic_ids) - first)
+        _extend(out.topic_ids, self.topic_ids[first:last])
+        _extend(out.topic_ends, self.topic_ends[first:last], len(out.member_ids) - base)
+        _extend(out.member_ids, self.member_ids[base:end])
+
     def _scene_index(self, scene_id: int) -> int | None:
         ids = self.scene_ids
         k = bisect_left(ids, scene_id)
@@ -165,6 +237,25 @@ class DomainMap:
         ):
             msg = "scene map: a count does not match its array"
             raise ValueError(msg)
+
+
+@dataclass(slots=True)
+class _Columns:
+    """The columns of a map being made."""
+
+    scene_ids: array[int] = field(default_factory=lambda: array("Q"))
+    scene_ends: array[int] = field(default_factory=lambda: array("I"))
+    topic_ids: array[int] = field(default_factory=lambda: array("Q"))
+    topic_ends: array[int] = field(default_factory=lambda: array("I"))
+    member_ids: array[int] = field(default_factory=lambda: array("Q"))
+
+
+def _extend(column: array[int], values: Ints, shift: int = 0) -> None:
+    """Append ``values`` to a column, each plus ``shift`` (a copy in C when 0)."""
+    if shift:
+        column.extend(value + shift for value in values)
+    else:
+        column.frombytes(bytes(values))  # both in the machine's byte order
 
 
 def _column(raw: memoryview, code: _Code) -> Ints:

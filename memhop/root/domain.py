@@ -153,6 +153,13 @@ class DomainContext:
                 self._adopt(done)
         return self.built
 
+    def mirrors_of_scene(self, scene_id: int) -> Mirrors | None:
+        """What answers a scene without reading or waiting: the full mirrors, or a warm
+        domain's view of it if it made one; None otherwise."""
+        if self.built is not None:
+            return self.built
+        return None if self.warm is None else self.warm.view_of(scene_id)
+
     def scene_mirrors(self, engine: Engine, scene_id: int) -> Mirrors:
         """Mirrors that answer reads of one scene: a warm domain's view of it, if it has one."""
         if self.built is None and self.warm is not None:

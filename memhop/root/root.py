@@ -29,7 +29,7 @@ from memhop.layers import profile, registry
 from memhop.llm import Model, Usage
 from memhop.llm.remote import OpenAIModel
 from memhop.records import AgentType, ProfileSlot
-from memhop.root import compaction, dreams, warm
+from memhop.root import compaction, dreams, map_file
 from memhop.root.domain import DomainContext, MeteredModel
 from memhop.root.mirrors import Mirrors, build_mirrors
 from memhop.root.warm import WarmStart
@@ -250,7 +250,7 @@ class Root:
     def _scene_maps(self) -> dict[int, DomainMap]:
         """Maps of the domains not reached yet, read at the first call (under ``_agents_mu``)."""
         if self._maps is None:
-            self._maps = dict(warm.load_maps(self.file_path))
+            self._maps = dict(map_file.load_maps(self.file_path))
             self._maps_on_disk = bool(self._maps)
         return self._maps
 
@@ -260,24 +260,24 @@ class Root:
         Called inside ``quiesced`` (which holds ``_agents_mu``).
         """
         self._maps, self._maps_on_disk = {}, False
-        warm.discard_maps(self.file_path)
+        map_file.discard_maps(self.file_path)
 
     def _save_scene_maps(self, contexts: list[DomainContext]) -> None:
-        """Write the scene maps of every domain with mirrors built; keep the others' maps."""
+        """Write the scene maps of the domains this session reached; keep the others' maps."""
         if self._maps is None:
             return  # no domain was reached: nothing to add to the file's maps
         with self._agents_mu:
             meters = set(self._meters)
         # Read again for the domains not reached (only if the open found any: not twice
         # the warning for a map that would not read).
-        on_disk = warm.load_maps(self.file_path) if self._maps_on_disk else {}
+        on_disk = map_file.load_maps(self.file_path) if self._maps_on_disk else {}
         kept = {a: m for a, m in on_disk.items() if a in meters}
-        built = [
-            (ctx.agent_id, mirrors)
+        reached = [
+            map_file.Reached(ctx.agent_id, whole, ctx.mirrors_of_scene)
             for ctx in contexts
-            if (mirrors := ctx.settled_mirrors()) is not None
+            if (whole := ctx.settled_mirrors()) is not None or ctx.warm is not None
         ]
-        warm.save_maps(self.engine, self.file_path, kept, built)
+        map_file.save_maps(self.engine, self.file_path, kept, reached)
 
     def _load_ended(self, agent_id: int) -> None:
         """Wake whoever waits on ``agent_id``'s build (called holding ``_agents_mu``)."""

@@ -33,149 +33,29 @@ Contract:
 from __future__ import annotations
 
 import logging
-import mmap
-import os
-import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
-from contextlib import suppress
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import BinaryIO
 
 from memhop.engine import Engine
-from memhop.engine.publish import temp_sibling
 from memhop.errors import CorruptionError, InvalidQueryError, MemHopError
 from memhop.ids import content_id
 from memhop.index.l2meta import L2Meta
 from memhop.index.l4 import L4Index
 from memhop.index.plans import PlanTrees
-from memhop.index.scene_map import DomainMap, decode_maps, encode_maps
+from memhop.index.scene_map import DomainMap
 from memhop.layers import codec, content_fields, plan, scene, topic_rows
 from memhop.records import SEQ_USER, RecordType, SceneSlot
 from memhop.root.mirrors import Mirrors
 
-__all__ = ["SUFFIX", "WarmStart", "discard_maps", "load_maps", "map_of", "save_maps"]
+__all__ = ["Tail", "WarmStart", "current_since", "trusted_tail"]
 
 log = logging.getLogger("memhop")
 
-SUFFIX = ".scenemap"
-"""The scene map of ``x.meh`` is ``x.meh.scenemap``."""
-
-
-def load_maps(file_path: str) -> Mapping[int, DomainMap]:
-    """The scene maps beside ``file_path``; none when there is no file or it will not read."""
-    path = file_path + SUFFIX
-    try:
-        with open(path, "rb") as f:
-            data = _mapped(f)
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        log.warning("scene map %s not read (each domain is built in full): %s", path, exc)
-        return {}
-    try:
-        return decode_maps(data)
-    except ValueError as exc:
-        log.warning("scene map %s ignored (each domain is built in full): %s", path, exc)
-        return {}
-
-
-def _mapped(f: BinaryIO) -> bytes | mmap.mmap:
-    """The file's bytes: mapped, so a domain's first read brings in only the pages it uses.
-
-    Read whole where a mapped file could not be replaced or deleted while a map of
-    it lives (Windows), or when it is empty (nothing to map).
-    """
-    if sys.platform == "win32" or os.fstat(f.fileno()).st_size == 0:
-        return f.read()
-    # Never written in place (a close writes a new file and renames it over), so the
-    # mapping cannot change under the views decode_maps keeps of it.
-    return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-
-
-def save_maps(
-    engine: Engine,
-    file_path: str,
-    kept: Mapping[int, DomainMap],
-    built: Iterable[tuple[int, Mirrors]],
-) -> None:
-    """Replace the scene map beside ``file_path``: a map of each domain in ``built``
-    (as of the record end), the ``kept`` map of every other.
-
-    Written to a temporary sibling renamed over the old file; not written when
-    nothing changed, or when the file holds damage. A failure is logged, not
-    raised: the map only saves the next open time.
-    """
-    path = file_path + SUFFIX
-    maps = dict(kept)
-    try:
-        if engine.damage() != (0, 0):
-            return  # a damaged file is read in full until it is salvaged: no map vouches for it
-        end, seal = engine.record_end, engine.snapshot_seal()
-        for agent_id, mirrors in built:
-            if not mirrors.mappable:
-                maps.pop(agent_id, None)
-            elif agent_id not in kept or kept[agent_id].covered_end != end:
-                maps[agent_id] = map_of(engine, agent_id, mirrors, end, seal)
-        if maps.keys() == kept.keys() and all(maps[a] is kept[a] for a in maps):
-            return  # nothing was written since the maps were: a look leaves the file alone
-        if not maps:
-            discard_maps(file_path)
-            return
-        data = encode_maps(maps.values())
-    except (MemHopError, ValueError) as exc:  # ValueError: a map that would not check
-        log.warning("scene map %s not written (the next open builds in full): %s", path, exc)
-        return
-    tmp = temp_sibling(path)
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, engine.permission_bits())
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except OSError as exc:
-        log.warning("scene map %s not written (the next open builds in full): %s", path, exc)
-        with suppress(OSError):
-            os.unlink(tmp)
-
-
-def discard_maps(file_path: str) -> None:
-    """Delete the scene map beside ``file_path``, if there is one (failures are logged)."""
-    try:
-        os.unlink(file_path + SUFFIX)
-    except FileNotFoundError:
-        return
-    except OSError as exc:
-        log.warning("scene map %s%s not deleted: %s", file_path, SUFFIX, exc)
-
-
-def map_of(
-    engine: Engine, agent_id: int, mirrors: Mirrors, covered_end: int, seal: int
-) -> DomainMap:
-    """The map of a domain whose ``mirrors`` hold its records up to ``covered_end``.
-
-    ``seal`` is ``Engine.snapshot_seal()`` when the file ends there in a snapshot, else 0.
-    """
-    topics, plans = mirrors.topics, mirrors.plans
-    contents = mirrors.contents.ids_by_topic()  # one pass, not a search per topic
-
-    def rows(scene_id: int) -> Iterable[tuple[int, list[int]]]:
-        for topic_id in sorted(topics.scene_row_ids(scene_id)):
-            yield topic_id, contents.get(topic_id, []) + plans.ids_in(topic_id)
-
-    current = scene.current_scene(scene.list_scenes(engine, agent_id))
-    return DomainMap.build(
-        agent_id,
-        covered_end,
-        engine.prefix_digest(covered_end),
-        seal,
-        0 if current is None else current.scene_id,
-        ((scene_id, rows(scene_id)) for scene_id in topics.scenes()),
-    )
-
 
 @dataclass(frozen=True, slots=True)
-class _Tail:
+class Tail:
     """What the log gained since a map was written, as a view needs it."""
 
     topics: dict[int, list[int]] = field(default_factory=dict)  # scene -> topic ids
@@ -183,12 +63,53 @@ class _Tail:
     scenes: frozenset[int] = frozenset()  # scene records written since
 
 
-def _read_tail(engine: Engine, agent_id: int, since: int) -> _Tail | None:
+def trusted_tail(engine: Engine, agent_id: int, section: DomainMap) -> Tail | None:
+    """What the log gained since ``section`` was written, if the file still vouches for it.
+
+    None when it does not: a compacted, replaced or damaged file, or a log
+    that breaks the map's rules since.
+    """
+    end, seal = section.covered_end, section.seal
+    try:
+        if seal and engine.record_end == end and engine.snapshot_seal() == seal:
+            # The file still ends in the snapshot it ended in when the map was
+            # written: the same records at the same offsets, nothing since.
+            return Tail()
+        if engine.prefix_digest(end) == section.digest:
+            return _read_tail(engine, agent_id, end)
+    except (InvalidQueryError, CorruptionError) as exc:
+        log.info("scene map of agent %016x not used: %s", agent_id, exc)
+    return None
+
+
+def current_since(
+    engine: Engine, agent_id: int, hint: int, tail: Tail
+) -> tuple[bool, SceneSlot | None]:
+    """(known, the scene last in use) from a map's current scene ``hint`` and its ``tail``.
+
+    The map's answer holds for every scene not written since; the scenes
+    written since are read and ranked with it. Unknown when the hint itself
+    was written since or is gone: it may have fallen behind a scene the map
+    does not rank.
+    """
+    if hint in tail.scenes:
+        return False, None
+    wanted = sorted(tail.scenes | ({hint} if hint else set()))
+    try:
+        found = [s for _, s in codec.read_many_strict(engine, agent_id, wanted, SceneSlot)]
+    except MemHopError:
+        return False, None
+    if hint and hint not in {s.scene_id for s in found}:
+        return False, None
+    return True, scene.current_scene(found)
+
+
+def _read_tail(engine: Engine, agent_id: int, since: int) -> Tail | None:
     """The domain's live records written from ``since`` on; None if one breaks the map's rules."""
     by_type: dict[int, list[int]] = {}
     for _, rec_type, id_hash in engine.frames_since(agent_id, since):
         by_type.setdefault(rec_type, []).append(id_hash)
-    tail = _Tail(scenes=frozenset(by_type.get(RecordType.SCENE, ())))
+    tail = Tail(scenes=frozenset(by_type.get(RecordType.SCENE, ())))
     misplaced: list[int] = []
     for row in topic_rows.topic_rows_of(
         engine, agent_id, sorted(by_type.get(RecordType.TOPIC, ())), misplaced
@@ -205,7 +126,7 @@ def _read_tail(engine: Engine, agent_id: int, since: int) -> _Tail | None:
 
 
 def _view(
-    engine: Engine, agent_id: int, section: DomainMap, tail: _Tail, scene_id: int
+    engine: Engine, agent_id: int, section: DomainMap, tail: Tail, scene_id: int
 ) -> Mirrors | None:
     """The mirrors of one scene's records; None if one breaks the map's rules."""
     listed = section.topics_of(scene_id) + tail.topics.get(scene_id, [])
@@ -246,7 +167,7 @@ class WarmStart:
         self.section = section
         self._build = build
         self._mu = threading.Lock()
-        self._tail: _Tail | None = None
+        self._tail: Tail | None = None
         self._refused = False
         self._views: dict[int, Mirrors] = {}
         # Turn writes the views took, for the full build (``DomainContext.apply``).
@@ -259,19 +180,10 @@ class WarmStart:
         """Check the map against the file now, before a call writes to it."""
         self._trusted(engine, agent_id)
 
-    def _trusted(self, engine: Engine, agent_id: int) -> _Tail | None:
+    def _trusted(self, engine: Engine, agent_id: int) -> Tail | None:
         """The tail since the map, once the map is checked; None when it cannot be trusted."""
         if self._tail is None and not self._refused:
-            end, seal = self.section.covered_end, self.section.seal
-            try:
-                if seal and engine.record_end == end and engine.snapshot_seal() == seal:
-                    # The file still ends in the snapshot it ended in when the map was
-                    # written: the same records at the same offsets, nothing since.
-                    self._tail = _Tail()
-                elif engine.prefix_digest(end) == self.section.digest:
-                    self._tail = _read_tail(engine, agent_id, end)
-            except (InvalidQueryError, CorruptionError) as exc:
-                log.info("scene map of agent %016x not used: %s", agent_id, exc)
+            self._tail = trusted_tail(engine, agent_id, self.section)
             self._refused = self._tail is None
         return self._tail
 
@@ -291,22 +203,16 @@ class WarmStart:
             view = self._views[scene_id] = made
         return view
 
+    def view_of(self, scene_id: int) -> Mirrors | None:
+        """The view of a scene made so far (with every turn write it took), if any."""
+        return self._views.get(scene_id)
+
     def current_scene(self, engine: Engine, agent_id: int) -> tuple[bool, SceneSlot | None]:
         """(known, the scene last in use), known only when the map answers it."""
         tail = self._trusted(engine, agent_id)
-        hint = self.section.current_scene
-        # The map's answer holds for every scene not written since; one written since
-        # (or gone) may have fallen behind another the map does not rank.
-        if tail is None or hint in tail.scenes:
+        if tail is None:
             return False, None
-        wanted = sorted(tail.scenes | ({hint} if hint else set()))
-        try:
-            found = [s for _, s in codec.read_many_strict(engine, agent_id, wanted, SceneSlot)]
-        except MemHopError:
-            return False, None
-        if hint and hint not in {s.scene_id for s in found}:
-            return False, None
-        return True, scene.current_scene(found)
+        return current_since(engine, agent_id, self.section.current_scene, tail)
 
     def start(self) -> threading.Thread | None:
         """Start the full build on a thread of its own, unless one ran or runs; return it."""

@@ -72,6 +72,36 @@ def test_decode_inverts_encode_and_answers_what_was_built(
                 assert got.members_of(topic_id, unknown) in lists
 
 
+@given(
+    built=_domain(7),
+    replaced=st.dictionaries(
+        st.one_of(U64, st.integers(0, 12)), _TOPICS.map(lambda ts: ts[:2]), max_size=4
+    ),
+    data=st.data(),
+)
+def test_a_spliced_map_is_the_map_built_from_its_scenes(
+    built: tuple[DomainMap, Scenes], replaced: dict[int, Any], data: st.DataObject
+) -> None:
+    """Each scene given is listed as given (an empty one left out); every other as it was."""
+    old, scenes = built
+    given = dict(replaced)
+    for scene_id, _ in scenes:  # some of the map's own scenes too
+        if data.draw(st.booleans()):
+            given[scene_id] = data.draw(_TOPICS)
+    merged: Scenes = []
+    for scene_id in sorted({s for s, _ in scenes} | given.keys()):
+        if scene_id in given:
+            if given[scene_id]:
+                merged.append((scene_id, given[scene_id]))
+        else:
+            merged.append((scene_id, dict(scenes)[scene_id]))
+    decoded = decode_maps(encode_maps([old]))[7]  # its columns are views of the bytes
+    for source in (old, decoded):
+        got = source.spliced(given, covered_end=9, digest=b"d" * 16, seal=3, current_scene=5)
+        want = DomainMap.build(7, 9, b"d" * 16, 3, 5, merged)
+        assert encode_maps([got]) == encode_maps([want])
+
+
 def test_members_of_finds_a_topic_listed_under_another_scene() -> None:
     """A topic that moved is found anywhere in the map; one listed nowhere has no members."""
     m = DomainMap.build(

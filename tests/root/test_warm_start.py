@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 import memhop
 from memhop.engine import Engine
 from memhop.index.scene_map import decode_maps, encode_maps
-from memhop.root import warm
+from memhop.root import map_file
 from memhop.root.mirrors import Mirrors
 from memhop.root.root import Root
 
@@ -186,6 +186,35 @@ def test_a_warm_read_of_each_scene_equals_a_read_built_in_full(
     assert warm == cold
 
 
+@given(first=steps, then=steps)
+def test_a_map_brought_up_to_date_lists_what_a_whole_map_lists(
+    tmp_path_factory: pytest.TempPathFactory, first: list[Step], then: list[Step]
+) -> None:
+    """The close after ``then`` updates the map ``first`` left, scene by scene: each scene,
+    topic and member a map made whole lists is listed there too (a deleted one may linger)."""
+    tmp = tmp_path_factory.mktemp("updated")
+    writer = Writer(str(tmp / "mem.meh"))
+    writer.run([("turn", 0, 1), *first])
+    writer.run(then)
+    updated_map = decode_maps(Path(writer.path + MAP).read_bytes())
+    copy = str(tmp / "whole.meh")
+    shutil.copyfile(writer.path, copy)
+    with memhop.open(copy, memhop.LocalModel(), TABLE) as db:
+        db.primary().list_scenes()  # built in full: its close makes the map whole
+    whole = decode_maps(Path(copy + MAP).read_bytes())
+    assert updated_map.keys() == whole.keys() == {0}
+    got, want = updated_map[0], whole[0]
+    assert got.covered_end == want.covered_end
+    assert got.current_scene == want.current_scene
+    for scene_id in want.scene_ids.tolist():
+        listed = got.topics_of(scene_id)
+        assert set(want.topics_of(scene_id)) <= set(listed)
+        for topic_id in want.topics_of(scene_id):
+            assert set(want.members_of(topic_id, scene_id)) <= set(
+                got.members_of(topic_id, scene_id)
+            )
+
+
 def _three_scenes(path: str) -> list[str]:
     """A closed file (so with its map) holding scenes of 2, 1 and 3 turns; the last is current."""
     writer = Writer(path)
@@ -335,9 +364,10 @@ def test_a_map_that_cannot_be_written_costs_only_the_map(
         raise (ValueError("map refused") if failure == "map" else OSError("disk refused"))
 
     if failure == "map":
-        monkeypatch.setattr(warm, "map_of", refuse)
+        monkeypatch.setattr(map_file, "updated", refuse)
+        monkeypatch.setattr(map_file, "map_of", refuse)
     else:
-        monkeypatch.setattr(warm.os, "replace", refuse)
+        monkeypatch.setattr(map_file.os, "replace", refuse)
     with memhop.open(path, memhop.LocalModel(), TABLE) as db:
         me = db.primary()
         me.search(scene_id=scenes[0])
@@ -377,11 +407,16 @@ def test_a_file_that_still_ends_in_the_maps_snapshot_is_not_hashed(
         me.update(input="one more", output="turn", created_at=T0 + 99_000)
     Path(path + MAP).write_bytes(old_map)  # the log has grown past the map
     hashed.clear()
-    again, built = _first_read(path)
-    assert not built
-    assert len(hashed) == 1  # control: the seal no longer holds, so the prefix is hashed
+    with memhop.open(path, memhop.LocalModel(), TABLE) as db:
+        again = db.primary().scene_context()
+        assert db._root._contexts[0].built is None
+        assert len(hashed) == 1  # control: the seal no longer holds, so the prefix is hashed
     assert again.scene_name != expected.scene_name  # the turn written since moved the current
     assert len(again.topics) == 3  # scene: the first, with that turn read from the log
+    hashed.clear()
+    _, built = _first_read(path)
+    assert not built
+    assert hashed == []  # that close brought the map up to the file's end: sealed again
 
 
 turns = st.lists(
@@ -454,10 +489,10 @@ def test_turns_on_a_warm_domain_are_in_its_build_and_its_next_map(
 Turn = tuple[int, int, bool]
 
 
-def test_a_close_before_the_build_keeps_the_old_map_and_the_turns(
-    tmp_path: Path, gate: Gate
+def test_a_close_before_the_build_writes_the_map_from_the_views(
+    tmp_path: Path, gate: Gate, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Turns a warm domain took are in the file; its old map, kept, still reads them."""
+    """Turns a warm domain took are in the map its close writes, with no build finished."""
     path = str(tmp_path / "mem.meh")
     scenes = _three_scenes(path)
     old_map = Path(path + MAP).read_bytes()
@@ -473,10 +508,20 @@ def test_a_close_before_the_build_keeps_the_old_map_and_the_turns(
     gate.opened.set()
     closing.join(WAIT)
     assert not closing.is_alive()
-    assert Path(path + MAP).read_bytes() == old_map  # no full build to write a new one from
+    assert gate.builds == 1
+    assert Path(path + MAP).read_bytes() != old_map  # brought up to date from the view
+    hashed: list[int] = []
+    digest = Engine.prefix_digest
+
+    def counted(engine: Engine, end: int) -> bytes:
+        hashed.append(end)
+        return digest(engine, end)
+
+    monkeypatch.setattr(Engine, "prefix_digest", counted)
     with memhop.open(path, memhop.LocalModel(), TABLE) as again:
         rows = again.primary().scene_context(scenes[0]).topics
-        assert again._root._contexts[0].built is None  # the old map and the log since it
+        assert again._root._contexts[0].built is None  # read from the new map
+        assert hashed == []  # which names the snapshot this file ends in
     assert len(rows) == 3  # control: the scene held 2 turns; the one taken warm is the third
     assert rows[-1].messages[0].content == "taken while the build waits"
 

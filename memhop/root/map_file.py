@@ -1,0 +1,222 @@
+"""The scene map file beside a ``.meh``: read it at the first call, write it at close.
+
+The map (``memhop.index.scene_map``) lets a domain start warm
+(``memhop.root.warm``). This module owns the file: it is mapped rather than
+read, replaced by a temporary sibling renamed over it, never allowed to fail
+a close, and deleted by a compaction. At close a domain's map is brought up
+to date from the one on disk, scene by scene, when the file still vouches for
+that one; else it is made from the domain's mirrors whole.
+"""
+
+from __future__ import annotations
+
+import logging
+import mmap
+import os
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from contextlib import suppress
+from dataclasses import dataclass
+from typing import BinaryIO
+
+from memhop.engine import Engine
+from memhop.engine.publish import temp_sibling
+from memhop.errors import MemHopError
+from memhop.index.scene_map import DomainMap, decode_maps, encode_maps
+from memhop.layers import scene
+from memhop.root.mirrors import Mirrors
+from memhop.root.warm import Tail, current_since, trusted_tail
+
+__all__ = ["SUFFIX", "Reached", "discard_maps", "load_maps", "map_of", "save_maps", "updated"]
+
+log = logging.getLogger("memhop")
+
+SUFFIX = ".scenemap"
+"""The scene map of ``x.meh`` is ``x.meh.scenemap``."""
+
+
+def load_maps(file_path: str) -> Mapping[int, DomainMap]:
+    """The scene maps beside ``file_path``; none when there is no file or it will not read."""
+    path = file_path + SUFFIX
+    try:
+        with open(path, "rb") as f:
+            data = _mapped(f)
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        log.warning("scene map %s not read (each domain is built in full): %s", path, exc)
+        return {}
+    try:
+        return decode_maps(data)
+    except ValueError as exc:
+        log.warning("scene map %s ignored (each domain is built in full): %s", path, exc)
+        return {}
+
+
+def _mapped(f: BinaryIO) -> bytes | mmap.mmap:
+    """The file's bytes: mapped, so a domain's first read brings in only the pages it uses.
+
+    Read whole where a mapped file could not be replaced or deleted while a map of
+    it lives (Windows), or when it is empty (nothing to map).
+    """
+    if sys.platform == "win32" or os.fstat(f.fileno()).st_size == 0:
+        return f.read()
+    # Never written in place (a close writes a new file and renames it over), so the
+    # mapping cannot change under the views decode_maps keeps of it.
+    return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+
+
+@dataclass(frozen=True, slots=True)
+class Reached:
+    """A domain this session reached, as its map is written from it at close.
+
+    ``whole`` is its full mirrors once built; ``scene`` gives the mirrors
+    that answer a scene (the whole ones, or a warm domain's view, None when
+    the domain has neither for it).
+    """
+
+    agent_id: int
+    whole: Mirrors | None
+    scene: Callable[[int], Mirrors | None]
+
+
+def save_maps(
+    engine: Engine, file_path: str, kept: Mapping[int, DomainMap], reached: Iterable[Reached]
+) -> None:
+    """Replace the scene map beside ``file_path``: each ``reached`` domain's map as of the
+    record end, the ``kept`` map of every other.
+
+    A domain's kept map, while the file still vouches for it, is brought up to
+    date scene by scene (from its views alone, if its build has not finished);
+    otherwise a built domain's map is made whole, and an unbuilt one keeps its
+    map (still exact for the file up to its end). Written to a temporary
+    sibling renamed over the old file; not written when nothing changed, or
+    when the file holds damage. A failure is logged, not raised: the map only
+    saves the next open time.
+    """
+    path = file_path + SUFFIX
+    maps = dict(kept)
+    try:
+        if engine.damage() != (0, 0):
+            return  # a damaged file is read in full until it is salvaged: no map vouches for it
+        end, seal = engine.record_end, engine.snapshot_seal()
+        for domain in reached:
+            old = kept.get(domain.agent_id)
+            if domain.whole is not None and not domain.whole.mappable:
+                maps.pop(domain.agent_id, None)
+            elif old is None or old.covered_end != end:
+                made = None if old is None else updated(engine, domain, old, end, seal)
+                if made is None and domain.whole is not None:
+                    made = map_of(engine, domain.agent_id, domain.whole, end, seal)
+                if made is not None:
+                    maps[domain.agent_id] = made
+        if maps.keys() == kept.keys() and all(maps[a] is kept[a] for a in maps):
+            return  # nothing was written since the maps were: a look leaves the file alone
+        if not maps:
+            discard_maps(file_path)
+            return
+        data = encode_maps(maps.values())
+    except (MemHopError, ValueError) as exc:  # ValueError: a map that would not check
+        log.warning("scene map %s not written (the next open builds in full): %s", path, exc)
+        return
+    tmp = temp_sibling(path)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, engine.permission_bits())
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError as exc:
+        log.warning("scene map %s not written (the next open builds in full): %s", path, exc)
+        with suppress(OSError):
+            os.unlink(tmp)
+
+
+def discard_maps(file_path: str) -> None:
+    """Delete the scene map beside ``file_path``, if there is one (failures are logged)."""
+    try:
+        os.unlink(file_path + SUFFIX)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        log.warning("scene map %s%s not deleted: %s", file_path, SUFFIX, exc)
+
+
+def map_of(
+    engine: Engine, agent_id: int, mirrors: Mirrors, covered_end: int, seal: int
+) -> DomainMap:
+    """The map of a domain whose ``mirrors`` hold its records up to ``covered_end``.
+
+    ``seal`` is ``Engine.snapshot_seal()`` when the file ends there in a snapshot, else 0.
+    """
+    grouped = mirrors.contents.ids_by_topic()  # one pass, not a search per topic
+    return DomainMap.build(
+        agent_id,
+        covered_end,
+        engine.prefix_digest(covered_end),
+        seal,
+        _current_scene(engine, agent_id),
+        (
+            (scene_id, _rows(mirrors, scene_id, lambda t: grouped.get(t, [])))
+            for scene_id in mirrors.topics.scenes()
+        ),
+    )
+
+
+def updated(
+    engine: Engine, domain: Reached, old: DomainMap, covered_end: int, seal: int
+) -> DomainMap | None:
+    """``old`` brought up to ``covered_end``: the scenes the log touched since, re-listed.
+
+    A scene is touched when a topic row, or a record of a topic, was written
+    since ``old``: the scene the row names now (read from the log) and the
+    one ``old`` lists the topic under. A delete writes only a tombstone, so
+    what was deleted in an untouched scene stays listed; a read checks every
+    listed record against the file, so that costs a lookup, not a wrong
+    answer. None when the file no longer vouches for ``old``, a touched scene
+    has no mirrors to list it from, or the result would not check.
+    """
+    tail = trusted_tail(engine, domain.agent_id, old)
+    if tail is None:
+        return None
+    topics = {t for written in tail.topics.values() for t in written} | tail.members.keys()
+    listed: dict[int, list[tuple[int, list[int]]]] = {}
+    for scene_id in set(tail.topics) | old.scenes_of(topics):
+        mirrors = domain.scene(scene_id)
+        if mirrors is None:
+            return None
+        listed[scene_id] = _rows(mirrors, scene_id, mirrors.contents.ids_in)
+    try:
+        return old.spliced(
+            listed,
+            covered_end=covered_end,
+            digest=engine.prefix_digest(covered_end),
+            seal=seal,
+            current_scene=_current_scene(engine, domain.agent_id, old, tail),
+        )
+    except (ValueError, OverflowError) as exc:  # a range of the old map falls: made whole
+        log.info("scene map of agent %016x made whole: %s", domain.agent_id, exc)
+        return None
+
+
+def _rows(
+    mirrors: Mirrors, scene_id: int, contents: Callable[[int], list[int]]
+) -> list[tuple[int, list[int]]]:
+    """A scene's topics ascending, each with its content and plan record ids."""
+    plans = mirrors.plans
+    return [
+        (topic_id, contents(topic_id) + plans.ids_in(topic_id))
+        for topic_id in sorted(mirrors.topics.scene_row_ids(scene_id))
+    ]
+
+
+def _current_scene(
+    engine: Engine, agent_id: int, old: DomainMap | None = None, tail: Tail | None = None
+) -> int:
+    """The domain's scene last in use: from ``old``'s and the scenes written since, if
+    that tells; else from every scene of the domain."""
+    known, current = (False, None)
+    if old is not None and tail is not None:
+        known, current = current_since(engine, agent_id, old.current_scene, tail)
+    if not known:
+        current = scene.current_scene(scene.list_scenes(engine, agent_id))
+    return 0 if current is None else current.scene_id
