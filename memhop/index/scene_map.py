@@ -84,29 +84,10 @@ class DomainMap:
         scenes: Iterable[tuple[int, Iterable[tuple[int, Iterable[int]]]]],
     ) -> DomainMap:
         """Make a map from (scene id, [(topic id, member ids)]) in ascending scene order."""
-        scene_ids, scene_ends = array("Q"), array("I")
-        topic_ids, topic_ends, member_ids = array("Q"), array("I"), array("Q")
+        out = _Columns()
         for scene_id, topics in scenes:
-            scene_ids.append(scene_id)
-            for topic_id, members in topics:
-                topic_ids.append(topic_id)
-                member_ids.extend(members)
-                topic_ends.append(len(member_ids))
-            scene_ends.append(len(topic_ids))
-        made = cls(
-            agent_id,
-            covered_end,
-            digest,
-            seal,
-            current_scene,
-            scene_ids,
-            scene_ends,
-            topic_ids,
-            topic_ends,
-            member_ids,
-        )
-        made.check()
-        return made
+            out.add(scene_id, topics)
+        return out.made(agent_id, covered_end, digest, seal, current_scene)
 
     def topics_of(self, scene_id: int) -> list[int]:
         """The topic ids the map lists under a scene (none for a scene it does not know)."""
@@ -167,27 +148,9 @@ class DomainMap:
             self._copy(run, out)
             run = [k] if given is None else []
             if given:
-                for topic_id, members in given:
-                    out.topic_ids.append(topic_id)
-                    out.member_ids.extend(members)
-                    out.topic_ends.append(len(out.member_ids))
-                out.scene_ids.append(scene_id)
-                out.scene_ends.append(len(out.topic_ids))
+                out.add(scene_id, given)
         self._copy(run, out)
-        made = DomainMap(
-            self.agent_id,
-            covered_end,
-            digest,
-            seal,
-            current_scene,
-            out.scene_ids,
-            out.scene_ends,
-            out.topic_ids,
-            out.topic_ends,
-            out.member_ids,
-        )
-        made.check()
-        return made
+        return out.made(self.agent_id, covered_end, digest, seal, current_scene)
 
     def _copy(self, run: list[int], out: _Columns) -> None:
         """Append this map's scenes ``run`` (consecutive) to ``out``, whose columns are arrays."""
@@ -248,6 +211,34 @@ class _Columns:
     topic_ids: array[int] = field(default_factory=lambda: array("Q"))
     topic_ends: array[int] = field(default_factory=lambda: array("I"))
     member_ids: array[int] = field(default_factory=lambda: array("Q"))
+
+    def add(self, scene_id: int, topics: Iterable[tuple[int, Iterable[int]]]) -> None:
+        """Append a scene and its topics, each with its member ids."""
+        for topic_id, members in topics:
+            self.topic_ids.append(topic_id)
+            self.member_ids.extend(members)
+            self.topic_ends.append(len(self.member_ids))
+        self.scene_ids.append(scene_id)
+        self.scene_ends.append(len(self.topic_ids))
+
+    def made(
+        self, agent_id: int, covered_end: int, digest: bytes, seal: int, current_scene: int
+    ) -> DomainMap:
+        """The map of these columns; ValueError unless it is well formed."""
+        made = DomainMap(
+            agent_id,
+            covered_end,
+            digest,
+            seal,
+            current_scene,
+            self.scene_ids,
+            self.scene_ends,
+            self.topic_ids,
+            self.topic_ends,
+            self.member_ids,
+        )
+        made.check()
+        return made
 
 
 def _extend(column: array[int], values: Ints, shift: int = 0) -> None:

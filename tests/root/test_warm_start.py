@@ -383,12 +383,8 @@ def test_a_map_that_cannot_be_written_costs_only_the_map(
         assert len(again.topics) == 3
 
 
-def test_a_file_that_still_ends_in_the_maps_snapshot_is_not_hashed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The seal (the snapshot's CRC at the map's end) vouches for the file; else the digest."""
-    path = str(tmp_path / "mem.meh")
-    scenes = _three_scenes(path)
+def _count_hashes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """From now on, the end of every prefix the engine hashes, in order."""
     hashed: list[int] = []
     digest = Engine.prefix_digest
 
@@ -397,6 +393,16 @@ def test_a_file_that_still_ends_in_the_maps_snapshot_is_not_hashed(
         return digest(engine, end)
 
     monkeypatch.setattr(Engine, "prefix_digest", counted)
+    return hashed
+
+
+def test_a_file_that_still_ends_in_the_maps_snapshot_is_not_hashed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The seal (the snapshot's CRC at the map's end) vouches for the file; else the digest."""
+    path = str(tmp_path / "mem.meh")
+    scenes = _three_scenes(path)
+    hashed = _count_hashes(monkeypatch)
     expected, built = _first_read(path)
     assert not built
     assert hashed == []  # closed cleanly: the file still ends in the map's snapshot
@@ -510,14 +516,7 @@ def test_a_close_before_the_build_writes_the_map_from_the_views(
     assert not closing.is_alive()
     assert gate.builds == 1
     assert Path(path + MAP).read_bytes() != old_map  # brought up to date from the view
-    hashed: list[int] = []
-    digest = Engine.prefix_digest
-
-    def counted(engine: Engine, end: int) -> bytes:
-        hashed.append(end)
-        return digest(engine, end)
-
-    monkeypatch.setattr(Engine, "prefix_digest", counted)
+    hashed = _count_hashes(monkeypatch)
     with memhop.open(path, memhop.LocalModel(), TABLE) as again:
         rows = again.primary().scene_context(scenes[0]).topics
         assert again._root._contexts[0].built is None  # read from the new map
