@@ -23,7 +23,8 @@ Contract:
 
 Layout, little-endian: magic ``MHSM``, version byte, domain count (u32); per
 domain its head (agent, covered end, 16-byte digest, seal (u32), current
-scene, scene, topic and member counts), then the scene ids (u64, ascending), each scene's
+scene with its last_used_at (i64) and turn_seq, then the scene, topic and
+member counts (u32)), then the scene ids (u64, ascending), each scene's
 topic end (u32, cumulative), the topic ids (u64), each topic's member end
 (u32, cumulative) and the member ids (u64); last, an xxh3-64 of all before.
 """
@@ -49,9 +50,9 @@ Ints: TypeAlias = "array[int] | memoryview[int]"
 """A map's id or end column: an array, or a view of the map file's own bytes (no copy)."""
 
 MAGIC = b"MHSM"
-VERSION = 2  # a version 1 map (no seal) is refused: that open builds in full
+VERSION = 3  # an older map (no seal, no current scene's rank) is refused: that open builds in full
 _PREFIX = struct.Struct("<4sBI")
-_HEAD = struct.Struct("<QQ16sIQIII")
+_HEAD = struct.Struct("<QQ16sIQqQIII")
 _SUM = struct.Struct("<Q")
 _SWAP = sys.byteorder != "little"  # the file is little-endian
 _Code: TypeAlias = Literal["Q", "I"]
@@ -67,6 +68,8 @@ class DomainMap:
     digest: bytes
     seal: int  # CRC32 of the index snapshot the file held at covered_end; 0 for none
     current_scene: int  # the scene last in use then; 0 when the domain had none
+    current_used_at: int  # its last_used_at and turn_seq then: its rank (``scene.recency_key``)
+    current_turns: int
     scene_ids: Ints  # ascending
     scene_ends: Ints  # scene k's topics are topic_ids[scene_ends[k-1]:scene_ends[k]]
     topic_ids: Ints
@@ -82,12 +85,17 @@ class DomainMap:
         seal: int,
         current_scene: int,
         scenes: Iterable[tuple[int, Iterable[tuple[int, Iterable[int]]]]],
+        *,
+        current_rank: tuple[int, int] = (0, 0),
     ) -> DomainMap:
-        """Make a map from (scene id, [(topic id, member ids)]) in ascending scene order."""
+        """Make a map from (scene id, [(topic id, member ids)]) in ascending scene order.
+
+        ``current_rank`` is the current scene's (last_used_at, turn_seq).
+        """
         out = _Columns()
         for scene_id, topics in scenes:
             out.add(scene_id, topics)
-        return out.made(agent_id, covered_end, digest, seal, current_scene)
+        return out.made(agent_id, covered_end, digest, seal, (current_scene, *current_rank))
 
     def topics_of(self, scene_id: int) -> list[int]:
         """The topic ids the map lists under a scene (none for a scene it does not know)."""
@@ -129,9 +137,11 @@ class DomainMap:
         covered_end: int,
         digest: bytes,
         seal: int,
-        current_scene: int,
+        current: tuple[int, int, int],
     ) -> DomainMap:
         """This map with each scene in ``rows`` listed as given (none: left out), as of a later end.
+
+        ``current`` is the current scene then: (id, last_used_at, turn_seq).
 
         The other scenes are copied as they are, a range of ids at a time.
         ValueError when the result is not a well-formed map.
@@ -150,7 +160,7 @@ class DomainMap:
             if given:
                 out.add(scene_id, given)
         self._copy(run, out)
-        return out.made(self.agent_id, covered_end, digest, seal, current_scene)
+        return out.made(self.agent_id, covered_end, digest, seal, current)
 
     def _copy(self, run: list[int], out: _Columns) -> None:
         """Append this map's scenes ``run`` (consecutive) to ``out``, whose columns are arrays."""
@@ -222,7 +232,12 @@ class _Columns:
         self.scene_ends.append(len(self.topic_ids))
 
     def made(
-        self, agent_id: int, covered_end: int, digest: bytes, seal: int, current_scene: int
+        self,
+        agent_id: int,
+        covered_end: int,
+        digest: bytes,
+        seal: int,
+        current: tuple[int, int, int],
     ) -> DomainMap:
         """The map of these columns; ValueError unless it is well formed."""
         made = DomainMap(
@@ -230,7 +245,7 @@ class _Columns:
             covered_end,
             digest,
             seal,
-            current_scene,
+            *current,
             self.scene_ids,
             self.scene_ends,
             self.topic_ids,
@@ -303,6 +318,8 @@ def encode_maps(maps: Iterable[DomainMap]) -> bytes:
                 m.digest,
                 m.seal,
                 m.current_scene,
+                m.current_used_at,
+                m.current_turns,
                 len(m.scene_ids),
                 len(m.topic_ids),
                 len(m.member_ids),
@@ -343,7 +360,7 @@ def decode_maps(data: Buffer) -> Mapping[int, DomainMap]:
         if pos + _HEAD.size > len(body):
             msg = "scene map: a domain runs past the end"
             raise ValueError(msg)
-        agent, end, digest, seal, current, scenes, topics, members = _HEAD.unpack_from(body, pos)
+        agent, end, digest, seal, *current, scenes, topics, members = _HEAD.unpack_from(body, pos)
         pos += _HEAD.size
         arrays: list[Ints] = []
         for code, n in zip(_CODES, (scenes, scenes, topics, topics, members), strict=True):
@@ -353,7 +370,7 @@ def decode_maps(data: Buffer) -> Mapping[int, DomainMap]:
                 raise ValueError(msg)
             arrays.append(_column(body[pos : pos + size], code))
             pos += size
-        m = DomainMap(agent, end, digest, seal, current, *arrays)
+        m = DomainMap(agent, end, digest, seal, *current, *arrays)
         m.check(whole=False)
         if agent in maps:
             msg = "scene map: a domain appears twice"

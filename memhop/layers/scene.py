@@ -41,6 +41,7 @@ __all__ = [
     "put_scene",
     "put_scene_edges",
     "put_scene_nodes",
+    "recency_key",
     "scene_node_of",
 ]
 
@@ -125,7 +126,8 @@ def open_turn(scene: SceneSlot, stamp: int) -> SceneSlot:
     return dataclasses.replace(scene, turn_seq=scene.turn_seq + 1, last_used_at=stamp)
 
 
-def _recency_key(scene: SceneSlot) -> tuple[int, int, int]:
+def recency_key(scene: SceneSlot) -> tuple[int, int, int]:
+    """A scene's rank for ``current_scene``: the smallest key is the scene last in use."""
     return (-scene.last_used_at, -scene.turn_seq, scene.scene_id)
 
 
@@ -135,7 +137,7 @@ def current_scene(scenes: Iterable[SceneSlot]) -> SceneSlot | None:
     Greatest ``last_used_at``; ties (and all-zero legacy records) by greatest
     ``turn_seq``, then smallest scene id.
     """
-    return min(scenes, key=_recency_key, default=None)
+    return min(scenes, key=recency_key, default=None)
 
 
 def delete_scenes(engine: Engine, agent_id: int, scene_ids: Iterable[int]) -> int:

@@ -24,6 +24,7 @@ from memhop.engine.publish import temp_sibling
 from memhop.errors import MemHopError
 from memhop.index.scene_map import DomainMap, decode_maps, encode_maps
 from memhop.layers import scene
+from memhop.records import SceneSlot
 from memhop.root.mirrors import Mirrors
 from memhop.root.warm import Tail, current_since, trusted_tail
 
@@ -149,16 +150,18 @@ def map_of(
     ``seal`` is ``Engine.snapshot_seal()`` when the file ends there in a snapshot, else 0.
     """
     grouped = mirrors.contents.ids_by_topic()  # one pass, not a search per topic
+    current = _current(scene.current_scene(scene.list_scenes(engine, agent_id)))
     return DomainMap.build(
         agent_id,
         covered_end,
         engine.prefix_digest(covered_end),
         seal,
-        _current_scene(engine, agent_id),
+        current[0],
         (
             (scene_id, _rows(mirrors, scene_id, lambda t: grouped.get(t, [])))
             for scene_id in mirrors.topics.scenes()
         ),
+        current_rank=current[1:],
     )
 
 
@@ -191,7 +194,7 @@ def updated(
             covered_end=covered_end,
             digest=engine.prefix_digest(covered_end),
             seal=seal,
-            current_scene=_current_scene(engine, domain.agent_id, old, tail),
+            current=_current(_current_after(engine, domain.agent_id, old, tail)),
         )
     except (ValueError, OverflowError) as exc:  # a range of the old map falls: made whole
         log.info("scene map of agent %016x made whole: %s", domain.agent_id, exc)
@@ -209,14 +212,15 @@ def _rows(
     ]
 
 
-def _current_scene(
-    engine: Engine, agent_id: int, old: DomainMap | None = None, tail: Tail | None = None
-) -> int:
-    """The domain's scene last in use: from ``old``'s and the scenes written since, if
-    that tells; else from every scene of the domain."""
-    known, current = (False, None)
-    if old is not None and tail is not None:
-        known, current = current_since(engine, agent_id, old.current_scene, tail)
-    if not known:
-        current = scene.current_scene(scene.list_scenes(engine, agent_id))
-    return 0 if current is None else current.scene_id
+def _current_after(engine: Engine, agent_id: int, old: DomainMap, tail: Tail) -> SceneSlot | None:
+    """The domain's scene last in use: ranked from ``old``'s and the scenes written since
+    when that tells, else from every scene of the domain."""
+    known, current = current_since(engine, agent_id, old, tail)
+    return current if known else scene.current_scene(scene.list_scenes(engine, agent_id))
+
+
+def _current(found: SceneSlot | None) -> tuple[int, int, int]:
+    """A map's current scene: (id, last_used_at, turn_seq), zeros for none."""
+    if found is None:
+        return (0, 0, 0)
+    return (found.scene_id, found.last_used_at, found.turn_seq)

@@ -83,25 +83,29 @@ def trusted_tail(engine: Engine, agent_id: int, section: DomainMap) -> Tail | No
 
 
 def current_since(
-    engine: Engine, agent_id: int, hint: int, tail: Tail
+    engine: Engine, agent_id: int, section: DomainMap, tail: Tail
 ) -> tuple[bool, SceneSlot | None]:
-    """(known, the scene last in use) from a map's current scene ``hint`` and its ``tail``.
+    """(known, the scene last in use) from a map's current scene and its ``tail``.
 
-    The map's answer holds for every scene not written since; the scenes
-    written since are read and ranked with it. Unknown when the hint itself
-    was written since or is gone: it may have fallen behind a scene the map
-    does not rank.
+    Every scene not written since ranks at most as the map's current scene
+    did (its rank is in the map). So the best of the scenes written since and
+    that one is the answer when it ranks at least as high as that rank; else
+    (the current scene went, or lost rank) a scene the map does not rank may
+    be ahead, and the answer is unknown.
     """
-    if hint in tail.scenes:
-        return False, None
+    hint = section.current_scene
     wanted = sorted(tail.scenes | ({hint} if hint else set()))
     try:
         found = [s for _, s in codec.read_many_strict(engine, agent_id, wanted, SceneSlot)]
     except MemHopError:
         return False, None
-    if hint and hint not in {s.scene_id for s in found}:
+    best = scene.current_scene(found)
+    if not hint:  # no scene then: every scene there is was written since
+        return True, best
+    then = (-section.current_used_at, -section.current_turns, hint)
+    if best is None or scene.recency_key(best) > then:
         return False, None
-    return True, scene.current_scene(found)
+    return True, best
 
 
 def _read_tail(engine: Engine, agent_id: int, since: int) -> Tail | None:
@@ -212,7 +216,7 @@ class WarmStart:
         tail = self._trusted(engine, agent_id)
         if tail is None:
             return False, None
-        return current_since(engine, agent_id, self.section.current_scene, tail)
+        return current_since(engine, agent_id, self.section, tail)
 
     def start(self) -> threading.Thread | None:
         """Start the full build on a thread of its own, unless one ran or runs; return it."""

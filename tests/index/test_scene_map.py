@@ -24,7 +24,10 @@ def _domain(draw: st.DrawFn, agent_id: int) -> tuple[DomainMap, Scenes]:
     scene_ids = sorted(draw(st.lists(U64, unique=True, max_size=6)))
     scenes = [(s, draw(_TOPICS)) for s in scene_ids]
     digest = draw(st.binary(min_size=16, max_size=16))
-    built = DomainMap.build(agent_id, draw(U64), digest, draw(U32), draw(U64), scenes)
+    rank = (draw(st.integers(-(2**63), 2**63 - 1)), draw(U64))
+    built = DomainMap.build(
+        agent_id, draw(U64), digest, draw(U32), draw(U64), scenes, current_rank=rank
+    )
     return built, scenes
 
 
@@ -55,6 +58,10 @@ def test_decode_inverts_encode_and_answers_what_was_built(
         assert got.digest == built.digest
         assert got.seal == built.seal
         assert got.current_scene == built.current_scene
+        assert (got.current_used_at, got.current_turns) == (
+            built.current_used_at,
+            built.current_turns,
+        )
         assert got.scene_ids == built.scene_ids
         assert got.scene_ends == built.scene_ends
         assert got.topic_ids == built.topic_ids
@@ -97,8 +104,8 @@ def test_a_spliced_map_is_the_map_built_from_its_scenes(
             merged.append((scene_id, dict(scenes)[scene_id]))
     decoded = decode_maps(encode_maps([old]))[7]  # its columns are views of the bytes
     for source in (old, decoded):
-        got = source.spliced(given, covered_end=9, digest=b"d" * 16, seal=3, current_scene=5)
-        want = DomainMap.build(7, 9, b"d" * 16, 3, 5, merged)
+        got = source.spliced(given, covered_end=9, digest=b"d" * 16, seal=3, current=(5, 6, 2))
+        want = DomainMap.build(7, 9, b"d" * 16, 3, 5, merged, current_rank=(6, 2))
         assert encode_maps([got]) == encode_maps([want])
 
 
@@ -165,6 +172,8 @@ class _Domain(NamedTuple):
     digest: bytes
     seal: int
     current_scene: int
+    current_used_at: int
+    current_turns: int
     scene_ids: list[int]
     scene_ends: list[int]
     topic_ids: list[int]
@@ -176,7 +185,7 @@ def _assemble(
     domains: list[_Domain],
     *,
     magic: bytes = b"MHSM",
-    version: int = 2,
+    version: int = 3,
     count: int | None = None,
     tail: bytes = b"",
 ) -> bytes:
@@ -184,12 +193,14 @@ def _assemble(
     body = struct.pack("<4sBI", magic, version, len(domains) if count is None else count)
     for d in domains:
         body += struct.pack(
-            "<QQ16sIQIII",
+            "<QQ16sIQqQIII",
             d.agent,
             d.covered_end,
             d.digest,
             d.seal,
             d.current_scene,
+            d.current_used_at,
+            d.current_turns,
             len(d.scene_ids),
             len(d.topic_ids),
             len(d.member_ids),
@@ -212,13 +223,15 @@ A = _Domain(
     digest=bytes(range(16)),
     seal=77,
     current_scene=20,
+    current_used_at=1_700_000_000_000,
+    current_turns=4,
     scene_ids=[10, 20, 30],
     scene_ends=[2, 2, 3],
     topic_ids=[100, 101, 300],
     topic_ends=[2, 3, 3],
     member_ids=[1, 2, 3],
 )
-B = _Domain(9, 512, b"\xff" * 16, 0, 0, [7], [1], [70], [1], [700])
+B = _Domain(9, 512, b"\xff" * 16, 0, 0, 0, 0, [7], [1], [70], [1], [700])
 
 
 @pytest.mark.parametrize(
@@ -231,7 +244,8 @@ B = _Domain(9, 512, b"\xff" * 16, 0, 0, [7], [1], [70], [1], [700])
         pytest.param([A._replace(topic_ends=[2, 2, 2]), B], {}, id="member-ends-short"),
         pytest.param([A, B._replace(agent=A.agent)], {}, id="agent-twice"),
         pytest.param([A, B], {"version": 1}, id="version-1"),
-        pytest.param([A, B], {"version": 3}, id="version-3"),
+        pytest.param([A, B], {"version": 2}, id="version-2"),
+        pytest.param([A, B], {"version": 4}, id="version-4"),
         pytest.param([A, B], {"magic": b"MHSX"}, id="foreign-magic"),
         pytest.param([A, B], {"count": 3}, id="count-too-high"),
         pytest.param([A, B], {"count": 1}, id="count-too-low"),

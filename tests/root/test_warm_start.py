@@ -19,17 +19,21 @@ from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 import memhop
+from memhop.api.db import DB
 from memhop.engine import Engine
 from memhop.index.scene_map import decode_maps, encode_maps
+from memhop.records import SceneSlot
 from memhop.root import map_file
 from memhop.root.mirrors import Mirrors
-from memhop.root.root import Root
+from memhop.root.opening import open_root
+from memhop.root.root import Root, wall_clock_ms
 
 T0 = 1_700_000_000_000
 WAIT = 20.0  # seconds; only a hang comes near it
@@ -394,6 +398,41 @@ def _count_hashes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr(Engine, "prefix_digest", counted)
     return hashed
+
+
+@pytest.mark.parametrize("skew", [False, True])
+def test_a_close_ranks_the_current_scene_from_the_map_unless_it_lost_rank(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, skew: bool
+) -> None:
+    """The map keeps its current scene's rank, so a close after turns on that scene ranks it
+    against the scenes written since alone; a clock gone back (its rank fell) lists them all.
+
+    Either way the next open's current scene is the one a copy built in full finds.
+    """
+    path = str(tmp_path / "mem.meh")
+    scenes = _three_scenes(path)
+    listed: list[int] = []
+    every = map_file.scene.list_scenes
+
+    def counted(engine: Engine, agent_id: int, *rest: Any) -> list[SceneSlot]:
+        listed.append(agent_id)
+        return every(engine, agent_id, *rest)
+
+    monkeypatch.setattr(map_file.scene, "list_scenes", counted)
+    clock = (lambda: T0 - 10**9) if skew else wall_clock_ms
+    with DB(open_root(path, memhop.LocalModel(), TABLE, None, clock)) as db:
+        me = db.primary()
+        me.search()  # the current scene (the last), again
+        me.update(input="again", output="noted", created_at=T0 + 60_000_000)
+        me.list_scenes()  # built, so the close updates the map from the whole mirrors
+        listed.clear()  # the call above lists them; count the close's own
+    assert listed == ([0] if skew else [])  # listed only when the current scene lost rank
+    again, built = _first_read(path)
+    assert not built
+    expected = _cold_current(path, tmp_path)
+    assert again == expected
+    names = {s.scene_id: s.scene_name for s in _listed_scenes(path, tmp_path)}
+    assert (expected.scene_name == names[scenes[-1]]) is not skew  # the clock moved the current
 
 
 def test_a_file_that_still_ends_in_the_maps_snapshot_is_not_hashed(
