@@ -272,13 +272,26 @@ class Engine:
         replaced file gives another. InvalidQueryError for an ``end`` outside
         the record area.
         """
+        return self.prefix_digests([end])[0]
+
+    def prefix_digests(self, ends: Sequence[int]) -> list[bytes]:
+        """``prefix_digest`` at each of ``ends`` (ascending), in one pass over the bytes."""
         with self._lock:
             self._check_open()
-            if not DATA_START <= end <= self._log.record_end:
-                msg = f"{end} is outside the record area [{DATA_START}, {self._log.record_end}]"
-                raise InvalidQueryError(msg)
+            at, hasher, digests = DATA_START, xxhash.xxh3_128(), []
+            last = self._log.record_end
             with memoryview(self._file.view()) as view:
-                return xxhash.xxh3_128_digest(view[DATA_START:end])
+                for end in ends:
+                    if not DATA_START <= end <= last:
+                        msg = f"{end} is outside the record area [{DATA_START}, {last}]"
+                        raise InvalidQueryError(msg)
+                    if end < at:
+                        msg = f"prefix ends {list(ends)} are not ascending"
+                        raise InvalidQueryError(msg)
+                    hasher.update(view[at:end])
+                    digests.append(hasher.digest())
+                    at = end
+            return digests
 
     def frames_since(self, agent_id: int, start: int) -> list[tuple[int, int, int]]:
         """Return (offset, type, id) of the domain's live frames from ``start`` on, in log order.

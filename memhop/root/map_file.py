@@ -21,7 +21,7 @@ from typing import BinaryIO
 
 from memhop.engine import Engine
 from memhop.engine.publish import temp_sibling
-from memhop.errors import MemHopError
+from memhop.errors import InvalidQueryError, MemHopError
 from memhop.index.scene_map import DomainMap, decode_maps, encode_maps
 from memhop.layers import scene
 from memhop.records import SceneSlot
@@ -178,7 +178,11 @@ def updated(
     answer. None when the file no longer vouches for ``old``, a touched scene
     has no mirrors to list it from, or the result would not check.
     """
-    tail = trusted_tail(engine, domain.agent_id, old)
+    try:  # one pass over the file's bytes for both digests
+        then, now = engine.prefix_digests([old.covered_end, covered_end])
+    except InvalidQueryError:  # the old map ends past this file's records
+        return None
+    tail = trusted_tail(engine, domain.agent_id, old, then)
     if tail is None:
         return None
     topics = {t for written in tail.topics.values() for t in written} | tail.members.keys()
@@ -192,7 +196,7 @@ def updated(
         return old.spliced(
             listed,
             covered_end=covered_end,
-            digest=engine.prefix_digest(covered_end),
+            digest=now,
             seal=seal,
             current=_current(_current_after(engine, domain.agent_id, old, tail)),
         )

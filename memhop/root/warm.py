@@ -63,11 +63,14 @@ class Tail:
     scenes: frozenset[int] = frozenset()  # scene records written since
 
 
-def trusted_tail(engine: Engine, agent_id: int, section: DomainMap) -> Tail | None:
+def trusted_tail(
+    engine: Engine, agent_id: int, section: DomainMap, digest: bytes | None = None
+) -> Tail | None:
     """What the log gained since ``section`` was written, if the file still vouches for it.
 
     None when it does not: a compacted, replaced or damaged file, or a log
-    that breaks the map's rules since.
+    that breaks the map's rules since. ``digest``: the file's prefix digest
+    up to the section's end, when the caller has it already.
     """
     end, seal = section.covered_end, section.seal
     try:
@@ -75,7 +78,7 @@ def trusted_tail(engine: Engine, agent_id: int, section: DomainMap) -> Tail | No
             # The file still ends in the snapshot it ended in when the map was
             # written: the same records at the same offsets, nothing since.
             return Tail()
-        if engine.prefix_digest(end) == section.digest:
+        if (digest or engine.prefix_digest(end)) == section.digest:
             return _read_tail(engine, agent_id, end)
     except (InvalidQueryError, CorruptionError) as exc:
         log.info("scene map of agent %016x not used: %s", agent_id, exc)

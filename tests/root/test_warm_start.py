@@ -16,7 +16,7 @@ import os
 import shutil
 import threading
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -387,16 +387,16 @@ def test_a_map_that_cannot_be_written_costs_only_the_map(
         assert len(again.topics) == 3
 
 
-def _count_hashes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """From now on, the end of every prefix the engine hashes, in order."""
-    hashed: list[int] = []
-    digest = Engine.prefix_digest
+def _count_hashes(monkeypatch: pytest.MonkeyPatch) -> list[list[int]]:
+    """From now on, each pass the engine makes over the file's bytes: the ends it hashes."""
+    hashed: list[list[int]] = []
+    digests = Engine.prefix_digests
 
-    def counted(engine: Engine, end: int) -> bytes:
-        hashed.append(end)
-        return digest(engine, end)
+    def counted(engine: Engine, ends: Sequence[int]) -> list[bytes]:
+        hashed.append(list(ends))
+        return digests(engine, ends)
 
-    monkeypatch.setattr(Engine, "prefix_digest", counted)
+    monkeypatch.setattr(Engine, "prefix_digests", counted)
     return hashed
 
 
