@@ -139,21 +139,22 @@ class IntMap(Mapping[int, int]):
 
     def unordered_items(self) -> Iterator[tuple[int, int]]:
         """Every live (id, value) in no set order: one pass, without the merge ``items`` sorts."""
-        base: Iterator[tuple[int, int]] = zip(self._ids, self._offs, strict=True)
-        if self._dead:
-            base = compress(base, self._offs)
-        shift = _TYPE_BITS
-        return chain(base, ((i, v >> shift) for i, v in self._new.items()))
+        return chain(self._array_pairs(), self._new_pairs())
 
     def _pairs(self) -> Iterator[tuple[int, int]]:
-        base: Iterator[tuple[int, int]] = zip(self._ids, self._offs, strict=True)
-        if self._dead:
-            base = compress(base, self._offs)
         if not self._new:
-            return base
+            return self._array_pairs()
+        return iter(sorted(chain(self._array_pairs(), sorted(self._new_pairs()))))
+
+    def _array_pairs(self) -> Iterator[tuple[int, int]]:
+        """The arrays' live (id, value) pairs, ascending by id."""
+        pairs: Iterator[tuple[int, int]] = zip(self._ids, self._offs, strict=True)
+        return compress(pairs, self._offs) if self._dead else pairs
+
+    def _new_pairs(self) -> Iterator[tuple[int, int]]:
+        """The dict's (id, value) pairs, in no set order."""
         shift = _TYPE_BITS
-        new = sorted((i, v >> shift) for i, v in self._new.items())
-        return iter(sorted(chain(base, new)))
+        return ((i, v >> shift) for i, v in self._new.items())
 
     # ---- changes -----------------------------------------------------------------------
 

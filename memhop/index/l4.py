@@ -175,12 +175,16 @@ class L4Index:
 
     def _rows(self, topic_id: int) -> list[int]:
         """The topic's rows in seq order."""
-        at = self._top.get(topic_id)
-        rows: list[int] = []
+        top = self._top.get(topic_id)
+        return [] if top is None else self._chain(top)
+
+    def _chain(self, at: int) -> list[int]:
+        """The rows from a topic's top row down its chain, in seq order."""
+        rows = [at]
         lower = self._next
-        while at is not None:
+        while lower[at]:
+            at = lower[at] - 1
             rows.append(at)
-            at = lower[at] - 1 if lower[at] else None
         rows.reverse()
         return rows
 
@@ -387,16 +391,11 @@ class L4Index:
 
     def ids_by_topic(self) -> dict[int, list[int]]:
         """Topic -> the ids of its slots in seq order, for every topic, in one pass."""
-        ids, lower = self._ids, self._next
-        grouped: dict[int, list[int]] = {}
-        for topic_id, at in self._top.unordered_items():
-            held = [ids[at]]
-            while lower[at]:
-                at = lower[at] - 1
-                held.append(ids[at])
-            held.reverse()
-            grouped[topic_id] = held
-        return grouped
+        ids = self._ids
+        return {
+            topic_id: [ids[at] for at in self._chain(top)]
+            for topic_id, top in self._top.unordered_items()
+        }
 
     def utterances_of(self, topic_id: int) -> list[SlotRef]:
         """The topic's utterances in seq order (what a turn distils from)."""

@@ -43,11 +43,13 @@ from typing import Literal, TypeAlias
 
 import xxhash
 
-__all__ = ["DomainMap", "Ints", "decode_maps", "encode_maps"]
+__all__ = ["Current", "DomainMap", "Ints", "decode_maps", "encode_maps"]
 
 Buffer: TypeAlias = bytes | bytearray | memoryview | mmap
 Ints: TypeAlias = "array[int] | memoryview[int]"
 """A map's id or end column: an array, or a view of the map file's own bytes (no copy)."""
+Current: TypeAlias = tuple[int, int, int]
+"""The current scene as a map keeps it: (id, last_used_at, turn_seq); zeros for none."""
 
 MAGIC = b"MHSM"
 VERSION = 3  # an older map (no seal, no current scene's rank) is refused: that open builds in full
@@ -83,19 +85,14 @@ class DomainMap:
         covered_end: int,
         digest: bytes,
         seal: int,
-        current_scene: int,
+        current: Current,
         scenes: Iterable[tuple[int, Iterable[tuple[int, Iterable[int]]]]],
-        *,
-        current_rank: tuple[int, int] = (0, 0),
     ) -> DomainMap:
-        """Make a map from (scene id, [(topic id, member ids)]) in ascending scene order.
-
-        ``current_rank`` is the current scene's (last_used_at, turn_seq).
-        """
+        """Make a map from (scene id, [(topic id, member ids)]) in ascending scene order."""
         out = _Columns()
         for scene_id, topics in scenes:
             out.add(scene_id, topics)
-        return out.made(agent_id, covered_end, digest, seal, (current_scene, *current_rank))
+        return out.made(agent_id, covered_end, digest, seal, current)
 
     def topics_of(self, scene_id: int) -> list[int]:
         """The topic ids the map lists under a scene (none for a scene it does not know)."""
@@ -110,7 +107,8 @@ class DomainMap:
         at = -1
         if k is not None:
             start = self._start(self.scene_ends, k)
-            at = _find(self.topic_ids[start : self.scene_ends[k]].tolist(), topic_id, start)
+            at = _position(self.topic_ids[start : self.scene_ends[k]], topic_id)
+            at = at + start if at >= 0 else -1
         if at < 0:  # listed under another scene (the topic moved since), or not at all
             at = _position(self.topic_ids, topic_id)
             if at < 0:
@@ -137,11 +135,9 @@ class DomainMap:
         covered_end: int,
         digest: bytes,
         seal: int,
-        current: tuple[int, int, int],
+        current: Current,
     ) -> DomainMap:
         """This map with each scene in ``rows`` listed as given (none: left out), as of a later end.
-
-        ``current`` is the current scene then: (id, last_used_at, turn_seq).
 
         The other scenes are copied as they are, a range of ids at a time.
         ValueError when the result is not a well-formed map.
@@ -237,7 +233,7 @@ class _Columns:
         covered_end: int,
         digest: bytes,
         seal: int,
-        current: tuple[int, int, int],
+        current: Current,
     ) -> DomainMap:
         """The map of these columns; ValueError unless it is well formed."""
         made = DomainMap(
@@ -285,14 +281,6 @@ def _position(ids: Ints, wanted: int) -> int:
     while at >= 0 and at % 8:  # a match across two ids
         at = raw.find(pattern, at + 1)
     return -1 if at < 0 else at // 8
-
-
-def _find(ids: list[int], wanted: int, base: int) -> int:
-    """``base`` + the place of ``wanted`` in ``ids``, or -1."""
-    try:
-        return base + ids.index(wanted)
-    except ValueError:
-        return -1
 
 
 def _ascending(values: Ints) -> bool:

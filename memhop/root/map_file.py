@@ -22,7 +22,7 @@ from typing import BinaryIO
 from memhop.engine import Engine
 from memhop.engine.publish import temp_sibling
 from memhop.errors import InvalidQueryError, MemHopError
-from memhop.index.scene_map import DomainMap, decode_maps, encode_maps
+from memhop.index.scene_map import Current, DomainMap, decode_maps, encode_maps
 from memhop.layers import scene
 from memhop.records import SceneSlot
 from memhop.root.mirrors import Mirrors
@@ -150,18 +150,16 @@ def map_of(
     ``seal`` is ``Engine.snapshot_seal()`` when the file ends there in a snapshot, else 0.
     """
     grouped = mirrors.contents.ids_by_topic()  # one pass, not a search per topic
-    current = _current(scene.current_scene(scene.list_scenes(engine, agent_id)))
     return DomainMap.build(
         agent_id,
         covered_end,
         engine.prefix_digest(covered_end),
         seal,
-        current[0],
+        _current(_listed_current(engine, agent_id)),
         (
             (scene_id, _rows(mirrors, scene_id, lambda t: grouped.get(t, [])))
             for scene_id in mirrors.topics.scenes()
         ),
-        current_rank=current[1:],
     )
 
 
@@ -220,10 +218,15 @@ def _current_after(engine: Engine, agent_id: int, old: DomainMap, tail: Tail) ->
     """The domain's scene last in use: ranked from ``old``'s and the scenes written since
     when that tells, else from every scene of the domain."""
     known, current = current_since(engine, agent_id, old, tail)
-    return current if known else scene.current_scene(scene.list_scenes(engine, agent_id))
+    return current if known else _listed_current(engine, agent_id)
 
 
-def _current(found: SceneSlot | None) -> tuple[int, int, int]:
+def _listed_current(engine: Engine, agent_id: int) -> SceneSlot | None:
+    """The domain's scene last in use, ranked from every scene of the domain."""
+    return scene.current_scene(scene.list_scenes(engine, agent_id))
+
+
+def _current(found: SceneSlot | None) -> Current:
     """A map's current scene: (id, last_used_at, turn_seq), zeros for none."""
     if found is None:
         return (0, 0, 0)

@@ -15,6 +15,7 @@ from memhop.index.scene_map import DomainMap, decode_maps, encode_maps
 U64 = st.integers(min_value=0, max_value=2**64 - 1)
 U32 = st.integers(min_value=0, max_value=2**32 - 1)
 Scenes = list[tuple[int, list[tuple[int, list[int]]]]]
+NONE = (0, 0, 0)  # no current scene
 
 _TOPICS = st.lists(st.tuples(U64, st.lists(U64, max_size=6)), max_size=5, unique_by=lambda t: t[0])
 
@@ -25,9 +26,7 @@ def _domain(draw: st.DrawFn, agent_id: int) -> tuple[DomainMap, Scenes]:
     scenes = [(s, draw(_TOPICS)) for s in scene_ids]
     digest = draw(st.binary(min_size=16, max_size=16))
     rank = (draw(st.integers(-(2**63), 2**63 - 1)), draw(U64))
-    built = DomainMap.build(
-        agent_id, draw(U64), digest, draw(U32), draw(U64), scenes, current_rank=rank
-    )
+    built = DomainMap.build(agent_id, draw(U64), digest, draw(U32), (draw(U64), *rank), scenes)
     return built, scenes
 
 
@@ -105,7 +104,7 @@ def test_a_spliced_map_is_the_map_built_from_its_scenes(
     decoded = decode_maps(encode_maps([old]))[7]  # its columns are views of the bytes
     for source in (old, decoded):
         got = source.spliced(given, covered_end=9, digest=b"d" * 16, seal=3, current=(5, 6, 2))
-        want = DomainMap.build(7, 9, b"d" * 16, 3, 5, merged, current_rank=(6, 2))
+        want = DomainMap.build(7, 9, b"d" * 16, 3, (5, 6, 2), merged)
         assert encode_maps([got]) == encode_maps([want])
 
 
@@ -116,7 +115,7 @@ def test_members_of_finds_a_topic_listed_under_another_scene() -> None:
         4096,
         bytes(16),
         0,
-        20,
+        (20, 0, 0),
         [(10, [(1, [101, 102]), (5, [501])]), (20, [(2, [201])]), (30, [(5, [555])]), (40, [])],
     )
     assert m.members_of(1, 10) == [101, 102]
@@ -135,12 +134,12 @@ def test_a_topic_is_not_found_in_the_bytes_of_two_neighbours() -> None:
     """The search past a scene matches whole ids only, not eight bytes across two of them."""
     low, high = 0x1122334455667788, 0x99AABBCCDDEEFF00
     across = int.from_bytes(struct.pack("<QQ", low, high)[4:12], "little")
-    m = DomainMap.build(7, 4096, bytes(16), 0, 0, [(10, [(low, [1]), (high, [2])])])
+    m = DomainMap.build(7, 4096, bytes(16), 0, NONE, [(10, [(low, [1]), (high, [2])])])
     decoded = decode_maps(encode_maps([m]))[7]
     assert decoded.members_of(across, 99) == []
     assert decoded.members_of(high, 99) == [2]  # control: found past its scene by a whole id
     again = DomainMap.build(
-        7, 4096, bytes(16), 0, 0, [(10, [(low, [1]), (high, [2])]), (20, [(across, [3])])]
+        7, 4096, bytes(16), 0, NONE, [(10, [(low, [1]), (high, [2])]), (20, [(across, [3])])]
     )
     assert decode_maps(encode_maps([again]))[7].members_of(across, 99) == [3]
 
@@ -284,9 +283,9 @@ def test_a_falling_member_range_is_refused_when_read() -> None:
 
 def test_build_refuses_scenes_out_of_ascending_order() -> None:
     """Scenes must come strictly ascending; descending or repeated ids raise ValueError."""
-    ordered = DomainMap.build(1, 0, bytes(16), 0, 0, [(3, [(30, [])]), (8, [])])
+    ordered = DomainMap.build(1, 0, bytes(16), 0, NONE, [(3, [(30, [])]), (8, [])])
     assert ordered.scene_ids.tolist() == [3, 8]
     with pytest.raises(ValueError, match="ascending"):
-        DomainMap.build(1, 0, bytes(16), 0, 0, [(8, []), (3, [(30, [])])])
+        DomainMap.build(1, 0, bytes(16), 0, NONE, [(8, []), (3, [(30, [])])])
     with pytest.raises(ValueError, match="ascending"):
-        DomainMap.build(1, 0, bytes(16), 0, 0, [(3, []), (3, [])])
+        DomainMap.build(1, 0, bytes(16), 0, NONE, [(3, []), (3, [])])
