@@ -174,12 +174,11 @@ class DomainContext:
         A warm domain takes it in its view of the scene now, and in its full
         build once that is made, so a turn needs no more than its scene.
         """
-        if self.built is None and self.warm is not None:
-            view = self.warm.scene_mirrors(engine, self.agent_id, scene_id)
-            if view is not None:
-                self.warm.pending.append(change)
-                return change(view)
-        return change(self.mirrors)
+        mirrors = self.scene_mirrors(engine, scene_id)
+        if mirrors is not self.built:  # a warm view: the full build takes the change too
+            assert self.warm is not None
+            self.warm.pending.append(change)
+        return change(mirrors)
 
     def next_stamp(self, now_ms: int) -> int:
         """Return a per-domain strictly increasing millisecond stamp."""
