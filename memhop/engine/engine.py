@@ -238,6 +238,12 @@ class Engine:
         with self._lock:
             return self._live.offsets.get(agent_id, NO_IDS).get(id_hash)
 
+    def offsets_of(self, agent_id: int, ids: Iterable[int]) -> list[int | None]:
+        """``offset_of`` of each of ``ids``, in their order, under one hold of the lock."""
+        with self._lock:
+            get = self._live.offsets.get(agent_id, NO_IDS).get
+            return [get(i) for i in ids]
+
     def all_ids(self, agent_id: int) -> list[int]:
         """Return every live id of one domain, ascending."""
         with self._lock:

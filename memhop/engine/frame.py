@@ -157,8 +157,7 @@ def record_payloads(
             t, flags, length, agent, ident, crc = unpack(buf, offset)
             end = start + length
             if (
-                t == rec_type
-                and t
+                t
                 and agent == agent_id
                 and ident == id_hash
                 and not flags & FLAG_DELETED
@@ -167,8 +166,9 @@ def record_payloads(
             ):
                 payload = buf[start:end]
                 if crc32(payload, crc32(buf[offset : offset + 22])) == crc:
-                    found.append((id_hash, payload))
-                    continue
+                    if t == rec_type:
+                        found.append((id_hash, payload))
+                    continue  # a good frame of another type is left out
         try:
             frame = decode_record(buf, offset, size, agent_id, id_hash)
         except (CorruptionError, CRCMismatchError) as exc:

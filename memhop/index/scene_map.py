@@ -16,10 +16,15 @@ Contract:
   (or, cheaper, while the file still ends at ``covered_end`` in the index
   snapshot whose CRC is ``seal``).
 - ``encode_maps`` / ``decode_maps`` are exact inverses; ``decode_maps``
-  raises ValueError for bytes that are not a whole, well-formed map
-  (checksum, version, counts, order), so a torn or foreign file is refused;
-  the order of each topic's member range is checked when ``members_of``
-  reads it (ValueError then), so decoding costs the scenes, not the topics.
+  raises ValueError for bytes that are not a whole map (checksum, version,
+  counts, sums), so a torn or foreign file is refused. The order of the
+  columns is checked whole by the writer (``build`` and ``spliced`` refuse a
+  map that is not well formed) and, on reading, for each range a read uses
+  (``topics_of``, ``members_of``: ValueError then), so a first read costs its
+  scene, not the domain. A map forged with a fresh checksum can at worst
+  hide rows from a warm read until the full build: every listed record is
+  read from the engine by (agent, id) and kept only if its payload names
+  the scene.
 
 Layout, little-endian: magic ``MHSM``, version byte, domain count (u32); per
 domain its head (agent, covered end, 16-byte digest, seal (u32), current
@@ -99,7 +104,11 @@ class DomainMap:
         k = self._scene_index(scene_id)
         if k is None:
             return []
-        return self.topic_ids[self._start(self.scene_ends, k) : self.scene_ends[k]].tolist()
+        start, end = self._start(self.scene_ends, k), self.scene_ends[k]
+        if not start <= end <= len(self.topic_ids):  # decode checks only the sums
+            msg = "scene map: a scene's topic ends fall"
+            raise ValueError(msg)
+        return self.topic_ids[start:end].tolist()
 
     def members_of(self, topic_id: int, scene_id: int) -> list[int]:
         """The member ids the map lists under a topic, looked for in ``scene_id`` first."""
@@ -184,21 +193,24 @@ class DomainMap:
     def check(self, *, whole: bool = True) -> None:
         """Raise ValueError unless the arrays describe a well-formed map.
 
-        ``whole=False`` leaves out the order of the member ends, the one check
-        that grows with the domain's topics: ``members_of`` checks the range
-        it reads instead, so an open that reads one scene costs the scenes.
+        ``whole=False`` checks only what costs nothing per scene (the digest,
+        the counts, the sums of the ends): the order checks grow with the
+        domain, so a read checks the ranges it uses instead, and an open that
+        reads one scene costs that scene.
         """
         if len(self.digest) != 16:
             msg = "scene map: a digest is not 16 bytes"
             raise ValueError(msg)
-        if not _ascending(self.scene_ids) or len(set(self.scene_ids)) != len(self.scene_ids):
-            msg = "scene map: scene ids are not strictly ascending"
-            raise ValueError(msg)
-        for ends, total, what, ordered in (
-            (self.scene_ends, len(self.topic_ids), "topic", True),
-            (self.topic_ends, len(self.member_ids), "member", whole),
+        if whole:
+            scenes = self.scene_ids.tolist()
+            if not _ascending(scenes) or len(set(scenes)) != len(scenes):
+                msg = "scene map: scene ids are not strictly ascending"
+                raise ValueError(msg)
+        for ends, total, what in (
+            (self.scene_ends, len(self.topic_ids), "topic"),
+            (self.topic_ends, len(self.member_ids), "member"),
         ):
-            if (ordered and not _ascending(ends)) or (ends[-1] if ends else 0) != total:
+            if (whole and not _ascending(ends.tolist())) or (ends[-1] if ends else 0) != total:
                 msg = f"scene map: the {what} ends do not add up"
                 raise ValueError(msg)
         if len(self.scene_ends) != len(self.scene_ids) or len(self.topic_ends) != len(
@@ -283,10 +295,9 @@ def _position(ids: Ints, wanted: int) -> int:
     return -1 if at < 0 else at // 8
 
 
-def _ascending(values: Ints) -> bool:
+def _ascending(listed: list[int]) -> bool:
     # Sorting what is already in order is one linear pass in C: a map's arrays run
-    # to millions of entries, and this check runs at every open that reads the map.
-    listed = values.tolist()
+    # to millions of entries.
     return listed == sorted(listed)
 
 

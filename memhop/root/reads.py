@@ -78,10 +78,13 @@ def scene_context(engine: Engine, ctx: DomainContext, scene_id: int) -> SceneVie
     mirrors = ctx.scene_mirrors(engine, chosen.scene_id)
     mirror = mirrors.contents
     made_by = of_scene(mirrors.topics, mirror, chosen.scene_id)
+    listing = mirrors.topics.listing(chosen.scene_id)
+    said = [sorted(r.id_hash for r in mirror.utterances_of(row.topic.id)) for row in listing]
+    # One read for every line of the scene, not one per row.
+    read = ctx.slots.read(engine, ctx.agent_id, [i for ids in said for i in ids])
+    by_id = {s.id_hash: s for s in read}
     rows = []
-    for row in mirrors.topics.listing(chosen.scene_id):
-        refs = mirror.utterances_of(row.topic.id)
-        lines = ctx.slots.read(engine, ctx.agent_id, [r.id_hash for r in refs])
-        lines.sort(key=lambda s: s.seq)
+    for row, ids in zip(listing, said, strict=True):
+        lines = sorted((by_id[i] for i in ids if i in by_id), key=lambda s: s.seq)
         rows.append(SceneRow(row, tuple(lines), made_by.get(row.topic.id, TURN)))
     return SceneView(chosen.scene_name, tuple(rows))

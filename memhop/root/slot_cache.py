@@ -72,8 +72,10 @@ class SlotCache:
 
     def remember(self, engine: Engine, agent_id: int, slots: Iterable[ArchiveSlot]) -> None:
         """Keep slots just read or written (their current offsets are looked up)."""
-        for slot in slots:
-            offset = engine.offset_of(agent_id, slot.id_hash)
+        given = list(slots)
+        for slot, offset in zip(
+            given, engine.offsets_of(agent_id, [s.id_hash for s in given]), strict=True
+        ):
             if offset is not None:
                 self._slots[slot.id_hash] = (offset, slot)
                 self._slots.move_to_end(slot.id_hash)
@@ -90,8 +92,8 @@ class SlotCache:
         """
         found: dict[int, ArchiveSlot] = {}
         misses: list[int] = []
-        for id_hash in ids:
-            offset = engine.offset_of(agent_id, id_hash)
+        wanted = list(ids)
+        for id_hash, offset in zip(wanted, engine.offsets_of(agent_id, wanted), strict=True):
             if offset is None:
                 continue
             held = self._slots.get(id_hash)

@@ -32,6 +32,7 @@ Contract:
 
 from __future__ import annotations
 
+import _thread
 import logging
 import threading
 import time
@@ -136,7 +137,11 @@ def _view(
     engine: Engine, agent_id: int, section: DomainMap, tail: Tail, scene_id: int
 ) -> Mirrors | None:
     """The mirrors of one scene's records; None if one breaks the map's rules."""
-    listed = section.topics_of(scene_id) + tail.topics.get(scene_id, [])
+    try:
+        listed = section.topics_of(scene_id) + tail.topics.get(scene_id, [])
+    except ValueError as exc:  # a range decode did not check
+        log.warning("scene map of agent %016x not used: %s", agent_id, exc)
+        return None
     misplaced: list[int] = []
     rows = [
         row
@@ -155,12 +160,35 @@ def _view(
         members.update(tail.members.get(row.id, ()))
         # Provenance looks slot 1 up by its address, whatever topic its payload names.
         members.add(content_id(row.id, SEQ_USER))
-    ids = sorted(members)
+    fields = content_fields.content_fields_of(engine, agent_id, sorted(members))
+    # Members are content lines or plan steps: only the ids no line answered can be steps.
+    steps = sorted(members.difference([f.id_hash for f in fields]))
     return Mirrors(
         topics=L2Meta.from_topics(rows),
-        contents=L4Index.from_fields(content_fields.content_fields_of(engine, agent_id, ids)),
-        plans=PlanTrees.from_nodes(plan.plan_nodes_of(engine, agent_id, ids)),
+        contents=L4Index.from_fields(fields),
+        plans=PlanTrees.from_nodes(plan.plan_nodes_of(engine, agent_id, steps)),
     )
+
+
+class _Fill:
+    """A function run on a daemon thread of its own, and the event set when it returns.
+
+    Started without waiting for the thread to run (``threading.Thread.start``
+    waits for that, a few hundred microseconds the first read would pay).
+    """
+
+    def __init__(self, run: Callable[[], None]) -> None:
+        self.done = threading.Event()
+        _thread.start_new_thread(self._main, (run,))
+
+    def _main(self, run: Callable[[], None]) -> None:
+        try:
+            run()
+        finally:
+            self.done.set()
+
+    def join(self) -> None:
+        self.done.wait()
 
 
 class WarmStart:
@@ -179,7 +207,7 @@ class WarmStart:
         self._views: dict[int, Mirrors] = {}
         # Turn writes the views took, for the full build (``DomainContext.apply``).
         self.pending: list[Callable[[Mirrors], object]] = []
-        self._fill: threading.Thread | None = None
+        self._fill: _Fill | None = None
         self._built: Mirrors | None = None
         self._error: BaseException | None = None
 
@@ -221,14 +249,11 @@ class WarmStart:
             return False, None
         return current_since(engine, agent_id, self.section, tail)
 
-    def start(self) -> threading.Thread | None:
+    def start(self) -> _Fill | None:
         """Start the full build on a thread of its own, unless one ran or runs; return it."""
         with self._mu:
             if self._fill is None and self._built is None:
-                self._fill = threading.Thread(
-                    target=self._run, name="memhop-domain-build", daemon=True
-                )
-                self._fill.start()
+                self._fill = _Fill(self._run)
             return self._fill
 
     def _run(self) -> None:
@@ -240,7 +265,7 @@ class WarmStart:
 
     def running(self) -> bool:
         """Whether a build is in flight."""
-        return self._fill is not None and self._fill.is_alive()
+        return self._fill is not None and not self._fill.done.is_set()
 
     def join(self) -> Mirrors:
         """The full mirrors: wait for the build, starting it if need be.
