@@ -24,13 +24,13 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
-from collections.abc import ItemsView, Iterator, Mapping, ValuesView
+from collections.abc import Callable, ItemsView, Iterator, Mapping, ValuesView
 from itertools import chain, compress, islice, repeat
 from mmap import mmap
 from operator import and_, eq, itemgetter, lt
 from types import MappingProxyType
 
-__all__ = ["NO_IDS", "IntMap"]
+__all__ = ["NO_IDS", "IntMap", "TypeRead"]
 
 _Bytes = bytes | bytearray | memoryview | mmap
 
@@ -42,6 +42,7 @@ _TYPE_BITS = 9  # a dict entry's value is offset << 9 | type
 _TYPE_MASK = 0x1FF
 _NO_TYPE = 0x100  # the offset lies past the log: no type byte to read
 _UNREAD = 0x1FF  # not read yet (an entry taken from a snapshot)
+_TYPE_READ_PART = 16_384  # type bytes read per C call by ``TypeRead.types``
 
 
 def _strictly_ascending(ids: array[int]) -> bool:
@@ -51,12 +52,14 @@ def _strictly_ascending(ids: array[int]) -> bool:
 class IntMap(Mapping[int, int]):
     """``id -> value`` with a tag byte per entry (see the module contract)."""
 
-    __slots__ = ("_count", "_dead", "_ids", "_new", "_offs", "_types")
+    __slots__ = ("_count", "_dead", "_ids", "_new", "_offs", "_retyped", "_types")
 
     def __init__(self) -> None:
         self._ids: array[int] = array("Q")
         self._offs: array[int] = array("Q")
         self._types: array[int] | None = array("H")  # None until a typed question
+        # While a ``TypeRead`` is out: array position -> type, for each entry put since.
+        self._retyped: dict[int, int] | None = None
         self._new: dict[int, int] = {}  # id -> offset << 9 | type, ids not in _ids
         self._count = 0
         self._dead = 0  # zeroed entries in the arrays
@@ -172,6 +175,8 @@ class IntMap(Mapping[int, int]):
             self._offs[i] = offset
             if self._types is not None:
                 self._types[i] = rec_type
+            elif self._retyped is not None:
+                self._retyped[i] = rec_type
             return
         if i >= 0 and self._offs[i]:  # moves to the dict: offset 0 cannot be held in the arrays
             self._offs[i] = 0
@@ -238,6 +243,8 @@ class IntMap(Mapping[int, int]):
             new_types.extend(types[start:])
         self._ids, self._offs = new_ids, new_offs
         self._types = None if types is None else new_types
+        if self._retyped is not None:  # positions in the old arrays: a read out is refused
+            self._retyped = {}
         self._new = kept
         self._dead = 0
 
@@ -246,14 +253,30 @@ class IntMap(Mapping[int, int]):
     def _type_array(self, view: _Bytes, size: int) -> array[int]:
         types = self._types
         if types is None:
-            offs = self._offs
-            if len(offs) > 1 and max(offs) < size:  # every frame in the log: one C call
-                types = array("H", itemgetter(*offs)(view))
-            else:
-                past = _NO_TYPE
-                types = array("H", (view[o] if o < size else past for o in offs))
-            self._types = types
+            types = self._types = _types_at(self._offs, view, size)
+            self._retyped = None
         return types
+
+    def type_read(self) -> TypeRead | None:
+        """What a typed question must read, to be read without the caller's lock; None when
+        the types are known. Hand the read back with ``take_types``."""
+        if self._types is not None:
+            return None
+        if self._retyped is None:
+            self._retyped = {}
+        return TypeRead(self._ids, array("Q", self._offs))
+
+    def take_types(self, read: TypeRead, types: array[int]) -> None:
+        """Adopt ``types`` (the type bytes at ``read``'s offsets), with every put since.
+
+        Ignored when the arrays were rebuilt since (a fold), or typed meanwhile:
+        the next typed question then reads them itself.
+        """
+        if self._types is not None or self._ids is not read.ids or self._retyped is None:
+            return
+        for at, rec_type in self._retyped.items():
+            types[at] = rec_type
+        self._types, self._retyped = types, None
 
     def sample(self, step: int) -> list[int]:
         """About ``len(self) / step`` of the values, spread over the map, in no set order.
@@ -275,6 +298,34 @@ class IntMap(Mapping[int, int]):
         found = list(compress(self._ids, wanted))
         extra = [i for i, v in self._new.items() if _type_of(v, view, size) == rec_type]
         return sorted(chain(found, sorted(extra))) if extra else found
+
+
+class TypeRead:
+    """The value column of an IntMap as it was, to read its type bytes without a lock."""
+
+    __slots__ = ("ids", "offsets")
+
+    def __init__(self, ids: array[int], offsets: array[int]) -> None:
+        self.ids = ids  # the map's key array then: a fold replaces it
+        self.offsets = offsets  # a copy
+
+    def types(self, view: _Bytes, size: int, pause: Callable[[], None]) -> array[int]:
+        """The type byte at each offset (``_NO_TYPE`` past ``size``), a part at a time,
+        calling ``pause`` between parts: each part is one C call, which holds the interpreter."""
+        offs, step = self.offsets, _TYPE_READ_PART
+        types = _types_at(offs[:step], view, size)
+        for at in range(step, len(offs), step):
+            pause()
+            types.extend(_types_at(offs[at : at + step], view, size))
+        return types
+
+
+def _types_at(offs: array[int], view: _Bytes, size: int) -> array[int]:
+    """The type byte of the frame at each of ``offs`` (``_NO_TYPE`` for one past the log)."""
+    if len(offs) > 1 and max(offs) < size:  # every frame in the log: one C call
+        return array("H", itemgetter(*offs)(view))
+    past = _NO_TYPE
+    return array("H", (view[o] if o < size else past for o in offs))
 
 
 def _type_of(value: int, view: _Bytes, size: int) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from array import array
 from collections import Counter
 
@@ -75,6 +76,47 @@ def test_packed_ids_answer_as_a_dict_does(
                 else:
                     assert ids.discard(id_hash) == (model.pop(id_hash, None) is not None)
                 _check(ids, model, bytes(view))
+
+
+@given(ops=OPS, seed=SEED, data=st.data(), part=st.sampled_from([1, 3, 16_384]))
+def test_types_read_without_a_lock_take_in_the_changes_made_meanwhile(
+    ops: list[tuple[str, int, int]], seed: dict[int, int], data: st.DataObject, part: int
+) -> None:
+    """A typed question's bytes read aside (``type_read`` .. ``take_types``) while the map
+    changes: every typed answer after equals the dict model's.
+
+    Puts of snapshot ids in the meantime change types in place, and must be
+    taken in; a fold in the meantime makes the read refused (the next typed
+    question reads again). Both fold thresholds are run, so both happen.
+    """
+    for fold_min in (2, 4096):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(intmap, "_FOLD_MIN", fold_min)
+            mp.setattr(intmap, "_TYPE_READ_PART", part)
+            view = bytearray(SIZE)
+            model = {i: (o, view[o] if o < SIZE else -1) for i, o in seed.items()}
+            ids = IntMap.from_mapping(seed)
+            out_at = data.draw(st.integers(0, len(ops)), label="read out before op")
+            read = ids.type_read() if out_at == len(ops) else None
+            pauses: list[int] = []
+            for at, (op, id_hash, rec_type) in enumerate(ops):
+                if at == out_at:
+                    read = ids.type_read()
+                if op == "put":
+                    offset = FIRST_FRAME + at
+                    view[offset] = rec_type
+                    ids.put(id_hash, offset, rec_type)
+                    model[id_hash] = (offset, rec_type)
+                else:
+                    ids.discard(id_hash)
+                    model.pop(id_hash, None)
+            if read is not None:
+                # Frames never change once written: reading the bytes now reads them as then.
+                types = read.types(bytes(view), SIZE, functools.partial(pauses.append, 1))
+                assert len(types) == len(read.offsets)
+                assert len(pauses) == max(0, -(-len(read.offsets) // part) - 1)
+                ids.take_types(read, types)
+            _check(ids, model, bytes(view))
 
 
 def test_snapshot_pairs_in_map_order_with_repeats_keep_the_last() -> None:

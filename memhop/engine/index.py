@@ -8,10 +8,11 @@ under its lock, and only after the frames it names are on disk.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable, Mapping, Sequence
 
 from memhop.engine.storefile import StoreFile
-from memhop.intmap import IntMap
+from memhop.intmap import IntMap, TypeRead
 
 Placement = tuple[int, int, int, int]
 """Where a frame of an appended blob belongs: (agent id, id hash, record type, offset in blob)."""
@@ -40,6 +41,17 @@ class LiveIndex:
         """
         ids = self.offsets.get(agent_id)
         return [] if ids is None else ids.ids_of_type(rec_type, file.view(), file.size)
+
+    def type_read(self, agent_id: int) -> TypeRead | None:
+        """What the domain's first typed question reads (``IntMap.type_read``), if any."""
+        ids = self.offsets.get(agent_id)
+        return None if ids is None else ids.type_read()
+
+    def take_types(self, agent_id: int, read: TypeRead, types: array[int]) -> None:
+        """Adopt types read for ``read`` (``IntMap.take_types``)."""
+        ids = self.offsets.get(agent_id)
+        if ids is not None:
+            ids.take_types(read, types)
 
     def typed(
         self, agent_id: int, id_hashes: Iterable[int], file: StoreFile

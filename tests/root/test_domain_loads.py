@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 import pytest
 
 import memhop
+import memhop.engine.engine as engine_module
+import memhop.root.root as root_module
 from memhop.errors import ClosedError
 from memhop.root.mirrors import Mirrors
 from memhop.root.root import Root
@@ -170,3 +174,36 @@ def test_an_in_place_compaction_waits_for_a_build_in_flight(meh_path: str, gate:
     finally:
         gate.opened.set()
         db.close()
+
+
+def test_a_build_pauses_between_its_reads_only_while_a_call_is_in_flight(
+    meh_path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A build's reads call the root's pacer between parts (``Engine.paced``), and the
+    pacer sleeps only while some domain's call holds its lock: a turn beside a build
+    gets the interpreter, and a build alone is not slowed.
+
+    Control: the same pacer with the lock held sleeps once, for the pause.
+    """
+    monkeypatch.setattr(engine_module, "_READ_CHUNK", 2)
+    scenes = _written(meh_path)
+    slept: list[float] = []
+    monkeypatch.setattr(
+        root_module, "time", SimpleNamespace(sleep=slept.append, time_ns=time.time_ns)
+    )
+    paced: list[int] = []
+    make_way = Root._make_way
+
+    def counted(root: Root) -> None:
+        paced.append(1)
+        make_way(root)
+
+    monkeypatch.setattr(Root, "_make_way", counted)
+    with memhop.open(meh_path, memhop.LocalModel()) as db:
+        db.primary().scene_context(scenes["primary"])  # built in full: nothing else in flight
+        assert paced
+        assert not slept
+        ctx = db._root._contexts[PRIMARY]
+        with ctx.lock:  # as a call in flight holds it
+            make_way(db._root)
+        assert slept == [root_module.BUILD_PAUSE_S]
