@@ -16,33 +16,15 @@ Contract:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from memhop.engine import Engine
-from memhop.layers.payload_shapes import DAMAGE, I64, INT, U64, UINT, u8_digits
 from memhop.records import ArchiveSlot, RecordType
-from memhop.records.codes import ArchiveKind, ArchiveRole, ContentType, members_of
+from memhop.records.archive import ARCHIVE_SHAPE, KIND_DIGITS, ROLE_DIGITS, TYPE_DIGITS
+from memhop.records.shapes import DAMAGE, I64, U64
 
 __all__ = ["ContentFields", "all_content_fields"]
-
-# A code over 255 is missing here: the full decode names the error.
-_KINDS = u8_digits(members_of(ArchiveKind))
-_TYPES = u8_digits(members_of(ContentType))
-_ROLES = u8_digits(members_of(ArchiveRole))
-# Runs of plain bytes between escapes: the same strings as one alternation per byte, matched
-# a run at a time.
-_PLAIN = rb'[^"\\\x00-\x1f]*'
-_STRING = rb'"' + _PLAIN + rb'(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})' + _PLAIN + rb')*"'
-_SHAPE = re.compile(
-    rb'\{"id_hash":' + UINT + rb',"kind":' + UINT + rb',"seq":' + UINT
-    + rb',"content_type":' + UINT + rb',"role":' + UINT + rb',"topic_id":' + UINT
-    + rb'(?:,"event_type":' + _STRING + rb")?"
-    + rb'(?:,"node_seq":' + UINT + rb")?"
-    + rb',"created_at":' + INT + rb',"content":' + _STRING + rb"\}",
-    re.DOTALL,
-)  # fmt: skip
 
 
 class ContentFields(NamedTuple):
@@ -60,11 +42,11 @@ class ContentFields(NamedTuple):
 
 def _fast(id_hash: int, payload: bytes, pool: dict[int, int]) -> ContentFields | None:
     """The fields of a payload in the usual shape, or None to decode it in full."""
-    m = _SHAPE.fullmatch(payload)
+    m = ARCHIVE_SHAPE.fullmatch(payload)
     if m is None:
         return None
-    named, kind, seq, ctype, role, topic, node, created = m.groups()
-    kind_c, ctype_c, role_c = _KINDS.get(kind), _TYPES.get(ctype), _ROLES.get(role)
+    named, kind, seq, ctype, role, topic, _, node, created, _ = m.groups()
+    kind_c, ctype_c, role_c = KIND_DIGITS.get(kind), TYPE_DIGITS.get(ctype), ROLE_DIGITS.get(role)
     seq_n, topic_n, created_n = int(seq), int(topic), int(created)
     node_n = 0 if node is None else int(node)
     if (

@@ -17,8 +17,8 @@ import math
 import re
 
 from memhop.engine import Engine
-from memhop.layers.payload_shapes import INT, UINT_DIGITS
 from memhop.records import RecordType
+from memhop.records.shapes import INT, UINT_DIGITS
 
 __all__ = ["EdgeClock", "edge_clocks"]
 

@@ -16,8 +16,8 @@ import re
 from collections.abc import Iterable, Sequence
 
 from memhop.engine import Engine
-from memhop.layers.payload_shapes import DAMAGE, I64, INT, U64, UINT, u8_digits
 from memhop.records import RecordType, TopicSlot
+from memhop.records.shapes import DAMAGE, I64, INT, U64, UINT, u8_digits
 
 __all__ = ["all_topic_rows"]
 

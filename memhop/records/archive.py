@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import ClassVar, Self
 
-from memhop.records.codes import ArchiveKind, ArchiveRole, ContentType, RecordType, known
+from memhop.records.codes import (
+    ArchiveKind,
+    ArchiveRole,
+    ContentType,
+    RecordType,
+    known,
+    members_of,
+)
 from memhop.records.gojson import I64_MAX, I64_MIN, U32_MAX, ObjectWriter, is_u64, plain_string
 from memhop.records.goread import read_object
+from memhop.records.shapes import I64, INT, STRING, U64, UINT, plain_text, u8_digits
 
 __all__ = ["SEQ_AGENT", "SEQ_USER", "ArchiveSlot"]
 
@@ -16,6 +25,22 @@ SEQ_AGENT = 2
 
 # A byte field holds a plain int or a member of its enum; an enum member writes its number.
 _BYTE_TYPES = frozenset({int, ArchiveKind, ContentType, ArchiveRole})
+
+ARCHIVE_SHAPE = re.compile(
+    rb'\{"id_hash":' + UINT + rb',"kind":' + UINT + rb',"seq":' + UINT
+    + rb',"content_type":' + UINT + rb',"role":' + UINT + rb',"topic_id":' + UINT
+    + rb'(?:,"event_type":(' + STRING + rb"))?"
+    + rb'(?:,"node_seq":' + UINT + rb")?"
+    + rb',"created_at":' + INT + rb',"content":(' + STRING + rb")\}",
+    re.DOTALL,
+)  # fmt: skip
+"""A payload as Go and memhop write it; its groups: id_hash, kind, seq, content_type, role,
+topic_id, event_type (quoted, or None), node_seq (or None), created_at, content (quoted)."""
+# A code's digits -> its member (its int if it has none); one over 255 is missing here, and
+# the full decode names the error.
+KIND_DIGITS = u8_digits(members_of(ArchiveKind))
+TYPE_DIGITS = u8_digits(members_of(ContentType))
+ROLE_DIGITS = u8_digits(members_of(ArchiveRole))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -101,6 +126,55 @@ class ArchiveSlot:
 
     @classmethod
     def from_json(cls, data: bytes) -> Self:
+        """The slot of a payload, with Go's ``json.Unmarshal`` rules.
+
+        A payload in the shape Go and memhop write takes a short path
+        (``_plain``); ``_read`` is the reference it must equal.
+        """
+        return cls._plain(data) or cls._read(data)
+
+    @classmethod
+    def _plain(cls, data: bytes) -> Self | None:
+        """The slot of a payload in the usual shape whose values are in range, else None."""
+        m = ARCHIVE_SHAPE.fullmatch(data)
+        if m is None:
+            return None
+        named, kind, seq, ctype, role, topic, event, node, created, content = m.groups()
+        kind_c, ctype_c, role_c = (
+            KIND_DIGITS.get(kind),
+            TYPE_DIGITS.get(ctype),
+            ROLE_DIGITS.get(role),
+        )
+        id_n, seq_n, topic_n, created_n = int(named), int(seq), int(topic), int(created)
+        node_n = 0 if node is None else int(node)
+        event_text = "" if event is None else plain_text(event)
+        text = plain_text(content)
+        if (
+            kind_c is None
+            or ctype_c is None
+            or role_c is None
+            or max(id_n, seq_n, topic_n) >= U64
+            or node_n > U32_MAX
+            or not -I64 <= created_n < I64
+            or event_text is None
+            or text is None
+        ):
+            return None  # out of range or text Go reads its own way: the full decode
+        return cls(
+            id_hash=id_n,
+            kind=kind_c,
+            seq=seq_n,
+            content_type=ctype_c,
+            role=role_c,
+            topic_id=topic_n,
+            event_type=event_text,
+            node_seq=node_n,
+            created_at=created_n,
+            content=text,
+        )
+
+    @classmethod
+    def _read(cls, data: bytes) -> Self:
         r = read_object(data, "ArchiveSlot")
         return cls(
             id_hash=r.u64("id_hash"),
