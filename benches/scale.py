@@ -62,6 +62,7 @@ DEFAULTS = memhop.Defaults(scene_dream_topic_threshold=-1)
 TURNS_PER_SCENE = 25
 BASE_MS = 1_700_000_000_000
 WARM_READS = 15
+MAP_SAMPLES = 3  # fresh opens with the map, for its first read and its first search
 RECORDS_PER_TURN = 4  # a topic row, two lines and one event (the scene record is shared)
 SIZES = (1_000, 10_000, 100_000, 400_000, 1_000_000)
 QUICK_SIZES = (1_000, 10_000)
@@ -161,12 +162,19 @@ def measure(path: str, scene: str, turns: int) -> Row:
     )
     stats = db.stats()
     db.close()  # writes the scene map
-    # The same read from the map, then the first turn (its update waits for the build).
+    # The same read from the map on fresh opens (a session that only reads leaves the map
+    # sealed), the last one followed by the first turn, which the scene's view takes.
+    map_reads = []
+    for _ in range(MAP_SAMPLES - 1):
+        gc.collect()
+        with memhop.open(path, model, DEFAULTS) as db:
+            map_reads.append(seconds(functools.partial(db.primary().scene_context, scene)))
     gc.collect()
     with memhop.open(path, model, DEFAULTS) as db:
         session = db.primary()
-        map_read = seconds(lambda: session.scene_context(scene))
+        map_reads.append(seconds(lambda: session.scene_context(scene)))
         map_turn = seconds(lambda: speak(session, turns, new_scene=False, scene_id=scene))
+    map_read = med(map_reads)
     # Searches: a fresh open, the first search of the scene, then warm searches.
     drop_scene_map(path)
     db = memhop.open(path, model, DEFAULTS)
@@ -174,8 +182,12 @@ def measure(path: str, scene: str, turns: int) -> Row:
     first_search = seconds(lambda: session.search(scene_id=scene))
     warm_search = med([cpu_seconds(lambda: session.search(scene_id=scene)) for _ in range(5)])
     db.close()
-    with memhop.open(path, model, DEFAULTS) as db:
-        map_search = seconds(lambda: db.primary().search(scene_id=scene))
+    map_searches = []
+    for _ in range(MAP_SAMPLES):  # each writes a record, and its close brings the map up to date
+        gc.collect()
+        with memhop.open(path, model, DEFAULTS) as db:
+            map_searches.append(seconds(lambda: db.primary().search(scene_id=scene)))
+    map_search = med(map_searches)
     # Heap with every mirror built (tracemalloc slows the calls: nothing is timed here).
     gc.collect()
     tracemalloc.start()
@@ -423,11 +435,15 @@ def report(
         "open after a compaction, or of a file a version without maps wrote), *warm* the median "
         f"of {WARM_READS} more; *map read* the same first read with the map the last close "
         "wrote (the scene from the records the map names; the domain is built on a thread of "
-        "its own afterwards), *map turn* the wall time of the turn that follows it (`search` + "
+        f"its own afterwards), the median of {MAP_SAMPLES} fresh opens, *map turn* the wall "
+        "time of the turn that follows the last of them (`search` + "
         "event + `update`: the scene's view takes it, without waiting for that build, which "
         "runs meanwhile and shares the interpreter); *first search* the first "
         "`search(scene_id=...)` after another fresh open without the map, *map search* with "
-        "it (each writes one record, so its fsync is in it), *warm search* the median thread "
+        f"it, the median of {MAP_SAMPLES} fresh opens (each writes one record, so its fsync "
+        "is in it, and the first write after an open cuts the tail snapshot: a truncate, "
+        "whose cost grows with the snapshot on a filesystem that discards freed blocks at "
+        "once), *warm search* the median thread "
         "CPU of 5 more (no fsync in it); *first "
         "recall* the thread CPU of the first `recall` after the read (it builds the domain's "
         "recall index), *warm recall* the median of 5 more; *other domain's turn* the wall "
