@@ -16,8 +16,11 @@ Contract:
   (or, cheaper, while the file still ends at ``covered_end`` in the index
   snapshot whose CRC is ``seal``).
 - ``encode_maps`` / ``decode_maps`` are exact inverses; ``decode_maps``
-  raises ValueError for bytes that are not a whole map (checksum, version,
-  counts, sums), so a torn or foreign file is refused. The order of the
+  raises ValueError for bytes that are not a whole map (checksums, version,
+  counts, sums), so a torn or foreign file is refused. Each 4 KiB block of
+  the file has its own checksum: decoding checks the blocks of the heads
+  and scene columns, and each read the blocks it uses (ValueError then), as
+  does ``verified`` (every block) before a map is written again. The order of the
   columns is checked whole by the writer (``build`` and ``spliced`` refuse a
   map that is not well formed) and, on reading, for each range a read uses
   (``topics_of``, ``members_of``: ValueError then), so a first read costs its
@@ -31,7 +34,10 @@ domain its head (agent, covered end, 16-byte digest, seal (u32), current
 scene with its last_used_at (i64) and turn_seq, then the scene, topic and
 member counts (u32)), then the scene ids (u64, ascending), each scene's
 topic end (u32, cumulative), the topic ids (u64), each topic's member end
-(u32, cumulative) and the member ids (u64); last, an xxh3-64 of all before.
+(u32, cumulative) and the member ids (u64); then an xxh3-64 of each 4 KiB
+block of all that (the last block may be short), and last the block size
+and block count (u32 each) and an xxh3-64 of the block checksums and those
+two.
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ import struct
 import sys
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from mmap import mmap
@@ -55,12 +61,24 @@ Ints: TypeAlias = "array[int] | memoryview[int]"
 """A map's id or end column: an array, or a view of the map file's own bytes (no copy)."""
 Current: TypeAlias = tuple[int, int, int]
 """The current scene as a map keeps it: (id, last_used_at, turn_seq); zeros for none."""
+Verify: TypeAlias = Callable[[int, int, int], None]
+"""Check the file's bytes under items [start, end) of a column (0-4, in file order)."""
+
+
+def _unchecked(column: int, start: int, end: int) -> None:
+    """A map made in memory: nothing to check."""
+
 
 MAGIC = b"MHSM"
-VERSION = 3  # an older map (no seal, no current scene's rank) is refused: that open builds in full
+VERSION = (
+    4  # an older map (one checksum for the file, or less) is refused: that open builds in full
+)
+BLOCK = 4096  # bytes under one checksum
 _PREFIX = struct.Struct("<4sBI")
 _HEAD = struct.Struct("<QQ16sIQqQIII")
-_SUM = struct.Struct("<Q")
+_COUNTS = struct.Struct("<II")  # block size, block count
+_SUM = struct.Struct("<Q")  # an xxh3-64
+_SIZES = (8, 4, 8, 4, 8)  # the columns' item sizes, in file order
 _SWAP = sys.byteorder != "little"  # the file is little-endian
 _Code: TypeAlias = Literal["Q", "I"]
 _CODES: tuple[_Code, ...] = ("Q", "I", "Q", "I", "Q")  # the columns' item types, in file order
@@ -82,6 +100,7 @@ class DomainMap:
     topic_ids: Ints
     topic_ends: Ints  # topic k's members are member_ids[topic_ends[k-1]:topic_ends[k]]
     member_ids: Ints
+    verify: Verify = _unchecked  # a decoded map checks the blocks a read uses
 
     @classmethod
     def build(
@@ -108,6 +127,7 @@ class DomainMap:
         if not start <= end <= len(self.topic_ids):  # decode checks only the sums
             msg = "scene map: a scene's topic ends fall"
             raise ValueError(msg)
+        self.verify(2, start, end)
         return self.topic_ids[start:end].tolist()
 
     def members_of(self, topic_id: int, scene_id: int) -> list[int]:
@@ -115,21 +135,27 @@ class DomainMap:
         k = self._scene_index(scene_id)
         at = -1
         if k is not None:
-            start = self._start(self.scene_ends, k)
-            at = _position(self.topic_ids[start : self.scene_ends[k]], topic_id)
-            at = at + start if at >= 0 else -1
+            start, end = self._start(self.scene_ends, k), self.scene_ends[k]
+            if start <= end <= len(self.topic_ids):
+                self.verify(2, start, end)
+                at = _position(self.topic_ids[start:end], topic_id)
+                at = at + start if at >= 0 else -1
         if at < 0:  # listed under another scene (the topic moved since), or not at all
+            self.verify(2, 0, len(self.topic_ids))
             at = _position(self.topic_ids, topic_id)
             if at < 0:
                 return []
+        self.verify(3, max(at - 1, 0), at + 1)
         start, end = self._start(self.topic_ends, at), self.topic_ends[at]
         if not start <= end <= len(self.member_ids):  # the one range decode left unchecked
             msg = "scene map: a topic's member ends fall"
             raise ValueError(msg)
+        self.verify(4, start, end)
         return self.member_ids[start:end].tolist()
 
     def scenes_of(self, topic_ids: AbstractSet[int]) -> set[int]:
         """The scenes the map lists any of ``topic_ids`` under (one pass over its topics)."""
+        self.verify(2, 0, len(self.topic_ids))
         ends = self.scene_ends
         return {
             self.scene_ids[bisect_right(ends, at)]
@@ -149,8 +175,10 @@ class DomainMap:
         """This map with each scene in ``rows`` listed as given (none: left out), as of a later end.
 
         The other scenes are copied as they are, a range of ids at a time.
-        ValueError when the result is not a well-formed map.
+        ValueError when the result is not a well-formed map, or this map's
+        bytes are not as written.
         """
+        self.verified()
         out = _Columns()
         kept = {scene_id: k for k, scene_id in enumerate(self.scene_ids.tolist())}
         run: list[int] = []  # old scenes kept as they are, consecutive in this map
@@ -181,6 +209,11 @@ class DomainMap:
         _extend(out.topic_ends, self.topic_ends[first:last], len(out.member_ids) - base)
         _extend(out.member_ids, self.member_ids[base:end])
 
+    def verified(self) -> None:
+        """Check every byte of the map (a decoded one) as written; ValueError if one is not."""
+        for column, values in enumerate(_arrays(self)):
+            self.verify(column, 0, len(values))
+
     def _scene_index(self, scene_id: int) -> int | None:
         ids = self.scene_ids
         k = bisect_left(ids, scene_id)
@@ -201,6 +234,10 @@ class DomainMap:
         if len(self.digest) != 16:
             msg = "scene map: a digest is not 16 bytes"
             raise ValueError(msg)
+        if whole:
+            self.verified()
+        elif self.topic_ends:
+            self.verify(3, len(self.topic_ends) - 1, len(self.topic_ends))
         if whole:
             scenes = self.scene_ids.tolist()
             if not _ascending(scenes) or len(set(scenes)) != len(scenes):
@@ -310,6 +347,7 @@ def encode_maps(maps: Iterable[DomainMap]) -> bytes:
     ordered = sorted(maps, key=lambda m: m.agent_id)
     parts = [_PREFIX.pack(MAGIC, VERSION, len(ordered))]
     for m in ordered:
+        m.verified()  # a map decoded from a file is written again only as it was written
         parts.append(
             _HEAD.pack(
                 m.agent_id,
@@ -331,7 +369,17 @@ def encode_maps(maps: Iterable[DomainMap]) -> bytes:
                 column = swapped
             parts.append(column.tobytes())
     body = b"".join(parts)
-    return body + _SUM.pack(xxhash.xxh3_64_intdigest(body))
+    whole = memoryview(body)
+    sums = array("Q", map(xxhash.xxh3_64_intdigest, map(whole.__getitem__, _blocks(len(body)))))
+    if _SWAP:
+        sums.byteswap()
+    listed = sums.tobytes() + _COUNTS.pack(BLOCK, len(sums))
+    return body + listed + _SUM.pack(xxhash.xxh3_64_intdigest(listed))
+
+
+def _blocks(size: int) -> list[slice]:
+    """The blocks of ``size`` bytes, each under its own checksum."""
+    return [slice(at, at + BLOCK) for at in range(0, size, BLOCK)]
 
 
 def decode_maps(data: Buffer) -> Mapping[int, DomainMap]:
@@ -339,15 +387,17 @@ def decode_maps(data: Buffer) -> Mapping[int, DomainMap]:
 
     On a little-endian machine the columns are views of ``data`` (no copy),
     so ``data`` may be a map of the file: only the pages a read uses are
-    then brought in, once the checksum has been taken.
+    brought in, and only their blocks are checked (``DomainMap.verify``).
     """
     whole = memoryview(data).cast("B")
-    if len(whole) < _PREFIX.size + _SUM.size:
-        msg = "scene map: too short"
+    if len(whole) >= _PREFIX.size and bytes(whole[:4]) == MAGIC and whole[4] != VERSION:
+        msg = f"scene map: not a version {VERSION} scene map"  # named before the checksums
         raise ValueError(msg)
-    body = whole[: -_SUM.size]
-    if xxhash.xxh3_64_intdigest(body) != _SUM.unpack_from(whole, len(body))[0]:
-        msg = "scene map: checksum mismatch"
+    blocks = _Blocks.of(whole)
+    body = blocks.body
+    blocks.check(0, min(_PREFIX.size, len(body)))
+    if len(body) < _PREFIX.size:
+        msg = "scene map: too short"
         raise ValueError(msg)
     magic, version, count = _PREFIX.unpack_from(body, 0)
     if magic != MAGIC or version != VERSION:
@@ -359,17 +409,37 @@ def decode_maps(data: Buffer) -> Mapping[int, DomainMap]:
         if pos + _HEAD.size > len(body):
             msg = "scene map: a domain runs past the end"
             raise ValueError(msg)
-        agent, end, digest, seal, *current, scenes, topics, members = _HEAD.unpack_from(body, pos)
+        blocks.check(pos, pos + _HEAD.size)
+        head = _HEAD.unpack_from(body, pos)
+        agent, end, digest, seal, scene_id, used_at, turns, scenes, topics, members = head
         pos += _HEAD.size
         arrays: list[Ints] = []
+        starts: list[int] = []
         for code, n in zip(_CODES, (scenes, scenes, topics, topics, members), strict=True):
             size = struct.calcsize(code) * n
             if pos + size > len(body):
                 msg = "scene map: an array runs past the end"
                 raise ValueError(msg)
             arrays.append(_column(body[pos : pos + size], code))
+            starts.append(pos)
             pos += size
-        m = DomainMap(agent, end, digest, seal, *current, *arrays)
+        blocks.check(starts[0], starts[2])  # the scene columns: every lookup searches them
+        scene_ids, scene_ends, topic_ids, topic_ends, member_ids = arrays
+        m = DomainMap(
+            agent,
+            end,
+            digest,
+            seal,
+            scene_id,
+            used_at,
+            turns,
+            scene_ids,
+            scene_ends,
+            topic_ids,
+            topic_ends,
+            member_ids,
+            verify=blocks.verifier(starts),
+        )
         m.check(whole=False)
         if agent in maps:
             msg = "scene map: a domain appears twice"
@@ -379,3 +449,54 @@ def decode_maps(data: Buffer) -> Mapping[int, DomainMap]:
         msg = "scene map: bytes after the last domain"
         raise ValueError(msg)
     return maps
+
+
+class _Blocks:
+    """A map file's body and the checksum of each of its blocks, each checked once, when a
+    read first uses it."""
+
+    def __init__(self, body: memoryview, sums: Ints) -> None:
+        self.body = body
+        self._sums = sums
+        self._checked = bytearray(len(sums))
+
+    @classmethod
+    def of(cls, whole: memoryview) -> _Blocks:
+        """The body and block checksums of a file; ValueError unless its tail vouches for them."""
+        tail = _COUNTS.size + _SUM.size
+        if len(whole) < tail:
+            msg = "scene map: too short"
+            raise ValueError(msg)
+        block, count = _COUNTS.unpack_from(whole, len(whole) - tail)
+        listed = whole[len(whole) - tail - 8 * count : len(whole) - _SUM.size]
+        if (
+            len(listed) != 8 * count + _COUNTS.size
+            or xxhash.xxh3_64_intdigest(listed)
+            != _SUM.unpack_from(whole, len(whole) - _SUM.size)[0]
+        ):
+            msg = "scene map: checksum mismatch"
+            raise ValueError(msg)
+        body = whole[: len(whole) - tail - 8 * count]
+        if block != BLOCK or count != -(-len(body) // BLOCK):
+            msg = "scene map: checksum mismatch (the blocks do not cover the file)"
+            raise ValueError(msg)
+        return cls(body, _column(listed[: 8 * count], "Q"))
+
+    def check(self, start: int, end: int) -> None:
+        """Raise ValueError unless bytes [start, end) of the body are as written."""
+        checked, sums, body = self._checked, self._sums, self.body
+        for k in range(start // BLOCK, -(-end // BLOCK)):
+            if not checked[k]:
+                if xxhash.xxh3_64_intdigest(body[k * BLOCK : (k + 1) * BLOCK]) != sums[k]:
+                    msg = "scene map: checksum mismatch"
+                    raise ValueError(msg)
+                checked[k] = 1
+
+    def verifier(self, starts: Sequence[int]) -> Verify:
+        """``DomainMap.verify`` for a domain whose columns begin at ``starts``."""
+
+        def verify(column: int, start: int, end: int) -> None:
+            size = _SIZES[column]
+            self.check(starts[column] + size * start, starts[column] + size * end)
+
+        return verify

@@ -46,9 +46,10 @@ from memhop.index.l2meta import L2Meta
 from memhop.index.l4 import L4Index
 from memhop.index.plans import PlanTrees
 from memhop.index.scene_map import DomainMap
-from memhop.layers import codec, content_fields, plan, scene, topic_rows
-from memhop.records import SEQ_USER, RecordType, SceneSlot
+from memhop.layers import archive, codec, content_fields, plan, scene, topic_rows
+from memhop.records import SEQ_USER, ArchiveSlot, RecordType, SceneSlot
 from memhop.root.mirrors import Mirrors
+from memhop.root.slot_cache import SlotCache
 
 __all__ = ["Tail", "WarmStart", "current_since", "trusted_tail"]
 
@@ -135,8 +136,9 @@ def _read_tail(engine: Engine, agent_id: int, since: int) -> Tail | None:
 
 def _view(
     engine: Engine, agent_id: int, section: DomainMap, tail: Tail, scene_id: int
-) -> Mirrors | None:
-    """The mirrors of one scene's records; None if one breaks the map's rules."""
+) -> tuple[Mirrors, list[ArchiveSlot]] | None:
+    """The mirrors of one scene's records, and its content slots as read for them (a read of
+    the scene wants their text next); None if a record breaks the map's rules."""
     try:
         listed = section.topics_of(scene_id) + tail.topics.get(scene_id, [])
     except ValueError as exc:  # a range decode did not check
@@ -160,14 +162,15 @@ def _view(
         members.update(tail.members.get(row.id, ()))
         # Provenance looks slot 1 up by its address, whatever topic its payload names.
         members.add(content_id(row.id, SEQ_USER))
-    fields = content_fields.content_fields_of(engine, agent_id, sorted(members))
+    slots = archive.read_contents(engine, agent_id, members)
     # Members are content lines or plan steps: only the ids no line answered can be steps.
-    steps = sorted(members.difference([f.id_hash for f in fields]))
-    return Mirrors(
+    steps = sorted(members.difference([s.id_hash for s in slots]))
+    mirrors = Mirrors(
         topics=L2Meta.from_topics(rows),
-        contents=L4Index.from_fields(fields),
+        contents=L4Index.from_records(slots),
         plans=PlanTrees.from_nodes(plan.plan_nodes_of(engine, agent_id, steps)),
     )
+    return mirrors, slots
 
 
 class _Fill:
@@ -222,8 +225,14 @@ class WarmStart:
             self._refused = self._tail is None
         return self._tail
 
-    def scene_mirrors(self, engine: Engine, agent_id: int, scene_id: int) -> Mirrors | None:
-        """One scene's view, None when the map cannot serve it (then wait for the build)."""
+    def scene_mirrors(
+        self, engine: Engine, agent_id: int, scene_id: int, slots: SlotCache
+    ) -> Mirrors | None:
+        """One scene's view, None when the map cannot serve it (then wait for the build).
+
+        The content slots read to make it are kept in ``slots``, so the scene's
+        text is decoded once.
+        """
         if self._built is not None:
             return None
         view = self._views.get(scene_id)
@@ -235,7 +244,9 @@ class WarmStart:
             if made is None:
                 self._refused = True
                 return None
-            view = self._views[scene_id] = made
+            view, read = made
+            self._views[scene_id] = view
+            slots.remember(engine, agent_id, read)
         return view
 
     def view_of(self, scene_id: int) -> Mirrors | None:

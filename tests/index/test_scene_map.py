@@ -148,21 +148,30 @@ def test_a_topic_is_not_found_in_the_bytes_of_two_neighbours() -> None:
 def test_any_damaged_byte_or_length_is_refused(
     domains: list[tuple[DomainMap, Scenes]], data: st.DataObject
 ) -> None:
-    """One flipped byte, a cut anywhere or one byte more: decode_maps raises ValueError."""
+    """One flipped byte: decode_maps raises ValueError, or a read of the block holding it
+    does (every block is read by ``verified``); a cut anywhere or one byte more: decode_maps
+    raises ValueError."""
     whole = encode_maps(m for m, _ in domains)
     assert set(decode_maps(whole)) == {m.agent_id for m, _ in domains}
+    _read_whole(whole)  # control: every block of the written file checks
     at = data.draw(st.integers(min_value=0, max_value=len(whole) - 1), label="at")
     mask = data.draw(st.integers(min_value=1, max_value=255), label="mask")
     flipped = bytearray(whole)
     flipped[at] ^= mask
     with pytest.raises(ValueError, match="scene map"):
-        decode_maps(bytes(flipped))
+        _read_whole(bytes(flipped))
     cut = data.draw(st.integers(min_value=0, max_value=len(whole) - 1), label="cut")
     with pytest.raises(ValueError, match="scene map"):
         decode_maps(whole[:cut])
     extra = data.draw(st.integers(min_value=0, max_value=255), label="extra")
     with pytest.raises(ValueError, match="scene map"):
         decode_maps(whole + bytes([extra]))
+
+
+def _read_whole(data: bytes) -> None:
+    """Decode a map file and check every block of each domain's map."""
+    for m in decode_maps(data).values():
+        m.verified()
 
 
 class _Domain(NamedTuple):
@@ -184,7 +193,7 @@ def _assemble(
     domains: list[_Domain],
     *,
     magic: bytes = b"MHSM",
-    version: int = 3,
+    version: int = 4,
     count: int | None = None,
     tail: bytes = b"",
 ) -> bytes:
@@ -213,7 +222,15 @@ def _assemble(
         ):
             body += struct.pack(f"<{len(values)}{code}", *values)
     body += tail
-    return body + struct.pack("<Q", xxhash.xxh3_64_intdigest(body))
+    return _sealed(body)
+
+
+def _sealed(body: bytes) -> bytes:
+    """``body`` with the checksum of each 4 KiB block, the block size and count, and their
+    checksum, as a version 4 map ends."""
+    sums = [xxhash.xxh3_64_intdigest(body[at : at + 4096]) for at in range(0, len(body), 4096)]
+    listed = struct.pack(f"<{len(sums)}Q", *sums) + struct.pack("<II", 4096, len(sums))
+    return body + listed + struct.pack("<Q", xxhash.xxh3_64_intdigest(listed))
 
 
 A = _Domain(
@@ -241,7 +258,8 @@ B = _Domain(9, 512, b"\xff" * 16, 0, 0, 0, 0, [7], [1], [70], [1], [700])
         pytest.param([A, B._replace(agent=A.agent)], {}, id="agent-twice"),
         pytest.param([A, B], {"version": 1}, id="version-1"),
         pytest.param([A, B], {"version": 2}, id="version-2"),
-        pytest.param([A, B], {"version": 4}, id="version-4"),
+        pytest.param([A, B], {"version": 3}, id="version-3"),
+        pytest.param([A, B], {"version": 5}, id="version-5"),
         pytest.param([A, B], {"magic": b"MHSX"}, id="foreign-magic"),
         pytest.param([A, B], {"count": 3}, id="count-too-high"),
         pytest.param([A, B], {"count": 1}, id="count-too-low"),
@@ -306,3 +324,25 @@ def test_build_refuses_scenes_out_of_ascending_order() -> None:
         DomainMap.build(1, 0, bytes(16), 0, NONE, [(8, []), (3, [(30, [])])])
     with pytest.raises(ValueError, match="ascending"):
         DomainMap.build(1, 0, bytes(16), 0, NONE, [(3, []), (3, [])])
+
+
+def test_a_damaged_block_is_refused_when_a_read_uses_it() -> None:
+    """Decoding checks the heads and scene columns only; a byte damaged among the member ids
+    is refused by the read of the topic whose members sit in its block.
+
+    Control: a topic whose members lie in another block reads as built, from the same
+    decoded map, and the undamaged file reads the damaged topic as built.
+    """
+    topics = [(t, list(range(t * 1000, t * 1000 + 600))) for t in range(1, 5)]  # 4.8 KB each
+    built = DomainMap.build(3, 4096, bytes(16), 0, NONE, [(10, topics)])
+    whole = encode_maps([built])
+    last = built.member_ids[-1]
+    at = whole.index(struct.pack("<Q", last))  # in the last block of the member ids
+    damaged = bytearray(whole)
+    damaged[at] ^= 0x40
+    decoded = decode_maps(bytes(damaged))[3]
+    assert decoded.topics_of(10) == [1, 2, 3, 4]
+    assert decoded.members_of(1, 10) == topics[0][1]  # its block is whole
+    with pytest.raises(ValueError, match="scene map: checksum mismatch"):
+        decoded.members_of(4, 10)
+    assert decode_maps(whole)[3].members_of(4, 10) == topics[3][1]
