@@ -508,10 +508,11 @@ def report(
         "the ids of the scene they came from). The scene map (`<file>.scenemap`, memhop's own "
         "file, written at close) says it. A read from it checks that the file still ends in "
         "the index snapshot the map names (else it hashes the file up to the map's end, one C "
-        "pass), maps the map file and checks its checksum (in C) and its scene columns (each "
-        "topic's range is checked when a read uses it), and reads the scene's own records. A "
-        "turn on the scene is taken by its view too; the full build, on a thread of its own, "
-        "takes the turn in when it is done.\n"
+        "pass), maps the map file and checks the checksums of the blocks that hold the "
+        "domain's heads and scene columns (each other block, and each range's order, is "
+        "checked when a read first uses it), and reads the scene's own records, each decoded "
+        "once. A turn on the scene is taken by its view too; the full build, on a thread of "
+        "its own that pauses while a call is in flight, takes the turn in when it is done.\n"
     )
     out.append(search_section(cpu))
     big = rows[-1]

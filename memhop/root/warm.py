@@ -16,10 +16,11 @@ Contract:
   map's digest up to its ``covered_end`` with a log that walks frame by frame
   from there to the record end. A compacted, replaced or damaged file is
   refused, and the domain is built in full.
-- Every record a view uses is read from the engine, with the same decoders
-  as the full build, and a row is kept only if its payload puts it in the
-  scene; so a scene's view answers what the full mirrors answer for that
-  scene.
+- Every record a view uses is read from the engine, decoded to what the
+  full build's decoders give (its content slots in full, kept in the
+  domain's slot cache for the scene's text), and a row is kept only if its
+  payload puts it in the scene; so a scene's view answers what the full
+  mirrors answer for that scene.
 - A view takes only its scene's turn writes (a content line, a topic row),
   through ``DomainContext.apply``, which queues each for the full build: a
   change puts a record as written, so one the build already read changes
