@@ -115,7 +115,8 @@ def _verify_live(
     unpack, crc32, head = _FRAME.unpack_from, zlib.crc32, RECORD_HEADER_SIZE
     if offsets[-1] + head > size or not all(map(lt, offsets, islice(offsets, 1, None))):
         return None  # out of bounds, or two entries share a frame
-    index: Index = {agent_id: dict(by_id) for agent_id, by_id in live.items() if by_id}
+    # ``items()``: a packed map's pairs in one pass, not a search per key.
+    index: Index = {agent_id: dict(by_id.items()) for agent_id, by_id in live.items() if by_id}
     in_agent = index.get
     nothing: dict[int, int] = {}
     ends: list[int] = []
