@@ -17,6 +17,9 @@ Contract:
 - ``ids_of_type`` answers from the tags: those given to ``put``, and for
   entries built without one (a snapshot's), the byte at the entry's value in
   a view, read on the first such question (an open reads no frame).
+  ``type_read`` / ``take_types`` let that question read the bytes without
+  the caller's lock: puts made meanwhile are taken in, and a fold meanwhile
+  refuses the read (the next question reads again).
 - Not thread-safe on its own: the engine calls it under its lock.
 """
 
