@@ -21,8 +21,8 @@ from typing import NamedTuple
 
 from memhop.engine import Engine
 from memhop.records import ArchiveSlot, RecordType
-from memhop.records.archive import ARCHIVE_SHAPE, KIND_DIGITS, ROLE_DIGITS, TYPE_DIGITS
-from memhop.records.shapes import DAMAGE, I64, U64
+from memhop.records.archive import ARCHIVE_SHAPE, plain_numbers
+from memhop.records.shapes import DAMAGE
 
 __all__ = ["ContentFields", "all_content_fields"]
 
@@ -43,32 +43,19 @@ class ContentFields(NamedTuple):
 def _fast(id_hash: int, payload: bytes, pool: dict[int, int]) -> ContentFields | None:
     """The fields of a payload in the usual shape, or None to decode it in full."""
     m = ARCHIVE_SHAPE.fullmatch(payload)
-    if m is None:
-        return None
-    named, kind, seq, ctype, role, topic, _, node, created, _ = m.groups()
-    kind_c, ctype_c, role_c = KIND_DIGITS.get(kind), TYPE_DIGITS.get(ctype), ROLE_DIGITS.get(role)
-    seq_n, topic_n, created_n = int(seq), int(topic), int(created)
-    node_n = 0 if node is None else int(node)
-    if (
-        kind_c is None
-        or ctype_c is None
-        or role_c is None
-        or seq_n >= U64
-        or topic_n >= U64
-        or node_n >= 1 << 32
-        or not -I64 <= created_n < I64
-        or (len(named) > 19 and int(named) >= U64)  # 19 digits are below 2**64
-    ):
-        return None  # out of range: the full decode names the error
+    numbers = None if m is None else plain_numbers(m)
+    if numbers is None:
+        return None  # another shape, or out of range: the full decode names the error
+    _, kind, seq, ctype, role, topic, node, created = numbers
     return ContentFields(
         id_hash,
-        pool.setdefault(topic_n, topic_n),
-        seq_n,
-        kind_c,
-        ctype_c,
-        role_c,
-        node_n,
-        pool.setdefault(created_n, created_n),
+        pool.setdefault(topic, topic),
+        seq,
+        kind,
+        ctype,
+        role,
+        node,
+        pool.setdefault(created, created),
     )
 
 

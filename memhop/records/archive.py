@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import ClassVar, Self
+from typing import ClassVar, Self, TypeAlias
 
 from memhop.records.codes import (
     ArchiveKind,
@@ -38,9 +38,32 @@ ARCHIVE_SHAPE = re.compile(
 topic_id, event_type (quoted, or None), node_seq (or None), created_at, content (quoted)."""
 # A code's digits -> its member (its int if it has none); one over 255 is missing here, and
 # the full decode names the error.
-KIND_DIGITS = u8_digits(members_of(ArchiveKind))
-TYPE_DIGITS = u8_digits(members_of(ContentType))
-ROLE_DIGITS = u8_digits(members_of(ArchiveRole))
+_KIND_DIGITS = u8_digits(members_of(ArchiveKind))
+_TYPE_DIGITS = u8_digits(members_of(ContentType))
+_ROLE_DIGITS = u8_digits(members_of(ArchiveRole))
+
+PlainNumbers: TypeAlias = tuple[int, int, int, int, int, int, int, int]
+"""id_hash, kind, seq, content_type, role, topic_id, node_seq, created_at."""
+
+
+def plain_numbers(m: re.Match[bytes]) -> PlainNumbers | None:
+    """The numbers of an ``ARCHIVE_SHAPE`` match, each a code's member where it has one;
+    None when one is out of its Go range (the full decode names the error)."""
+    named, kind, seq, ctype, role, topic, _, node, created, _ = m.groups()
+    kind_c, ctype_c = _KIND_DIGITS.get(kind), _TYPE_DIGITS.get(ctype)
+    role_c = _ROLE_DIGITS.get(role)
+    id_n, seq_n, topic_n, created_n = int(named), int(seq), int(topic), int(created)
+    node_n = 0 if node is None else int(node)
+    if (
+        kind_c is None
+        or ctype_c is None
+        or role_c is None
+        or max(id_n, seq_n, topic_n) >= U64
+        or node_n > U32_MAX
+        or not -I64 <= created_n < I64
+    ):
+        return None
+    return id_n, kind_c, seq_n, ctype_c, role_c, topic_n, node_n, created_n
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -137,39 +160,25 @@ class ArchiveSlot:
     def _plain(cls, data: bytes) -> Self | None:
         """The slot of a payload in the usual shape whose values are in range, else None."""
         m = ARCHIVE_SHAPE.fullmatch(data)
-        if m is None:
+        numbers = None if m is None else plain_numbers(m)
+        if m is None or numbers is None:
             return None
-        named, kind, seq, ctype, role, topic, event, node, created, content = m.groups()
-        kind_c, ctype_c, role_c = (
-            KIND_DIGITS.get(kind),
-            TYPE_DIGITS.get(ctype),
-            ROLE_DIGITS.get(role),
-        )
-        id_n, seq_n, topic_n, created_n = int(named), int(seq), int(topic), int(created)
-        node_n = 0 if node is None else int(node)
+        id_n, kind, seq, ctype, role, topic, node, created = numbers
+        event, content = m.group(7), m.group(10)
         event_text = "" if event is None else plain_text(event)
         text = plain_text(content)
-        if (
-            kind_c is None
-            or ctype_c is None
-            or role_c is None
-            or max(id_n, seq_n, topic_n) >= U64
-            or node_n > U32_MAX
-            or not -I64 <= created_n < I64
-            or event_text is None
-            or text is None
-        ):
-            return None  # out of range or text Go reads its own way: the full decode
+        if event_text is None or text is None:
+            return None  # text Go reads its own way: the full decode
         return cls(
             id_hash=id_n,
-            kind=kind_c,
-            seq=seq_n,
-            content_type=ctype_c,
-            role=role_c,
-            topic_id=topic_n,
+            kind=kind,
+            seq=seq,
+            content_type=ctype,
+            role=role,
+            topic_id=topic,
             event_type=event_text,
-            node_seq=node_n,
-            created_at=created_n,
+            node_seq=node,
+            created_at=created,
             content=text,
         )
 
