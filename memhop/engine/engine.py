@@ -34,6 +34,7 @@ from memhop.engine.frame import (
 from memhop.engine.header import DATA_START, HeaderPair
 from memhop.engine.index import LiveIndex, Placement
 from memhop.engine.recovery import frames_between
+from memhop.engine.seed import has_seed, keep_seed
 from memhop.engine.snapshot import Index
 from memhop.engine.storefile import StoreFile
 from memhop.engine.writes import LogWriter, RecordEntry, encode_batch
@@ -87,6 +88,7 @@ class Engine:
         # (0: it did not). Appending behind it would hide the new frames from
         # the next scan, so writes are refused.
         self._unread_from = unread_from
+        self.index_source = "new"  # or where the open took the index: snapshot, seed, scan
 
     # ---- state -------------------------------------------------------------------------
 
@@ -519,12 +521,20 @@ class Engine:
             self._check_writable()
             self._log.forget_snapshot()
 
-    def checkpoint(self) -> None:
-        """Append an index snapshot at the file end and point a new header at it."""
+    def checkpoint(self, *, seed: bool = False) -> None:
+        """Append an index snapshot at the file end and point a new header at it; ``seed``
+        also keeps it beside the file (``engine.seed``): never for a copy not yet renamed."""
         with self._lock:
             self._check_writable()
             self._commits.drain()
-            self._log.checkpoint(self._live.offsets)
+            blob = self._log.checkpoint(self._live.offsets)
+            if seed:
+                self._seed(blob)
+
+    def _seed(self, snapshot: bytes) -> None:
+        if not self._damaged and not self._damaged_frames:  # only ever the index of clean bytes
+            view, mode = self._file.view(), self._file.permission_bits()
+            keep_seed(self._file.path, view, self.record_end, snapshot, mode)
 
     # ---- closing -----------------------------------------------------------------------
 
@@ -537,17 +547,21 @@ class Engine:
         with self._lock:
             self._check_open()
             try:
-                self.checkpoint_if_stale()
+                self.checkpoint_if_stale(seed=True)
             finally:
                 self._release()
 
-    def checkpoint_if_stale(self) -> None:
-        """Checkpoint unless writes are refused or nothing was written since the last one."""
+    def checkpoint_if_stale(self, *, seed: bool = False) -> None:
+        """Checkpoint unless writes are refused or nothing was written since the last one;
+        ``seed`` as ``checkpoint``, and a current snapshot without a seed gets one."""
         with self._lock:
             self._check_open()
-            writable = self._log.failure is None and not self._unread_from
-            if writable and not self._log.snapshot_is_current():
-                self.checkpoint()
+            if self._log.failure is not None or self._unread_from:
+                return
+            if not self._log.snapshot_is_current():
+                self.checkpoint(seed=seed)
+            elif seed and not has_seed(self._file.path):  # a compaction's copy, an older file
+                self._seed(self._log.current_snapshot())
 
     def snapshot_seal(self) -> int:
         """The CRC of the index snapshot the file ends in, if nothing was written since; else 0.

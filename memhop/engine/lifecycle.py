@@ -14,6 +14,7 @@ from memhop.engine.engine import Engine
 from memhop.engine.header import DATA_START, FileHeader, load_headers
 from memhop.engine.publish import build_beside, remove_stale_temps
 from memhop.engine.recovery import scan_records, walk_record_area
+from memhop.engine.seed import restore_seed
 from memhop.engine.snapshot import PackedIndex, parse_snapshot
 from memhop.engine.storefile import StoreFile
 from memhop.errors import CorruptionError, MemHopError, StorageIOError
@@ -64,9 +65,14 @@ def open_engine(path: str) -> Engine:
         index: PackedIndex | None = None
         if header.has_snapshot:
             index = _restore_snapshot(file, header)
-        start = DATA_START if index is None else header.snapshot_offset + header.snapshot_length
         snapshot_broken = header.has_snapshot and index is None
-        index = {} if index is None else index
+        if index is not None:
+            source, start = "snapshot", header.snapshot_offset + header.snapshot_length
+        else:
+            # No snapshot in the file (a kill after the session's first write cut it):
+            # the seed a clean close left, if the bytes it was made from are still there.
+            seeded = restore_seed(path, file.view(), file.size)
+            source, (start, index) = ("seed", seeded) if seeded else ("scan", (DATA_START, {}))
         scan = scan_records(file.view(), start, file.size, index, header.snapshot_offset)
         if scan.truncate:
             file.truncate(scan.end)
@@ -80,6 +86,10 @@ def open_engine(path: str) -> Engine:
         engine = Engine(
             file, headers, index, next_offset, damaged_frames=damaged, unread_from=scan.unresolved
         )
+        engine.index_source = source
+        if source == "seed":
+            msg = "index from the seed up to offset %d; %d frames scanned after it"
+            log.info(msg, start, scan.frames)
         if snapshot_broken and not scan.unresolved:
             engine.forget_snapshot()
         # Holding the file's lock, no in-place compaction of it can be under way.

@@ -13,25 +13,23 @@ import contextlib
 import logging
 import os
 import re
-import secrets
 from collections.abc import Callable
 
 from memhop.engine.engine import Engine
 from memhop.engine.header import HEADER_A_OFFSET, HEADER_B_OFFSET, FileHeader, load_headers
-from memhop.engine.storefile import StoreFile, fsync_directory
+from memhop.engine.seed import discard_seed
+from memhop.engine.storefile import (
+    TEMP_SUFFIX,
+    TOKEN_BYTES,
+    StoreFile,
+    fsync_directory,
+    temp_sibling,
+)
 from memhop.errors import InvalidQueryError, MemHopError, StorageIOError
 
-TEMP_SUFFIX = ".memhop-tmp"
 DEFAULT_MODE = 0o644  # before the umask, as for any file a program creates
-_TOKEN_BYTES = 6
 
 log = logging.getLogger("memhop.engine")
-
-
-def temp_sibling(target: str) -> str:
-    """Return an unused-looking temporary name in ``target``'s directory."""
-    folder, name = os.path.split(os.path.abspath(target))
-    return os.path.join(folder, f".{name}.{secrets.token_hex(_TOKEN_BYTES)}{TEMP_SUFFIX}")
 
 
 def remove_stale_temps(target: str) -> list[str]:
@@ -43,7 +41,7 @@ def remove_stale_temps(target: str) -> list[str]:
     """
     folder, name = os.path.split(os.path.abspath(target))
     pattern = re.compile(
-        rf"\.{re.escape(name)}\.[0-9a-f]{{{2 * _TOKEN_BYTES}}}{re.escape(TEMP_SUFFIX)}"
+        rf"\.{re.escape(name)}\.[0-9a-f]{{{2 * TOKEN_BYTES}}}{re.escape(TEMP_SUFFIX)}"
     )
     try:
         candidates = [entry for entry in os.listdir(folder) if pattern.fullmatch(entry)]
@@ -128,7 +126,8 @@ def build_beside(
     default under the umask. ``replace`` lets the rename replace an existing
     ``target`` (in-place compaction); without it an existing ``target`` is
     InvalidQueryError. On any failure the temporary file is removed and
-    ``target`` is untouched. Returns the new engine, open, under ``target``.
+    ``target`` is untouched. Returns the new engine, open, under ``target``;
+    the index seed beside ``target`` (``engine.seed``) is deleted.
     """
     if not replace and os.path.lexists(target):
         raise _exists_error(target, what)
@@ -139,6 +138,8 @@ def build_beside(
         fill(engine)
         _rename_into_place(temp, target, replace=replace, what=what)
         engine.renamed(target)
+        # A seed beside ``target`` was made from the file just replaced (or one long gone).
+        discard_seed(target)
     except BaseException:
         if engine is not None:
             with contextlib.suppress(MemHopError):

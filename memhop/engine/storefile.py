@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import mmap
 import os
+import secrets
 import sys
 from typing import BinaryIO
 
@@ -18,6 +19,14 @@ import portalocker
 from memhop.errors import StorageIOError
 
 LOCK_MESSAGE = "database already open by another instance"
+TEMP_SUFFIX = ".memhop-tmp"
+TOKEN_BYTES = 6  # random bytes in a temporary name
+
+
+def temp_sibling(target: str) -> str:
+    """Return an unused-looking temporary name in ``target``'s directory."""
+    folder, name = os.path.split(os.path.abspath(target))
+    return os.path.join(folder, f".{name}.{secrets.token_hex(TOKEN_BYTES)}{TEMP_SUFFIX}")
 
 
 def fsync_file(fd: int) -> None:

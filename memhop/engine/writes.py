@@ -179,8 +179,15 @@ class LogWriter:
             and current.record_end == self.record_end
         )
 
-    def checkpoint(self, offsets: Mapping[int, Mapping[int, int]]) -> None:
-        """Append a snapshot of ``offsets`` at the file end and point a new header at it."""
+    def current_snapshot(self) -> bytes:
+        """The bytes of the snapshot the active header names (the caller knows it is sound)."""
+        current = self.headers.current
+        start = current.snapshot_offset
+        return bytes(self._file.view()[start : start + current.snapshot_length])
+
+    def checkpoint(self, offsets: Mapping[int, Mapping[int, int]]) -> bytes:
+        """Append a snapshot of ``offsets`` at the file end and point a new header at it;
+        return the snapshot."""
         blob = build_snapshot(offsets)
         at = self._file.size
         with self.fatal_io():
@@ -192,3 +199,4 @@ class LogWriter:
                 record_count=sum(len(ids) for ids in offsets.values()),
                 record_end=self.record_end,
             )
+        return blob

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from memhop.engine import Engine
-from memhop.engine.publish import temp_sibling
+from memhop.engine.storefile import temp_sibling
 from memhop.errors import InvalidQueryError, MemHopError
 from memhop.index.scene_map import Current, DomainMap, decode_maps, encode_maps
 from memhop.layers import scene

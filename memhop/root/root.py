@@ -108,7 +108,7 @@ class Root:
                 pass
         try:
             # The snapshot first, so the maps can name it (``WarmStart`` checks it cheaply).
-            self.engine.checkpoint_if_stale()
+            self.engine.checkpoint_if_stale(seed=True)
             self._save_scene_maps(contexts)
         finally:  # the map only saves time at the next open: the file closes whatever it did
             self.engine.close()
@@ -119,7 +119,7 @@ class Root:
     def checkpoint(self) -> None:
         with self._agents_mu:  # the engine is not swapped meanwhile
             self.check_open()
-            self.engine.checkpoint()
+            self.engine.checkpoint(seed=True)
 
     def compact_to(self, new_path: str | os.PathLike[str]) -> None:
         """Write a compacted copy; a point-in-time copy, no domain lock taken."""

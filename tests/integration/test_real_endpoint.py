@@ -75,14 +75,16 @@ def test_a_dream_pass_runs_to_the_end_whatever_consolidation_does(tmp_path: Path
         ):
             me.search()
             me.update(input=said, output=answered, created_at=1_700_000_000_000 + i * 60_000)
+        # A model this weak may also miss the distillation's format (it answered a placeholder
+        # personality twice in one run of five): the pass still got there, and the spec has
+        # the stage read "error" and the pass raise with its report.
+        failed: memhop.LLMError | None = None
         try:
             report = me.dream()
         except memhop.LLMError as exc:
-            # A model this weak may also miss the distillation's format (it answered a
-            # placeholder personality twice in one run of five): the pass still got there,
-            # and the spec has the stage read "error" and the pass raise with its report.
-            assert exc.message.startswith("distill"), exc.message
-            report = exc.report
+            failed, report = exc, exc.report
+        if failed is not None:
+            assert failed.message.startswith("distill"), failed.message
             assert report.stages[-1].status == "error"
         names = [stage.name for stage in report.stages]
         assert names[-1] == "l0_distill"

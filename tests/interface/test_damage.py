@@ -100,8 +100,9 @@ def test_compact_to_refuses_a_damaged_file_and_names_salvage(meh_path: str, tmp_
             db.compact_to(dest)
         assert "at offset" in str(info.value)
         assert not dest.exists()
-        # Nothing is left behind (the scene map is the one the writer left at its close).
-        left = [n for n in os.listdir(tmp_path) if not n.endswith(".scenemap")]
+        # Nothing is left behind (the scene map and the index seed are the ones the writer
+        # left at its close).
+        left = [n for n in os.listdir(tmp_path) if not n.endswith((".scenemap", ".seed"))]
         assert left == [os.path.basename(meh_path)]
 
 

@@ -138,6 +138,6 @@ def test_a_file_with_a_damaged_region_is_kept_as_it_is(tmp_path: Path) -> None:
     with memhop.open(copy, memhop.LocalModel(), table) as saved:
         saved.compact()  # control: the salvaged copy compacts
         assert len(saved.primary().scene_context().topics) >= 5
-    # No temporary file is left; each file may keep its own scene map beside it.
-    left = sorted(n for n in os.listdir(tmp_path) if not n.endswith(".scenemap"))
+    # No temporary file is left; each file may keep its own scene map and index seed beside it.
+    left = sorted(n for n in os.listdir(tmp_path) if not n.endswith((".scenemap", ".seed")))
     assert left == ["mem.meh", "salvaged.meh"]

@@ -1,0 +1,141 @@
+"""The index seed beside a ``.meh``: the live index as of a record end, for an open after a kill.
+
+The file's own snapshot lives at its tail, so the first write of a session
+cuts it (format 0x0012 keeps frames before snapshots). A process killed after
+that leaves no snapshot, and the next open scans the whole log: seconds at
+10^6 records. A clean close therefore also writes the snapshot it appends to
+``<file>.seed``, with the record end it covers and an xxh3-128 digest of the
+record area up to that end. An open that finds no usable snapshot in the file
+takes the seed only when the file's bytes up to that end still give that
+digest, then scans just the frames after it.
+
+Why that is enough: frames are only appended, and an index is a function of
+the bytes it was replayed from. The bytes that made the seed's index are the
+bytes there now, so the seed is the index a scan of them would build, and the
+scan from its end (a frame boundary then, so one now) adds the rest.
+
+Contract:
+- Layout: ``MAGIC`` (8 bytes), the end (u64 little-endian), the digest (16
+  bytes), then a snapshot blob as ``build_snapshot`` writes it (its own CRC).
+- Kept only beside a log of ``MIN_LOG_BYTES`` or more.
+- A seed is a cache: written without an fsync (a torn one fails its checks),
+  never allowed to fail a close, and refused on any mismatch, which costs
+  only the full scan it would have saved. ``discard_seed`` deletes it (a
+  compaction, whose copy gets its own at close).
+- It holds ids and frame offsets, never payload bytes.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import struct
+from contextlib import suppress
+
+import xxhash
+
+from memhop.engine.frame import ByteView
+from memhop.engine.header import DATA_START
+from memhop.engine.snapshot import PackedIndex, parse_snapshot
+from memhop.engine.storefile import temp_sibling
+from memhop.errors import MemHopError
+
+__all__ = [
+    "MIN_LOG_BYTES",
+    "SUFFIX",
+    "discard_seed",
+    "has_seed",
+    "keep_seed",
+    "prefix_digest",
+    "restore_seed",
+    "write_seed",
+]
+
+log = logging.getLogger("memhop.engine")
+
+SUFFIX = ".seed"
+"""The seed of ``x.meh`` is ``x.meh.seed``."""
+MAGIC = b"MHSEED\x00\x01"
+MIN_LOG_BYTES = 1 << 20
+"""A smaller log (some 4,000 frames) is scanned in tens of milliseconds: no seed beside it."""
+_HEAD = struct.Struct("<8sQ16s")
+
+
+def prefix_digest(view: ByteView, end: int) -> bytes:
+    """The xxh3-128 digest of ``view[DATA_START:end]`` (the caller checks ``end``)."""
+    with memoryview(view) as whole:
+        return xxhash.xxh3_128_digest(whole[DATA_START:end])
+
+
+def keep_seed(path: str, view: ByteView, end: int, snapshot: bytes, mode: int) -> None:
+    """Write the seed of the file at ``path`` (its bytes ``view``, frames up to ``end``) from
+    its current ``snapshot``, once its log is large enough that a scan would cost."""
+    if end - DATA_START >= MIN_LOG_BYTES:
+        write_seed(path, end, prefix_digest(view, end), snapshot, mode)
+
+
+def write_seed(path: str, end: int, digest: bytes, snapshot: bytes, mode: int) -> None:
+    """Replace ``path``'s seed with ``snapshot`` as of ``end``; a failure is logged, not raised."""
+    target = path + SUFFIX
+    tmp = temp_sibling(target)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+        with os.fdopen(fd, "wb") as f:
+            f.write(_HEAD.pack(MAGIC, end, digest))
+            f.write(snapshot)
+        os.replace(tmp, target)
+    except OSError as exc:
+        msg = "index seed %s not written (an open after a kill scans the whole log): %s"
+        log.warning(msg, target, exc)
+        with suppress(OSError):
+            os.unlink(tmp)
+
+
+def restore_seed(path: str, view: ByteView, size: int) -> tuple[int, PackedIndex] | None:
+    """(end, index) from ``path``'s seed when the file still vouches for it, else None."""
+    target = path + SUFFIX
+    try:
+        with open(target, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        log.warning("index seed %s not read (scanning the log): %s", target, exc)
+        return None
+    why = _mismatch(data, view, size)
+    if why is None:
+        try:
+            return _HEAD.unpack_from(data)[1], parse_snapshot(memoryview(data)[_HEAD.size :])
+        except MemHopError as exc:
+            why = str(exc)
+    log.info("index seed %s not used (scanning the log): %s", target, why)
+    return None
+
+
+def _mismatch(data: bytes, view: ByteView, size: int) -> str | None:
+    """Why the seed ``data`` does not fit the file in ``view[:size]``; None when it does."""
+    if len(data) < _HEAD.size:
+        return "shorter than its header"
+    magic, end, digest = _HEAD.unpack_from(data)
+    if magic != MAGIC:
+        return "not a seed of this version"
+    if not DATA_START <= end <= size:
+        return f"it covers up to offset {end}, the file holds {size} bytes"
+    if prefix_digest(view, end) != digest:
+        return "the file's bytes up to its end are not the ones it was made from"
+    return None
+
+
+def has_seed(path: str) -> bool:
+    """Whether a seed file sits beside ``path`` (whatever it holds)."""
+    return os.path.exists(path + SUFFIX)
+
+
+def discard_seed(path: str) -> None:
+    """Delete ``path``'s seed, if there is one (a failure is logged)."""
+    try:
+        os.unlink(path + SUFFIX)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        log.warning("index seed %s not removed: %s", path + SUFFIX, exc)
