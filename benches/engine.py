@@ -50,6 +50,7 @@ from _common import (
 )
 
 from memhop.engine import Engine, RecordEntry, compact_to, create_engine, open_engine
+from memhop.engine.seed import SUFFIX as SEED_SUFFIX
 
 AGENT = 1
 REC_TYPES = 4
@@ -504,7 +505,13 @@ def bench_opens(tmp: str, sizes: Sizes, res: Results) -> None:
         scan_path = paths["memhop"]
         snap_path = os.path.join(tmp, f"open{n}-snap.meh")
         shutil.copyfile(scan_path, snap_path)
-        open_engine(snap_path).close()  # a scan open, then close() writes the snapshot
+        open_engine(snap_path).close()  # a scan open, then close() writes the snapshot (and seed)
+        seed_path = os.path.join(tmp, f"open{n}-seed.meh")
+        shutil.copyfile(snap_path, seed_path)
+        shutil.copyfile(snap_path + SEED_SUFFIX, seed_path + SEED_SUFFIX)
+        killed = open_engine(seed_path)  # one write cuts the snapshot, then the process "dies"
+        killed.write(AGENT, 1, n + 1, b"written after the close")
+        killed.close_without_checkpoint()
         log(f"built in {time.perf_counter() - t0:.1f} s")
         probe = all_ids(n, sizes.build_batch)[n // 2]
         sqlite_files = [paths["sqlite3"], paths["sqlite3"] + "-wal"]
@@ -516,6 +523,7 @@ def bench_opens(tmp: str, sizes: Sizes, res: Results) -> None:
         cases: list[tuple[str, Callable[[], float], list[str]]] = [
             ("snapshot", functools.partial(open_memhop, snap_path), [snap_path]),
             ("scan", functools.partial(open_memhop, scan_path), [scan_path]),
+            ("seed", functools.partial(open_memhop, seed_path), [seed_path]),
             ("sqlite3", functools.partial(open_sqlite, paths["sqlite3"], probe), sqlite_files),
             ("lmdb", functools.partial(open_lmdb, paths["lmdb"], probe), [paths["lmdb"]]),
         ]
@@ -538,8 +546,10 @@ def bench_opens(tmp: str, sizes: Sizes, res: Results) -> None:
             f"opens at {n:,}: snapshot {row['snapshot'] * 1e3:.1f} ms, "
             f"scan {row['scan'] * 1e3:.1f} ms"
         )
-        for p in [*paths.values(), snap_path]:
+        for p in [*paths.values(), snap_path, seed_path]:
             remove(p)
+            if os.path.exists(p + SEED_SUFFIX):
+                os.remove(p + SEED_SUFFIX)
 
 
 # ---- 5: compaction -----------------------------------------------------------------------
@@ -806,7 +816,10 @@ def report(res: Results, sizes: Sizes, quick: bool, info: list[tuple[str, str]],
         "Time of `open_engine` alone (memhop), `connect` + first point query (sqlite3), "
         "`lmdb.open` + first get (lmdb). *Snapshot*: the file was closed with `close()`; "
         "*scan*: the same records closed with `close_without_checkpoint()`, so open replays the "
-        "whole log. The four cases take turns, rep by rep. "
+        "whole log; *seed after a kill*: the snapshot's file reopened, one record written (which "
+        "cuts the snapshot) and closed with `close_without_checkpoint()`, so open starts from "
+        "the index seed `close()` left beside the file, checks it against a hash of the log and "
+        "scans the one frame after it. The five cases take turns, rep by rep. "
         f"Warm: median of {sizes.open_reps} opens with the file in the page cache. "
         f"Cold: median of {sizes.cold_reps} opens after evicting just that file from the page "
         "cache (`posix_fadvise(DONTNEED)`). Payloads are 100-300 bytes.\n"
@@ -820,6 +833,7 @@ def report(res: Results, sizes: Sizes, quick: bool, info: list[tuple[str, str]],
                 f"{fmt_ms(o['snapshot'])} / {fmt_ms(o['snapshot_cold'])}",
                 f"{fmt_ms(o['scan'])} / {fmt_ms(o['scan_cold'])}",
                 f"{o['scan'] / o['snapshot']:.1f}x / {o['scan_cold'] / o['snapshot_cold']:.1f}x",
+                f"{fmt_ms(o['seed'])} / {fmt_ms(o['seed_cold'])}",
                 f"{fmt_ms(o['sqlite3'])} / {fmt_ms(o['sqlite3_cold'])}",
                 f"{fmt_ms(o['lmdb'])} / {fmt_ms(o['lmdb_cold'])}",
             ]
@@ -832,6 +846,7 @@ def report(res: Results, sizes: Sizes, quick: bool, info: list[tuple[str, str]],
                 "memhop snapshot open ms (warm / cold)",
                 "memhop scan open ms",
                 "snapshot speedup",
+                "memhop seed open after a kill ms",
                 "sqlite3 open + query ms",
                 "lmdb open + get ms",
             ],
