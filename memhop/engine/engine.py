@@ -20,8 +20,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from types import MappingProxyType
 
-import xxhash
-
 from memhop.engine.commits import Commits
 from memhop.engine.frame import (
     FLAG_DELETED,
@@ -34,7 +32,7 @@ from memhop.engine.frame import (
 from memhop.engine.header import DATA_START, HeaderPair
 from memhop.engine.index import LiveIndex, Placement
 from memhop.engine.recovery import frames_between
-from memhop.engine.seed import has_seed, keep_seed
+from memhop.engine.seed import has_seed, prefix_digests, worth_a_seed, write_seed
 from memhop.engine.snapshot import Index
 from memhop.engine.storefile import StoreFile
 from memhop.engine.writes import LogWriter, RecordEntry, encode_batch
@@ -53,6 +51,7 @@ log = logging.getLogger("memhop.engine")
 # Records read per lock hold by ``payloads_of``: a domain's build reads every record on a
 # thread of its own while turns go on, and each of a turn's writes may wait out one hold.
 _READ_CHUNK = 512
+_DIGESTS_KEPT = 16  # prefix digests remembered (a few ends are ever asked for)
 
 
 def _no_pause() -> None:
@@ -71,7 +70,9 @@ class Engine:
         *,
         damaged_frames: int = 0,
         unread_from: int = 0,
+        digests: Mapping[int, bytes] | None = None,
     ) -> None:
+        """``digests``: prefix digests the opener checked (end -> digest)."""
         self._file = file
         self._live = LiveIndex(index)
         self._log = LogWriter(file, headers, next_offset)
@@ -88,6 +89,7 @@ class Engine:
         # (0: it did not). Appending behind it would hide the new frames from
         # the next scan, so writes are refused.
         self._unread_from = unread_from
+        self._digests = dict(digests or {})
         self.index_source = "new"  # or where the open took the index: snapshot, seed, scan
 
     # ---- state -------------------------------------------------------------------------
@@ -324,23 +326,21 @@ class Engine:
         return self.prefix_digests([end])[0]
 
     def prefix_digests(self, ends: Sequence[int]) -> list[bytes]:
-        """``prefix_digest`` at each of ``ends`` (ascending), in one pass over the bytes."""
+        """``prefix_digest`` at each of ``ends`` (ascending), in one pass over the bytes.
+
+        Each is remembered: the bytes before the record end never change while the
+        file is open, and an open, a close's seed and its scene maps ask for the same.
+        """
         with self._lock:
             self._check_open()
-            at, hasher, digests = DATA_START, xxhash.xxh3_128(), []
-            last = self._log.record_end
-            with memoryview(self._file.view()) as view:
-                for end in ends:
-                    if not DATA_START <= end <= last:
-                        msg = f"{end} is outside the record area [{DATA_START}, {last}]"
-                        raise InvalidQueryError(msg)
-                    if end < at:
-                        msg = f"prefix ends {list(ends)} are not ascending"
-                        raise InvalidQueryError(msg)
-                    hasher.update(view[at:end])
-                    digests.append(hasher.digest())
-                    at = end
-            return digests
+            known = [self._digests.get(end, b"") for end in ends]
+            if all(known) and list(ends) == sorted(ends):  # each known end is in the record area
+                return known
+            found = prefix_digests(self._file.view(), ends, self._log.record_end)
+            if len(self._digests) > _DIGESTS_KEPT:
+                self._digests.clear()
+            self._digests.update(zip(ends, found, strict=True))
+            return found
 
     def frames_since(self, agent_id: int, start: int) -> list[tuple[int, int, int]]:
         """Return (offset, type, id) of the domain's live frames from ``start`` on, in log order.
@@ -532,9 +532,10 @@ class Engine:
                 self._seed(blob)
 
     def _seed(self, snapshot: bytes) -> None:
-        if not self._damaged and not self._damaged_frames:  # only ever the index of clean bytes
-            view, mode = self._file.view(), self._file.permission_bits()
-            keep_seed(self._file.path, view, self.record_end, snapshot, mode)
+        end = self.record_end
+        if not self._damaged and not self._damaged_frames and worth_a_seed(end):  # clean bytes
+            digest = self.prefix_digests([end])[0]
+            write_seed(self._file.path, end, digest, snapshot, self._file.permission_bits())
 
     # ---- closing -----------------------------------------------------------------------
 

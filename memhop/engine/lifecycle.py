@@ -63,6 +63,7 @@ def open_engine(path: str) -> Engine:
         headers = load_headers(file.view())
         header = headers.current
         index: PackedIndex | None = None
+        checked: dict[int, bytes] = {}  # prefix digests the open verified
         if header.has_snapshot:
             index = _restore_snapshot(file, header)
         snapshot_broken = header.has_snapshot and index is None
@@ -72,7 +73,11 @@ def open_engine(path: str) -> Engine:
             # No snapshot in the file (a kill after the session's first write cut it):
             # the seed a clean close left, if the bytes it was made from are still there.
             seeded = restore_seed(path, file.view(), file.size)
-            source, (start, index) = ("seed", seeded) if seeded else ("scan", (DATA_START, {}))
+            if seeded:
+                source, (start, digest, index) = "seed", seeded
+                checked = {start: digest}
+            else:
+                source, start, index = "scan", DATA_START, {}
         scan = scan_records(file.view(), start, file.size, index, header.snapshot_offset)
         if scan.truncate:
             file.truncate(scan.end)
@@ -84,7 +89,13 @@ def open_engine(path: str) -> Engine:
             next_offset = scan.end
         damaged = scan.resumed + (1 if scan.unresolved else 0)
         engine = Engine(
-            file, headers, index, next_offset, damaged_frames=damaged, unread_from=scan.unresolved
+            file,
+            headers,
+            index,
+            next_offset,
+            damaged_frames=damaged,
+            unread_from=scan.unresolved,
+            digests=checked,
         )
         engine.index_source = source
         if source == "seed":

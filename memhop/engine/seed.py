@@ -30,6 +30,7 @@ from __future__ import annotations
 import logging
 import os
 import struct
+from collections.abc import Sequence
 from contextlib import suppress
 
 import xxhash
@@ -38,16 +39,16 @@ from memhop.engine.frame import ByteView
 from memhop.engine.header import DATA_START
 from memhop.engine.snapshot import PackedIndex, parse_snapshot
 from memhop.engine.storefile import temp_sibling
-from memhop.errors import MemHopError
+from memhop.errors import InvalidQueryError, MemHopError
 
 __all__ = [
     "MIN_LOG_BYTES",
     "SUFFIX",
     "discard_seed",
     "has_seed",
-    "keep_seed",
-    "prefix_digest",
+    "prefix_digests",
     "restore_seed",
+    "worth_a_seed",
     "write_seed",
 ]
 
@@ -61,17 +62,27 @@ MIN_LOG_BYTES = 1 << 20
 _HEAD = struct.Struct("<8sQ16s")
 
 
-def prefix_digest(view: ByteView, end: int) -> bytes:
-    """The xxh3-128 digest of ``view[DATA_START:end]`` (the caller checks ``end``)."""
+def prefix_digests(view: ByteView, ends: Sequence[int], last: int) -> list[bytes]:
+    """The xxh3-128 digest of ``view[DATA_START:end]`` at each of ``ends`` (ascending, at
+    most ``last``), in one pass; InvalidQueryError for an end out of range or order."""
+    at, hasher, digests = DATA_START, xxhash.xxh3_128(), []
     with memoryview(view) as whole:
-        return xxhash.xxh3_128_digest(whole[DATA_START:end])
+        for end in ends:
+            if not DATA_START <= end <= last:
+                msg = f"{end} is outside the record area [{DATA_START}, {last}]"
+                raise InvalidQueryError(msg)
+            if end < at:
+                msg = f"prefix ends {list(ends)} are not ascending"
+                raise InvalidQueryError(msg)
+            hasher.update(whole[at:end])
+            digests.append(hasher.digest())
+            at = end
+    return digests
 
 
-def keep_seed(path: str, view: ByteView, end: int, snapshot: bytes, mode: int) -> None:
-    """Write the seed of the file at ``path`` (its bytes ``view``, frames up to ``end``) from
-    its current ``snapshot``, once its log is large enough that a scan would cost."""
-    if end - DATA_START >= MIN_LOG_BYTES:
-        write_seed(path, end, prefix_digest(view, end), snapshot, mode)
+def worth_a_seed(end: int) -> bool:
+    """Whether a log ending at ``end`` is large enough that a scan of it would cost."""
+    return end - DATA_START >= MIN_LOG_BYTES
 
 
 def write_seed(path: str, end: int, digest: bytes, snapshot: bytes, mode: int) -> None:
@@ -91,8 +102,8 @@ def write_seed(path: str, end: int, digest: bytes, snapshot: bytes, mode: int) -
             os.unlink(tmp)
 
 
-def restore_seed(path: str, view: ByteView, size: int) -> tuple[int, PackedIndex] | None:
-    """(end, index) from ``path``'s seed when the file still vouches for it, else None."""
+def restore_seed(path: str, view: ByteView, size: int) -> tuple[int, bytes, PackedIndex] | None:
+    """(end, digest, index) from ``path``'s seed when the file still vouches for it, else None."""
     target = path + SUFFIX
     try:
         with open(target, "rb") as f:
@@ -105,7 +116,8 @@ def restore_seed(path: str, view: ByteView, size: int) -> tuple[int, PackedIndex
     why = _mismatch(data, view, size)
     if why is None:
         try:
-            return _HEAD.unpack_from(data)[1], parse_snapshot(memoryview(data)[_HEAD.size :])
+            _, end, digest = _HEAD.unpack_from(data)
+            return end, digest, parse_snapshot(memoryview(data)[_HEAD.size :])
         except MemHopError as exc:
             why = str(exc)
     log.info("index seed %s not used (scanning the log): %s", target, why)
@@ -121,7 +133,7 @@ def _mismatch(data: bytes, view: ByteView, size: int) -> str | None:
         return "not a seed of this version"
     if not DATA_START <= end <= size:
         return f"it covers up to offset {end}, the file holds {size} bytes"
-    if prefix_digest(view, end) != digest:
+    if prefix_digests(view, [end], end) != [digest]:
         return "the file's bytes up to its end are not the ones it was made from"
     return None
 

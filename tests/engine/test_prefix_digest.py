@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 import xxhash
 
-from memhop.engine import DATA_START, create_engine
+from memhop.engine import DATA_START, RECORD_HEADER_SIZE, RecordEntry, create_engine, open_engine
+from memhop.engine import engine as engine_module
 from memhop.errors import InvalidQueryError
 
 
@@ -53,3 +54,42 @@ def test_prefix_ends_outside_the_records_or_out_of_order_are_refused(
             eng.prefix_digests(ends)
     finally:
         eng.close()
+
+
+def test_a_digest_is_hashed_once_and_the_seed_checked_at_open_is_not_hashed_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The remembered digests are the file's bytes hashed; asking again hashes nothing."""
+    path = str(tmp_path / "d.meh")
+    eng = create_engine(path)
+    eng.write_batch([RecordEntry(1, 4, i, b"y" * 300) for i in range(1, 5000)])
+    eng.close()  # a log past 1 MiB: the close keeps a seed
+    eng = open_engine(path)
+    eng.write(1, 4, 9999, b"after the close")  # cuts the snapshot
+    eng.close_without_checkpoint()  # a kill
+    hashed: list[list[int]] = []
+    real = engine_module.prefix_digests
+
+    def counting(view: bytes, ends: list[int], last: int) -> list[bytes]:
+        hashed.append(list(ends))
+        return real(view, ends, last)
+
+    monkeypatch.setattr(engine_module, "prefix_digests", counting)
+    eng = open_engine(path)
+    try:
+        assert eng.index_source == "seed"
+        raw = Path(path).read_bytes()
+        seed_end = eng.record_end - RECORD_HEADER_SIZE - len(b"after the close")
+        want = xxhash.xxh3_128_digest(raw[DATA_START:seed_end])
+        assert eng.prefix_digest(seed_end) == want
+        assert hashed == []  # the open checked it against the seed: not hashed again
+        end = eng.record_end
+        assert eng.prefix_digests([seed_end, end]) == [
+            want,
+            xxhash.xxh3_128_digest(raw[DATA_START:end]),
+        ]
+        assert hashed == [[seed_end, end]]  # control: an end not known is hashed, once
+        assert eng.prefix_digest(end) == xxhash.xxh3_128_digest(raw[DATA_START:end])
+        assert hashed == [[seed_end, end]]
+    finally:
+        eng.close_without_checkpoint()
