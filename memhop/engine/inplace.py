@@ -88,6 +88,9 @@ def compact_in_place(engine: Engine, path: str) -> Engine:
     """
     with engine.exclusive():
         fresh = write_live_copy(engine, path, replace=True, what="compact in place")
+        # The old seed went with the old file; a kill before the next close
+        # would otherwise leave the copy's first write to a whole-log scan.
+        fresh.checkpoint_if_stale(seed=True)
         # Everything acknowledged is in the copy, which has the name now: the old
         # file needs no checkpoint, and a failure to unlock it changes nothing.
         with contextlib.suppress(MemHopError):

@@ -19,6 +19,7 @@ from memhop.engine.engine import Engine
 from memhop.engine.header import HEADER_A_OFFSET, HEADER_B_OFFSET, FileHeader, load_headers
 from memhop.engine.seed import discard_seed
 from memhop.engine.storefile import (
+    SIDECAR_SUFFIXES,
     TEMP_SUFFIX,
     TOKEN_BYTES,
     StoreFile,
@@ -33,15 +34,19 @@ log = logging.getLogger("memhop.engine")
 
 
 def remove_stale_temps(target: str) -> list[str]:
-    """Remove the temporary siblings of ``target`` that no builder holds; return their paths.
+    """Remove the temporary siblings of ``target`` and of its side files that no builder
+    holds; return their paths. The caller holds ``target``'s lock.
 
     A builder holds its temporary file's lock until the rename, so a sibling
-    whose lock can be taken was left by a killed process. One that is locked,
-    or that cannot be removed, stays (and is logged in the second case).
+    whose lock can be taken was left by a killed process. A side file's
+    temporary is written under ``target``'s lock, so while the caller holds
+    it, one found was left by a killed process too. One that is locked, or
+    that cannot be removed, stays (and is logged in the second case).
     """
     folder, name = os.path.split(os.path.abspath(target))
+    sidecar = "|".join(re.escape(suffix) for suffix in SIDECAR_SUFFIXES)
     pattern = re.compile(
-        rf"\.{re.escape(name)}\.[0-9a-f]{{{2 * TOKEN_BYTES}}}{re.escape(TEMP_SUFFIX)}"
+        rf"\.{re.escape(name)}(?:{sidecar})?\.[0-9a-f]{{{2 * TOKEN_BYTES}}}{re.escape(TEMP_SUFFIX)}"
     )
     try:
         candidates = [entry for entry in os.listdir(folder) if pattern.fullmatch(entry)]

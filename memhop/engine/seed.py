@@ -38,7 +38,7 @@ import xxhash
 from memhop.engine.frame import ByteView
 from memhop.engine.header import DATA_START
 from memhop.engine.snapshot import PackedIndex, parse_snapshot
-from memhop.engine.storefile import temp_sibling
+from memhop.engine.storefile import SEED_SUFFIX, temp_sibling
 from memhop.errors import InvalidQueryError, MemHopError
 
 __all__ = [
@@ -54,7 +54,7 @@ __all__ = [
 
 log = logging.getLogger("memhop.engine")
 
-SUFFIX = ".seed"
+SUFFIX = SEED_SUFFIX
 """The seed of ``x.meh`` is ``x.meh.seed``."""
 MAGIC = b"MHSEED\x00\x01"
 MIN_LOG_BYTES = 1 << 20

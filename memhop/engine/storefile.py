@@ -21,6 +21,11 @@ from memhop.errors import StorageIOError
 LOCK_MESSAGE = "database already open by another instance"
 TEMP_SUFFIX = ".memhop-tmp"
 TOKEN_BYTES = 6  # random bytes in a temporary name
+# Files memhop keeps beside ``<file>``, each written only by the holder of
+# ``<file>``'s lock: the index seed (engine.seed) and the scene map (root.map_file).
+SEED_SUFFIX = ".seed"
+SCENE_MAP_SUFFIX = ".scenemap"
+SIDECAR_SUFFIXES = (SEED_SUFFIX, SCENE_MAP_SUFFIX)
 
 
 def temp_sibling(target: str) -> str:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from memhop.engine import Engine
-from memhop.engine.storefile import temp_sibling
+from memhop.engine.storefile import SCENE_MAP_SUFFIX, temp_sibling
 from memhop.errors import InvalidQueryError, MemHopError
 from memhop.index.scene_map import Current, DomainMap, decode_maps, encode_maps
 from memhop.layers import scene
@@ -32,7 +32,7 @@ __all__ = ["SUFFIX", "Reached", "discard_maps", "load_maps", "map_of", "save_map
 
 log = logging.getLogger("memhop")
 
-SUFFIX = ".scenemap"
+SUFFIX = SCENE_MAP_SUFFIX
 """The scene map of ``x.meh`` is ``x.meh.scenemap``."""
 
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from memhop.engine import RecordEntry, create_engine, open_engine
 from memhop.engine.inplace import compact_in_place, occupancy
 from memhop.engine.publish import TEMP_SUFFIX
-from memhop.engine.storefile import StoreFile
+from memhop.engine.storefile import SIDECAR_SUFFIXES, StoreFile
 from memhop.errors import CRCMismatchError
 
 # (agent, id, payload size or None for a delete)
@@ -115,15 +115,25 @@ def test_an_open_removes_stale_temporary_siblings_but_not_one_being_built(
     path = tmp_path / "db.meh"
     create_engine(str(path)).close()
     stale = tmp_path / f".db.meh.{'a1' * 6}{TEMP_SUFFIX}"
-    stale.write_bytes(b"left by a kill")
     building = tmp_path / f".db.meh.{'b2' * 6}{TEMP_SUFFIX}"
     other = tmp_path / f".other.meh.{'c3' * 6}{TEMP_SUFFIX}"  # another file's build
     other.write_bytes(b"not ours")
+    # Side files' temporaries are written under db.meh's lock: the open holds it.
+    side_temps = [tmp_path / f".db.meh{s}.{'d4' * 6}{TEMP_SUFFIX}" for s in SIDECAR_SUFFIXES]
+    others = [
+        tmp_path / f".other.meh.seed.{'e5' * 6}{TEMP_SUFFIX}",  # another file's side file
+        tmp_path / f".db.meh.notes.{'f6' * 6}{TEMP_SUFFIX}",  # not a side file of memhop's
+        tmp_path / f"db.meh{SIDECAR_SUFFIXES[0]}",  # a side file itself, not a temporary
+    ]
+    for leftover in [stale, *side_temps, *others]:
+        leftover.write_bytes(b"left by a kill")
     held = StoreFile.create_new(str(building), 0o644, exact=False)  # a builder holds it
     try:
         open_engine(str(path)).close()
     finally:
         held.close()
     assert not stale.exists()
+    assert not any(t.exists() for t in side_temps)
     assert building.exists()
     assert other.exists()
+    assert all(o.exists() for o in others)

@@ -25,6 +25,7 @@ from memhop.engine import (
     open_engine,
     write_live_copy,
 )
+from memhop.engine.inplace import compact_in_place
 from memhop.engine.seed import MIN_LOG_BYTES, SUFFIX
 from tests.faults import flip_byte, truncate_to
 
@@ -195,7 +196,7 @@ def test_a_compaction_copy_gets_its_own_seed_at_close(meh_path: str) -> None:
 
 
 def test_a_copy_renamed_over_the_file_takes_no_stale_seed(meh_path: str) -> None:
-    """In-place compaction: the old seed goes with the old file; the copy's close keeps one."""
+    """A copy's rename drops the old seed; its close keeps one (the copy's snapshot is current)."""
     _killed_after_a_close(meh_path)
     assert os.path.exists(meh_path + SUFFIX)
     engine = open_engine(meh_path)
@@ -203,12 +204,26 @@ def test_a_copy_renamed_over_the_file_takes_no_stale_seed(meh_path: str) -> None
         copy = write_live_copy(engine, meh_path, replace=True)
     engine.close_without_checkpoint()
     assert not os.path.exists(meh_path + SUFFIX)
-    copy.close()  # its snapshot is current; it has no seed: the close writes one
+    copy.close()
     assert os.path.exists(meh_path + SUFFIX)
     engine = open_engine(meh_path)
     engine.write_batch(_entries(range(BATCH + 20, BATCH + 25), b"-new"))
     engine.close_without_checkpoint()
     assert _source(meh_path) == "seed"
+
+
+def test_an_in_place_compaction_leaves_a_seed_of_the_copy(meh_path: str) -> None:
+    """A kill after the compacted file's first write opens from the copy's seed, not a scan."""
+    live = _killed_after_a_close(meh_path)
+    engine = open_engine(meh_path)
+    stale = _index(engine)
+    engine = compact_in_place(engine, os.path.abspath(meh_path))
+    fresh = _index(engine)
+    assert fresh != stale  # the copy's offsets: a seed of the old file would not do
+    engine.write_batch(_entries(range(BATCH + 20, BATCH + 25), b"-new"))
+    engine.close_without_checkpoint()
+    live.update({i: PAYLOAD + b"-new" + str(i).encode() for i in range(BATCH + 20, BATCH + 25)})
+    assert _open_and_check(meh_path, live) == "seed"
 
 
 def test_a_file_with_damage_keeps_no_fresh_seed(meh_path: str) -> None:
