@@ -31,14 +31,13 @@ import logging
 import os
 import struct
 from collections.abc import Sequence
-from contextlib import suppress
 
 import xxhash
 
 from memhop.engine.frame import ByteView
 from memhop.engine.header import DATA_START
 from memhop.engine.snapshot import PackedIndex, parse_snapshot
-from memhop.engine.storefile import SEED_SUFFIX, temp_sibling
+from memhop.engine.storefile import SEED_SUFFIX, remove_side_file, replace_side_file
 from memhop.errors import InvalidQueryError, MemHopError
 
 __all__ = [
@@ -88,18 +87,11 @@ def worth_a_seed(end: int) -> bool:
 def write_seed(path: str, end: int, digest: bytes, snapshot: bytes, mode: int) -> None:
     """Replace ``path``'s seed with ``snapshot`` as of ``end``; a failure is logged, not raised."""
     target = path + SUFFIX
-    tmp = temp_sibling(target)
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-        with os.fdopen(fd, "wb") as f:
-            f.write(_HEAD.pack(MAGIC, end, digest))
-            f.write(snapshot)
-        os.replace(tmp, target)
+        replace_side_file(target, (_HEAD.pack(MAGIC, end, digest), snapshot), mode)
     except OSError as exc:
         msg = "index seed %s not written (an open after a kill scans the whole log): %s"
         log.warning(msg, target, exc)
-        with suppress(OSError):
-            os.unlink(tmp)
 
 
 def restore_seed(path: str, view: ByteView, size: int) -> tuple[int, bytes, PackedIndex] | None:
@@ -146,8 +138,6 @@ def has_seed(path: str) -> bool:
 def discard_seed(path: str) -> None:
     """Delete ``path``'s seed, if there is one (a failure is logged)."""
     try:
-        os.unlink(path + SUFFIX)
-    except FileNotFoundError:
-        return
+        remove_side_file(path + SUFFIX)
     except OSError as exc:
         log.warning("index seed %s not removed: %s", path + SUFFIX, exc)

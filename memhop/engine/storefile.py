@@ -12,6 +12,7 @@ import mmap
 import os
 import secrets
 import sys
+from collections.abc import Iterable
 from typing import BinaryIO
 
 import portalocker
@@ -32,6 +33,31 @@ def temp_sibling(target: str) -> str:
     """Return an unused-looking temporary name in ``target``'s directory."""
     folder, name = os.path.split(os.path.abspath(target))
     return os.path.join(folder, f".{name}.{secrets.token_hex(TOKEN_BYTES)}{TEMP_SUFFIX}")
+
+
+def replace_side_file(target: str, chunks: Iterable[bytes], mode: int) -> None:
+    """Write ``chunks`` to a temporary sibling and rename it over ``target`` (no fsync).
+
+    A reader sees the old file or the new one, whole. On an OSError (raised)
+    the temporary file is removed; ``target`` is as it was.
+    """
+    tmp = temp_sibling(target)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+        with os.fdopen(fd, "wb") as f:
+            for chunk in chunks:
+                f.write(chunk)
+        os.replace(tmp, target)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def remove_side_file(target: str) -> None:
+    """Delete ``target`` if it exists (an OSError other than its absence is raised)."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(target)
 
 
 def fsync_file(fd: int) -> None:

@@ -15,12 +15,11 @@ import mmap
 import os
 import sys
 from collections.abc import Callable, Iterable, Mapping
-from contextlib import suppress
 from dataclasses import dataclass
 from typing import BinaryIO
 
 from memhop.engine import Engine
-from memhop.engine.storefile import SCENE_MAP_SUFFIX, temp_sibling
+from memhop.engine.storefile import SCENE_MAP_SUFFIX, remove_side_file, replace_side_file
 from memhop.errors import InvalidQueryError, MemHopError
 from memhop.index.scene_map import Current, DomainMap, decode_maps, encode_maps
 from memhop.layers import scene
@@ -120,24 +119,16 @@ def save_maps(
     except (MemHopError, ValueError) as exc:  # ValueError: a map that would not check
         log.warning("scene map %s not written (the next open builds in full): %s", path, exc)
         return
-    tmp = temp_sibling(path)
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, engine.permission_bits())
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
+        replace_side_file(path, (data,), engine.permission_bits())
     except OSError as exc:
         log.warning("scene map %s not written (the next open builds in full): %s", path, exc)
-        with suppress(OSError):
-            os.unlink(tmp)
 
 
 def discard_maps(file_path: str) -> None:
     """Delete the scene map beside ``file_path``, if there is one (failures are logged)."""
     try:
-        os.unlink(file_path + SUFFIX)
-    except FileNotFoundError:
-        return
+        remove_side_file(file_path + SUFFIX)
     except OSError as exc:
         log.warning("scene map %s%s not deleted: %s", file_path, SUFFIX, exc)
 

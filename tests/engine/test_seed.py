@@ -56,6 +56,14 @@ def _killed_after_a_close(path: str) -> dict[int, bytes]:
     return live
 
 
+def _killed_after_a_write(engine: Engine) -> dict[int, bytes]:
+    """Write a few records to ``engine`` and leave the file as a kill would; those records."""
+    ids = range(BATCH + 20, BATCH + 25)
+    engine.write_batch(_entries(ids, b"-new"))
+    engine.close_without_checkpoint()
+    return {i: PAYLOAD + b"-new" + str(i).encode() for i in ids}
+
+
 def _scanned(path: str) -> dict[int, dict[int, int]]:
     """The index ``path``'s own bytes give (a copy without the seed: its snapshot or a scan)."""
     copy = path + ".scan.meh"
@@ -189,9 +197,7 @@ def test_a_compaction_copy_gets_its_own_seed_at_close(meh_path: str) -> None:
     assert not os.path.exists(target + SUFFIX)  # gone with the file it was made for
     copy.close()  # its snapshot is current and it has no seed: the close keeps one
     assert os.path.exists(target + SUFFIX)
-    copy = open_engine(target)
-    copy.write_batch(_entries(range(BATCH + 20, BATCH + 30), b"-after"))
-    copy.close_without_checkpoint()
+    _killed_after_a_write(open_engine(target))
     assert _source(target) == "seed"
 
 
@@ -206,9 +212,7 @@ def test_a_copy_renamed_over_the_file_takes_no_stale_seed(meh_path: str) -> None
     assert not os.path.exists(meh_path + SUFFIX)
     copy.close()
     assert os.path.exists(meh_path + SUFFIX)
-    engine = open_engine(meh_path)
-    engine.write_batch(_entries(range(BATCH + 20, BATCH + 25), b"-new"))
-    engine.close_without_checkpoint()
+    _killed_after_a_write(open_engine(meh_path))
     assert _source(meh_path) == "seed"
 
 
@@ -220,9 +224,7 @@ def test_an_in_place_compaction_leaves_a_seed_of_the_copy(meh_path: str) -> None
     engine = compact_in_place(engine, os.path.abspath(meh_path))
     fresh = _index(engine)
     assert fresh != stale  # the copy's offsets: a seed of the old file would not do
-    engine.write_batch(_entries(range(BATCH + 20, BATCH + 25), b"-new"))
-    engine.close_without_checkpoint()
-    live.update({i: PAYLOAD + b"-new" + str(i).encode() for i in range(BATCH + 20, BATCH + 25)})
+    live.update(_killed_after_a_write(engine))
     assert _open_and_check(meh_path, live) == "seed"
 
 
