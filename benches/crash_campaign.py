@@ -5,13 +5,17 @@ in a loop, printing each turn's number once ``update`` has returned (its
 acknowledgement); every few turns it also checkpoints or compacts to a copy.
 The parent kills it after a random delay, then opens the file and every
 copy the child made: all must open, every acknowledged line must be there,
-and a copy must be whole (or absent). docs/reliability.md quotes the result.
+and a copy must be whole (or absent). It also counts the opens of the file
+that took their index from the index seed (``<file>.seed``, kept by the
+checkpoints once the log passes 1 MiB) rather than a scan of the whole log.
+docs/reliability.md quotes the result.
 Run from the repository root: ``python benches/crash_campaign.py [rounds]``
 (about 0.7 s a round). POSIX only.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import random
 import signal
@@ -41,6 +45,17 @@ for i in range(start, start + 100_000):
 """
 
 
+class _SeedOpens(logging.Handler):
+    """Counts the engine's log line of an open that started from the index seed."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.count += str(record.msg).startswith("index from the seed")
+
+
 def _lines(path: str) -> set[str]:
     """Every acknowledged-turn line the file holds (a read that writes nothing)."""
     with memhop.open(path, memhop.LocalModel()) as db:
@@ -50,8 +65,12 @@ def _lines(path: str) -> set[str]:
 def main() -> None:
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 100
     rng = random.Random(20261202)
-    acked_total = copies = bad_copies = refused_opens = 0
+    acked_total = copies = bad_copies = refused_opens = seeded_rounds = 0
     lost: set[int] = set()
+    seed_opens = _SeedOpens()
+    engine_log = logging.getLogger("memhop.engine")
+    engine_log.addHandler(seed_opens)
+    engine_log.setLevel(logging.INFO)
     start_time = time.perf_counter()
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "campaign.meh")
@@ -72,12 +91,15 @@ def main() -> None:
                 assert not acked, "acknowledged turns but no file"
                 continue
             try:
+                before = seed_opens.count
                 found = _lines(path)
+                seeded = seed_opens.count > before
             except memhop.MemHopError as exc:
                 refused_opens += 1
                 print(f"round {r}: the file would not open: {exc}")
                 continue
             lost |= {i for i in acked if f"ack-{i} question" not in found}
+            seeded_rounds += seeded
             for name in os.listdir(folder):
                 if name.startswith("copy-") and name.endswith(".meh"):
                     copies += 1
@@ -94,7 +116,8 @@ def main() -> None:
     elapsed = time.perf_counter() - start_time
     print(
         f"{rounds} kills in {elapsed:.0f} s: {acked_total} acknowledged turns, {len(lost)} lost;"
-        f" {refused_opens} refused opens; {copies} compaction copies checked, {bad_copies} partial"
+        f" {refused_opens} refused opens; {copies} compaction copies checked, {bad_copies} partial;"
+        f" {seeded_rounds} opens after a kill started from the index seed"
     )
 
 
