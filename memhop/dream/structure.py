@@ -139,6 +139,17 @@ def _pairs(cache: L1Cache, focus: Iterable[int]) -> set[tuple[int, int]]:
     return pairs
 
 
+def _weighed(cache: L1Cache, focus: Set[int]) -> Iterator[tuple[int, int, float]]:
+    """(low, high, similarity) of the pairs to weigh at or above the edge threshold, in
+    pair order: every pair on a cold cache, else those ``_pairs`` finds for ``focus``."""
+    sets = {n: cache.words.get(n, frozenset()) for n in cache.nodes}
+    if cache.all_pairs:
+        return decay.similar_pairs(sets, L1_EDGE_MIN_SIMILARITY)
+    pairs = sorted(_pairs(cache, focus & cache.nodes.keys()))
+    weighed = ((low, high, decay.jaccard(sets[low], sets[high])) for low, high in pairs)
+    return (p for p in weighed if p[2] >= L1_EDGE_MIN_SIMILARITY)
+
+
 def build_edges(held: Held, touched: Set[int], now: int) -> int:
     """Pairwise edges between nodes whose keyword sets overlap (Jaccard >= 0.15).
 
@@ -159,14 +170,9 @@ def build_edges(held: Held, touched: Set[int], now: int) -> int:
         for node_id in reworded:
             cache.set_words(node_id, _keyword_set(meta, nodes[node_id]))
         cache.dirty_words.clear()
-        focus = nodes.keys() if cache.all_pairs else (touched | set(reworded)) & nodes.keys()
-        sets = cache.words
         edges: list[SceneEdge] = []
         linked: dict[int, list[int]] = {}
-        for low, high in sorted(_pairs(cache, focus)):
-            similarity = decay.jaccard(sets[low], sets[high])
-            if similarity < L1_EDGE_MIN_SIMILARITY:
-                continue
+        for low, high, similarity in _weighed(cache, touched | set(reworded)):
             edge_id = l1_edge_id(low, high)
             edge = None
             if edge_id in cache.edge_due:
