@@ -26,7 +26,11 @@ Contract:
   weigh (``all_pairs``). Each edge is scheduled from its stored weight and
   clock (``layers.edge_clocks``, one pass over the edges' payloads), as a warm
   cache would have it; an edge not read that way, or with a member that is
-  no longer a node, is due at the next decay.
+  no longer a node, is due at the next decay. Those reads may be made
+  beforehand without the domain lock (``preloaded``): ``of`` takes them only
+  if no stage of the domain began since (only the stages write edges), and
+  checks their topics and nodes by offset as a warm cache's: a record at a
+  new offset is read again.
 - What changed for the stages: ``dirty_scenes`` (scenes whose topics were
   written or removed since ``l1_nodes`` last ran) and ``dirty_words`` (nodes
   whose keyword set must be recomputed) accumulate until a stage consumes
@@ -44,17 +48,27 @@ import functools
 import heapq
 import weakref
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from memhop.dream import decay
 from memhop.dream.env import Held
 from memhop.engine import Engine
+from memhop.errors import MemHopError
 from memhop.index.l2meta import L2Meta
 from memhop.layers import scene, topic
 from memhop.layers.edge_clocks import edge_clocks
-from memhop.records import RecordType, SceneEdge, SceneNode
+from memhop.records import RecordType, SceneEdge, SceneNode, TopicSlot
 
-__all__ = ["L1Cache", "drop", "of"]
+__all__ = ["L1Cache", "Preload", "drop", "of", "preloaded", "ticket"]
+
+
+@dataclass(frozen=True, slots=True)
+class Preload:
+    """Reads of a cold load made without the domain lock (``preloaded``)."""
+
+    begun: int  # the domain's stages begun before it (``ticket``)
+    rows: Mapping[int, tuple[int, TopicSlot]]  # topic id -> (frame offset, row)
 
 
 class L1Cache:
@@ -80,6 +94,7 @@ class L1Cache:
         self.dirty_words: set[int] = set()
         self.orphans: set[tuple[int, int]] = set()
         self.all_pairs = False  # the next l1_hyperedges weighs every pair (a cold load)
+        self.preload: Preload | None = None  # reads made without the domain lock (``preloaded``)
 
     # ---- bringing the copies up to date ------------------------------------------------
 
@@ -92,11 +107,12 @@ class L1Cache:
         nodes = self._offsets(RecordType.SCENE_NODE)
         topics = self._offsets(RecordType.TOPIC) if check_topics else None
         self._refresh_topics(held, topics)
-        if self.cold:
+        if self.cold and self.preload is None:
             self._load(nodes, engine.ids_of_type(agent, RecordType.SCENE_EDGE))
-        else:
+        else:  # a warm cache, or nodes a preload read without the lock
             self._refresh_nodes(nodes)
         self.cold = False
+        self.preload = None
 
     def _offsets(self, rec_type: RecordType) -> dict[int, int]:
         """Each live record of ``rec_type`` in the domain -> its frame offset."""
@@ -120,7 +136,7 @@ class L1Cache:
         drift = False
         if live is not None:
             if self.cold:
-                rows = topic.all_topics_strict(engine, agent)
+                rows = self._cold_rows(live)
                 drift = len(rows) != len(meta) or any(meta.get(r.id) != r for r in rows)
             else:
                 # A topic at a new offset that equals its mirror row changed through the
@@ -149,6 +165,16 @@ class L1Cache:
             if scene_id is not None:
                 self.dirty_scenes.add(scene_id)
 
+    def _cold_rows(self, live: dict[int, int]) -> list[TopicSlot]:
+        """Every live topic row: a preload's where its offset is unchanged, else read now."""
+        if self.preload is None:
+            return topic.all_topics_strict(self.engine, self.agent_id)
+        kept = self.preload.rows
+        rows = [row for t, (at, row) in kept.items() if live.get(t) == at]
+        moved = [t for t, at in live.items() if kept.get(t, (None,))[0] != at]
+        rows += topic.read_topics_strict(self.engine, self.agent_id, moved)
+        return rows
+
     def rebase(self, engine: Engine) -> None:
         """Follow a compaction: the same records in a new file, at new offsets.
 
@@ -162,7 +188,9 @@ class L1Cache:
 
     def _load(self, live: dict[int, int], edge_ids: list[int]) -> None:
         for node in scene.list_scene_nodes(self.engine, self.agent_id):
-            self._take_node(node, live[node.id_hash])
+            at = live.get(node.id_hash)  # None: written after ``live`` (a preload, unlocked)
+            if at is not None:
+                self._take_node(node, at)
         self.all_pairs = True
         # Each edge is first looked at when its stored weight and clock make it due, as a
         # warm cache would; one with a member gone, or not in the usual shape, at once.
@@ -296,6 +324,9 @@ class L1Cache:
 # keys, and a single dict operation is atomic (the drop callback may run inside any
 # allocation, so it must not take a lock).
 _caches: dict[int, tuple[weakref.ref[Any], L1Cache]] = {}
+# Agent id -> the structure stages begun for it (``of`` calls), so a preload can tell
+# whether one may have written edges since it began.
+_begun: dict[int, int] = {}
 
 
 def _forget(key: int, ref: weakref.ref[Any]) -> None:
@@ -304,18 +335,70 @@ def _forget(key: int, ref: weakref.ref[Any]) -> None:
         _caches.pop(key, None)
 
 
-def of(held: Held, *, check_topics: bool = False) -> L1Cache:
-    """The domain's cache, checked against the file (see the module contract)."""
+def _registered(held: Held) -> L1Cache | None:
+    found = _caches.get(id(held.mirrors))
+    if found is not None and found[0]() is held.mirrors and found[1].agent_id == held.agent_id:
+        return found[1]
+    return None
+
+
+def ticket(held: Held) -> int | None:
+    """For a domain whose cache is cold: the count ``preloaded`` is made against; else None."""
+    cache = _registered(held)
+    return _begun.get(held.agent_id, 0) if cache is None or cache.cold else None
+
+
+def preloaded(engine: Engine, agent_id: int, begun: int) -> L1Cache | None:
+    """A cold cache holding the reads a cold load makes, made now without the domain lock
+    (None if one failed: the load under the lock meets the failure again and reports it).
+
+    Each read is whole under the engine's lock; every offset is taken before
+    its record is read, so a record written meanwhile shows a new offset.
+    """
+    cache = L1Cache(engine, agent_id)
+    try:
+        topic_at = cache._offsets(RecordType.TOPIC)
+        node_at = cache._offsets(RecordType.SCENE_NODE)
+        cache._load(node_at, engine.ids_of_type(agent_id, RecordType.SCENE_EDGE))
+        rows = {
+            row.id: (topic_at[row.id], row)
+            for row in topic.all_topics_strict(engine, agent_id)
+            if row.id in topic_at
+        }
+    except MemHopError:
+        return None
+    cache.preload = Preload(begun, rows)
+    return cache
+
+
+def _takes(held: Held, cache: L1Cache, begun: int) -> bool:
+    """Whether ``cache``'s preload still stands: made from this engine for this domain,
+    and no stage of the domain began since it was (so no edge was written)."""
+    pre = cache.preload
+    return (
+        pre is not None
+        and pre.begun == begun
+        and cache.engine is held.engine
+        and cache.agent_id == held.agent_id
+    )
+
+
+def of(held: Held, *, check_topics: bool = False, preload: L1Cache | None = None) -> L1Cache:
+    """The domain's cache, checked against the file (see the module contract); a cold one
+    takes ``preload`` (from ``preloaded``) if it still stands."""
     mirrors: Any = held.mirrors
     key = id(mirrors)
-    found = _caches.get(key)
-    cache = None
-    if found is not None and found[0]() is mirrors and found[1].agent_id == held.agent_id:
-        cache = found[1]
-        if cache.engine is not held.engine:
-            cache.rebase(held.engine)
+    begun = _begun.get(held.agent_id, 0)
+    _begun[held.agent_id] = begun + 1
+    cache = _registered(held)
+    if cache is not None and cache.engine is not held.engine:
+        cache.rebase(held.engine)
+    if (cache is None or cache.cold) and preload is not None and _takes(held, preload, begun):
+        cache = None
+    else:
+        preload = None
     if cache is None:
-        cache = L1Cache(held.engine, held.agent_id)
+        cache = preload or L1Cache(held.engine, held.agent_id)
         try:
             ref = weakref.ref(mirrors, functools.partial(_forget, key))
         except TypeError:  # mirrors that take no weak reference: a cold cache each stage

@@ -107,8 +107,9 @@ def _run(env: DreamEnv, report: Report, scene_id: int, sweep: bool) -> None:
     _stage(env, report, "l2_compress", lambda: _compress(env, report, scenes))
 
     def rebuild() -> str:
+        preload = structure.preload_cold(env)
         with env.hold() as held:
-            structure.rebuild_index(held)
+            structure.rebuild_index(held, preload)
         return OK
 
     touched: set[int] = set()

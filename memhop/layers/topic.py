@@ -34,6 +34,7 @@ __all__ = [
     "delete_topics",
     "get_topic_optional",
     "read_topic_lenient",
+    "read_topics_strict",
     "rename_topic",
     "restore_sunk",
     "retarget_topics",
@@ -220,6 +221,12 @@ def retarget_topics(
 def all_topics(engine: Engine, agent_id: int) -> list[TopicSlot]:
     """Return every readable topic of the domain, ascending by id (damage skipped and counted)."""
     return [topic for _, topic in codec.collect(engine, agent_id, TopicSlot)]
+
+
+def read_topics_strict(engine: Engine, agent_id: int, ids: Iterable[int]) -> list[TopicSlot]:
+    """Return the topics among ``ids`` that exist, in their order; a record that will not read
+    aborts."""
+    return [topic for _, topic in codec.read_many_strict(engine, agent_id, ids, TopicSlot)]
 
 
 def all_topics_strict(engine: Engine, agent_id: int) -> list[TopicSlot]:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import given
@@ -110,8 +111,11 @@ def _stamp(dom: Domain, scene_id: int, valence: float, arousal: float, now: int)
     scene.put_scene_nodes(dom.engine, 0, [stamped])
 
 
-def _dream(dom: Domain, now: int, *, cold: bool) -> list[Any]:
-    """The five structure stages in pipeline order; what each answered."""
+def _dream(
+    dom: Domain, now: int, *, cold: bool, preload: l1cache.L1Cache | None = None
+) -> list[Any]:
+    """The five structure stages in pipeline order; what each answered (``preload`` is
+    offered to the first)."""
     touched: set[int] = set()
 
     def nodes(held: Any) -> set[int]:
@@ -119,7 +123,7 @@ def _dream(dom: Domain, now: int, *, cold: bool) -> list[Any]:
         return set(touched)
 
     stages: list[Callable[[Any], Any]] = [
-        lambda held: len(structure.rebuild_index(held)),
+        lambda held: len(structure.rebuild_index(held, preload)),
         nodes,
         lambda held: structure.build_edges(held, touched, now),
         structure.rebuild_from_l2,
@@ -150,40 +154,92 @@ def _same_layer(warm: Domain, cold: Domain) -> None:
         assert math.isclose(w.weight, c.weight, rel_tol=1e-9)
 
 
+def _apply(dom: Domain, op: tuple[Any, ...], now: int, parent: int) -> None:
+    """One host or file operation of ``OPS`` (a "dream" step is the caller's)."""
+    kind = op[0]
+    if kind == "turn":
+        dom.turn(op[3], tuple(op[2]), scene=op[1])
+    elif kind == "fold":
+        _fold(dom, op[1], parent)
+    elif kind == "delete":
+        if topic.delete_topics(dom.engine, 0, [op[1]]):
+            dom.mirrors.topics.remove([op[1]])
+    elif kind == "behind":
+        topic.delete_topics(dom.engine, 0, [op[1]])
+    elif kind == "drop_node":
+        scene.delete_scene_nodes(dom.engine, 0, [scene_node_id(op[1])])
+    elif kind == "stamp":
+        _stamp(dom, op[1], op[2], op[3], now)
+    elif kind == "merge" and op[1] != op[2]:
+        _merge(dom, op[1], op[2])
+    elif kind == "compact":  # as the root does: a new engine over the same records
+        dom.engine = compact_in_place(dom.engine, dom.engine.path)
+
+
 @given(OPS)
 def test_a_warm_cache_writes_what_a_cold_one_writes(ops: list[tuple[Any, ...]]) -> None:
     """Random histories: after every pass, the warm and cold domains hold equal L1 layers."""
     with _domains() as (warm, cold):
         now, parents = NOW, 1000
         for op in ops:
-            kind = op[0]
             for dom in (warm, cold):
-                if kind == "turn":
-                    dom.turn(op[3], tuple(op[2]), scene=op[1])
-                elif kind == "fold":
-                    _fold(dom, op[1], parents)
-                elif kind == "delete":
-                    if topic.delete_topics(dom.engine, 0, [op[1]]):
-                        dom.mirrors.topics.remove([op[1]])
-                elif kind == "behind":
-                    topic.delete_topics(dom.engine, 0, [op[1]])
-                elif kind == "drop_node":
-                    scene.delete_scene_nodes(dom.engine, 0, [scene_node_id(op[1])])
-                elif kind == "stamp":
-                    _stamp(dom, op[1], op[2], op[3], now)
-                elif kind == "merge" and op[1] != op[2]:
-                    _merge(dom, op[1], op[2])
-                elif kind == "compact":  # as the root does: a new engine over the same records
-                    dom.engine = compact_in_place(dom.engine, dom.engine.path)
-            if kind == "fold":
+                _apply(dom, op, now, parents)
+            if op[0] == "fold":
                 parents += 1
-            elif kind == "dream":
+            elif op[0] == "dream":
                 now += op[1]
                 assert _dream(warm, now, cold=False) == _dream(cold, now, cold=True)
                 _same_layer(warm, cold)
         now += HOUR
         assert _dream(warm, now, cold=False) == _dream(cold, now, cold=True)
         _same_layer(warm, cold)
+
+
+# Between a preload and the stage that is offered it: anything a host may do meanwhile,
+# and another pass whose stages wrote and then dropped the cache (as a failure does).
+_op_pass = st.tuples(st.just("pass"))
+BETWEEN = st.lists(
+    st.one_of(_op_turn, _op_delete, _op_behind, _op_drop_node, _op_merge, _op_compact, _op_pass),
+    max_size=3,
+)
+
+
+@given(OPS, BETWEEN)
+def test_a_cache_preloaded_without_the_lock_writes_what_a_cold_one_writes(
+    ops: list[tuple[Any, ...]], between: list[tuple[Any, ...]]
+) -> None:
+    """A cold pass whose reads were made before ``between`` ran (the domain lock free)
+    leaves the layer of a cold pass that made them under the lock after it."""
+    with _domains() as (preloading, cold):
+        now, parents = NOW, 1000
+        for op in [*ops, ("dream", HOUR)]:
+            for dom in (preloading, cold):
+                _apply(dom, op, now, parents)
+                if op[0] == "dream":
+                    _dream(dom, now + op[1], cold=True)
+            parents += op[0] == "fold"
+            now += op[1] if op[0] == "dream" else 0
+        with preloading.hold() as held:
+            l1cache.drop(held)  # cold, as after an open
+            begun = l1cache.ticket(held)
+        assert begun is not None
+        preload = l1cache.preloaded(preloading.engine, 0, begun)
+        assert preload is not None
+        for op in between:
+            for dom in (preloading, cold):
+                if op[0] == "pass":
+                    _dream(dom, now, cold=True)
+                else:
+                    _apply(dom, op, now, parents)
+            with preloading.hold() as held:
+                l1cache.drop(held)
+        now += HOUR
+        with mock.patch.object(topic, "all_topics_strict", wraps=topic.all_topics_strict) as spy:
+            answers = _dream(preloading, now, cold=False, preload=preload)
+        assert answers == _dream(cold, now, cold=True)
+        _same_layer(preloading, cold)
+        if not between:  # control: the preload was taken, so no stage read every topic
+            assert spy.call_count == 0
 
 
 def _linked(dom: Domain) -> None:
@@ -302,3 +358,60 @@ def test_a_cold_cache_looks_at_an_edge_when_its_decay_is_due(
     _dream(dom, NOW + half_life + 1, cold=True)
     assert reads[:1] == [edge.id_hash]  # a member went: looked at at once
     assert scene.list_scene_edges(dom.engine, 0) == []  # under two members, it goes
+
+
+def _preload_cold(dom: Domain) -> l1cache.L1Cache:
+    """Forget the domain's cache, as an open does, and make the reads of a cold one unlocked."""
+    with dom.hold() as held:
+        l1cache.drop(held)
+        begun = l1cache.ticket(held)
+    assert begun is not None
+    preload = l1cache.preloaded(dom.engine, 0, begun)
+    assert preload is not None
+    return preload
+
+
+@pytest.mark.parametrize("written_between", [False, True])
+def test_a_preload_is_refused_once_a_stage_began_after_it(
+    dom: Domain, written_between: bool
+) -> None:
+    """A stage that wrote an edge after the preload and failed: the preload's schedule is stale,
+    so the next pass loads under the lock and decays the edge from what the file holds."""
+    dom.turn(1, ("a", "b"), scene=100)
+    dom.turn(2, ("a", "b"), scene=200)
+    _dream(dom, NOW, cold=False)
+    (edge,) = scene.list_scene_edges(dom.engine, 0)
+    preload = _preload_cold(dom)
+    if written_between:  # under the removal floor: a load under the lock makes it due now
+        with dom.hold() as held:
+            faint = dataclasses.replace(edge, weight=0.01, last_decay_at=NOW)
+            l1cache.of(held).put_edges([(faint, decay.edge_due(faint))])
+            l1cache.drop(held)
+    with mock.patch.object(topic, "all_topics_strict", wraps=topic.all_topics_strict) as spy:
+        _dream(dom, NOW + 60_000, cold=False, preload=preload)
+    edges = scene.list_scene_edges(dom.engine, 0)
+    if written_between:
+        assert spy.call_count > 0  # loaded under the lock
+        assert edges == []  # the faint edge went at this pass's decay
+    else:  # control: the preload was taken, and the edge it scheduled stays
+        assert spy.call_count == 0
+        assert [e.id_hash for e in edges] == [edge.id_hash]
+
+
+@pytest.mark.parametrize("rewritten", [False, True])
+def test_a_topic_rewritten_after_a_preload_is_read_again(dom: Domain, rewritten: bool) -> None:
+    """The mirror is checked against the record at its offset now, not the row preloaded."""
+    dom.turn(1, ("a", "b"), scene=100)
+    preload = _preload_cold(dom)
+    if rewritten:  # behind the mirror's back: it still holds a, b
+        topic.write_turn_topic(dom.engine, 0, 100, 1, ("c", "d"), 1000, 1001)
+    before = dom.mirrors.topics
+    with dom.hold() as held:
+        meta = structure.rebuild_index(held, preload)
+    if rewritten:
+        assert meta is not before  # the drift was seen: rebuilt from the records
+        row = meta.get(1)
+        assert row is not None
+        assert row.fused_keywords == ("c", "d")
+    else:  # control: the same rows and mirror, kept
+        assert meta is before

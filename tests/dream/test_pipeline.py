@@ -5,11 +5,13 @@ from __future__ import annotations
 import shutil
 import threading
 from pathlib import Path
+from typing import Any
+from unittest import mock
 
-from memhop.dream import STAGES, run_dream
+from memhop.dream import STAGES, l1cache, run_dream
 from memhop.engine import create_engine, open_engine
 from memhop.errors import OperationCancelledError
-from memhop.layers import scene
+from memhop.layers import scene, topic
 from memhop.llm import LocalModel
 from memhop.records import SceneSlot
 from tests.dream.conftest import NOW, SCENE, Domain, fold
@@ -133,3 +135,27 @@ def test_two_runs_over_copies_build_the_same_association_layer(tmp_path: Path) -
         layers.append(_layer(copy))
     assert layers[0] == layers[1]
     assert len(layers[0][0]) == 6
+
+
+def test_a_cold_cache_is_read_without_the_domain_lock_and_then_taken(dom: Domain) -> None:
+    """A pass on a cold cache makes its reads while turns may go on, and the stage under the
+    lock takes them (it reads no topic of its own); a second pass finds the cache warm."""
+    _seed(dom)
+    locked_at_preload: list[bool] = []
+    preloaded = l1cache.preloaded
+
+    def spy(*args: Any) -> Any:
+        locked_at_preload.append(dom.lock.locked())
+        return preloaded(*args)
+
+    with (
+        mock.patch.object(l1cache, "preloaded", spy),
+        mock.patch.object(topic, "all_topics_strict", wraps=topic.all_topics_strict) as reads,
+    ):
+        report, error = run_dream(dom.env())
+        assert error is None
+        assert report.l1_nodes_added == 2
+        assert locked_at_preload == [False]
+        assert reads.call_count == 1  # the preload's own read
+        run_dream(dom.env(clock=lambda: NOW + 60_000))
+        assert locked_at_preload == [False]  # control: a warm cache preloads nothing
