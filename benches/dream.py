@@ -10,7 +10,15 @@ what is measured; no compaction), then times three passes of ``dream()`` on it:
   background trigger runs);
 - idle: another pass with nothing changed since the last;
 - an hour on: a pass with the file's clock moved on an hour (``db._root.clock``, a private
-  hook the bench alone uses), when the write-back of every node's and edge's decay is due.
+  hook the bench alone uses), when the write-back of every node's and edge's decay is due;
+- reopen: the file closed and opened again, the first whole pass (its cache cold: every
+  topic, node and edge read again, every pair weighed) while another thread makes a turn
+  every 5 ms in the same domain; the longest a turn took shows how long a stage held the
+  domain lock against it.
+
+``--locomo N`` runs the reopen part on talk instead: the ten LoCoMo conversations
+(examples/data/locomo10.json; Maharana et al., 2024) recorded N times over into one domain,
+a scene per session, each copy a year after the one before; a first pass, then the reopen.
 
 Each pass prints its thread CPU in all and per stage, and the bytes it appended to the file.
 
@@ -28,8 +36,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import statistics
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -66,7 +76,10 @@ def _timed_stages(spent: dict[str, float]) -> Callable[[], None]:
     return lambda: setattr(pipeline, "_stage", real)
 
 
-def _pass(label: str, path: str, run: Callable[[], memhop.DreamReport]) -> None:
+def _pass(
+    label: str, path: str, run: Callable[[], memhop.DreamReport], *, alone: bool = True
+) -> None:
+    """Run and print one pass; ``alone``: nothing else writes meanwhile (its bytes are shown)."""
     spent: dict[str, float] = {}
     undo = _timed_stages(spent)
     size = os.path.getsize(path)
@@ -83,9 +96,10 @@ def _pass(label: str, path: str, run: Callable[[], memhop.DreamReport]) -> None:
         f"nodes +{report.l1_nodes_added} -{report.l1_nodes_removed}"
         f" edges +{report.l1_edges_added} -{report.l1_edges_removed}"
     )
+    appended = f"{grown / 1e6:6.2f} MB" if alone else "   (turns)"
     print(
         f"  {label:<6} cpu {total:7.3f} s  structure {structure:7.3f} s"
-        f"  appended {grown / 1e6:6.2f} MB  {counts}"
+        f"  appended {appended}  {counts}"
     )
     print(f"         per stage (ms): {stages}")
 
@@ -110,6 +124,67 @@ def run(turns: int, workdir: str) -> None:
         wall = root.clock
         root.clock = lambda: wall() + HOUR_MS
         _pass("hour+", path, lambda: session.dream(scene))
+    _reopened(path, scene, turns + STEADY_TURNS)
+
+
+def _reopened(path: str, scene: str, first_turn: int) -> None:
+    with (
+        fsync_off(),
+        memhop.open(path, memhop.LocalModel(), BENCH_DEFAULTS) as db,
+    ):
+        session = db.primary()
+        session.scene_context(scene)
+        session.search_l4(keyword="no such line")  # waits for the domain's build to end
+        took: list[float] = []
+        done = threading.Event()
+
+        def turns() -> None:
+            i = first_turn
+            while not done.is_set():
+                t0 = time.perf_counter()
+                speak(session, i, new_scene=False, scene_id=scene)
+                took.append(time.perf_counter() - t0)
+                i += 1
+                time.sleep(0.005)
+
+        beside = threading.Thread(target=turns)
+        beside.start()
+        try:
+            _pass("reopen", path, session.dream, alone=False)
+        finally:
+            done.set()
+            beside.join()
+        print(
+            f"         turns beside it: {len(took)}, the longest {max(took) * 1000:.0f} ms,"
+            f" median {statistics.median(took) * 1000:.1f} ms"
+        )
+
+
+def on_locomo(repeats: int, workdir: str) -> None:
+    import locomo  # benches/locomo.py: its reader of the data set
+
+    path = str(Path(workdir) / f"locomo{repeats}.meh")
+    year = 365 * 24 * HOUR_MS
+    with (
+        fsync_off(),
+        memhop.open(path, memhop.LocalModel(), BENCH_DEFAULTS, memhop.ProfileInput("a")) as db,
+    ):
+        session = db.primary()
+        turns, opened, scene = 0, None, ""
+        for copy in range(repeats):
+            for conv in locomo.load():
+                for turn in conv.turns:
+                    key = (copy, conv.sample_id, turn.scene)
+                    scene = session.search(new_scene=key != opened).scene.scene_id
+                    opened = key
+                    at = turn.started_ms + copy * year
+                    session.update(
+                        input="\n".join(turn.said), output="\n".join(turn.answered), created_at=at
+                    )
+                    turns += 1
+        print(f"LoCoMo x{repeats}: {turns} turns")
+        _pass("first", path, session.dream)
+    _reopened(path, scene, 10**9)
 
 
 def background(turns: int, workdir: str, *, every_pass_whole: bool) -> None:
@@ -146,9 +221,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="2,000 turns only")
     parser.add_argument("--turns", type=int, nargs="+", default=[2_000, 8_000])
     parser.add_argument("--background", action="store_true", help="the automatic passes")
+    parser.add_argument("--locomo", type=int, metavar="N", help="the reopen on LoCoMo, N copies")
     args = parser.parse_args(argv)
     sizes = [2_000] if args.quick else args.turns
     with tempfile.TemporaryDirectory() as workdir:
+        if args.locomo:
+            on_locomo(args.locomo, workdir)
+            return
         for turns in sizes:
             if args.background:
                 background(turns, workdir, every_pass_whole=False)
