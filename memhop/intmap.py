@@ -25,12 +25,13 @@ Contract:
 
 from __future__ import annotations
 
+import sys
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, ItemsView, Iterator, Mapping, ValuesView
-from itertools import chain, compress, islice, repeat
+from itertools import chain, compress, islice
 from mmap import mmap
-from operator import and_, eq, itemgetter, lt
+from operator import itemgetter, lt
 from types import MappingProxyType
 
 __all__ = ["NO_IDS", "IntMap", "TypeRead"]
@@ -294,11 +295,11 @@ class IntMap(Mapping[int, int]):
         return picked
 
     def ids_of_type(self, rec_type: int, view: _Bytes, size: int) -> list[int]:
-        """The live ids whose frame has type byte ``rec_type``, ascending."""
-        wanted = map(eq, self._type_array(view, size), repeat(rec_type))
+        """The live ids whose frame has type byte ``rec_type`` (0-255), ascending."""
+        wanted = _tagged(self._type_array(view, size), rec_type)
         if self._dead:
-            wanted = map(and_, wanted, map(bool, self._offs))
-        found = list(compress(self._ids, wanted))
+            wanted = _both(wanted, _nonzero(self._offs))
+        found = _picked(self._ids, wanted)
         extra = [i for i, v in self._new.items() if _type_of(v, view, size) == rec_type]
         return sorted(chain(found, sorted(extra))) if extra else found
 
@@ -329,6 +330,50 @@ def _types_at(offs: array[int], view: _Bytes, size: int) -> array[int]:
         return array("H", itemgetter(*offs)(view))
     past = _NO_TYPE
     return array("H", (view[o] if o < size else past for o in offs))
+
+
+# A byte string with a 1 where a condition holds and 0 elsewhere, made in C: a domain's
+# typed question runs once per Dream stage over 10^5-10^6 entries.
+_ONE_AT: list[bytes] = [bytes(b == i for b in range(256)) for i in range(256)]
+_NONZERO = bytes(b != 0 for b in range(256))
+_LITTLE = sys.byteorder == "little"
+
+
+def _tagged(types: array[int], rec_type: int) -> bytes:
+    """1 at each entry whose 16-bit tag is ``rec_type`` (a byte), else 0."""
+    raw = types.tobytes()
+    low, high = (raw[0::2], raw[1::2]) if _LITTLE else (raw[1::2], raw[0::2])
+    mask = low.translate(_ONE_AT[rec_type])
+    if high.count(0) != len(high):  # tags past a byte (no type to read) never match
+        mask = _both(mask, high.translate(_ONE_AT[0]))
+    return mask
+
+
+def _nonzero(values: array[int]) -> bytes:
+    """1 at each entry whose value is not 0, else 0."""
+    raw, width = values.tobytes(), values.itemsize
+    union = 0
+    for k in range(width):  # a value is 0 only if each of its bytes is
+        union |= int.from_bytes(raw[k::width], "little")
+    return union.to_bytes(len(values), "little").translate(_NONZERO)
+
+
+def _picked(ids: array[int], wanted: bytes) -> list[int]:
+    """The ids at the positions ``wanted`` marks: a few found by ``bytes.find`` (in C over
+    the gaps), many by one pass over every id."""
+    if wanted.count(1) * 16 > len(wanted):
+        return list(compress(ids, wanted))
+    found = []
+    at = wanted.find(1)
+    while at >= 0:
+        found.append(ids[at])
+        at = wanted.find(1, at + 1)
+    return found
+
+
+def _both(a: bytes, b: bytes) -> bytes:
+    """1 where both ``a`` and ``b`` hold 1 (each all 0s and 1s, the same length)."""
+    return (int.from_bytes(a, "little") & int.from_bytes(b, "little")).to_bytes(len(a), "little")
 
 
 def _type_of(value: int, view: _Bytes, size: int) -> int:

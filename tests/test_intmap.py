@@ -127,3 +127,28 @@ def test_snapshot_pairs_in_map_order_with_repeats_keep_the_last() -> None:
     assert list(ids) == [3, 5, 9]
     ordered = IntMap.from_pairs(array("Q", [3, 8300, 9, 8400]))  # positive control: sorted
     assert dict(ordered.items()) == {3: 8300, 9: 8400}
+
+
+@pytest.mark.parametrize("deleted", [False, True])
+def test_typed_ids_of_a_large_map_rare_and_common_types_alike(deleted: bool) -> None:
+    """20,000 entries in the arrays: a rare type (found a few at a time) and a common one
+    (taken in one pass) both answer as the entries say, with deletes and an entry past the
+    log (no type) among them."""
+    size = 40_000
+    view = bytearray(size)
+    entries = {}
+    for n in range(20_000):
+        offset = 8 + n
+        view[offset] = 7 if n % 1_000 == 3 else 2  # 20 of type 7, the rest type 2
+        entries[n * 3 + 1] = offset
+    entries[999_999] = size + 5  # past the log: no type
+    ids = IntMap.from_mapping(entries)
+    gone = set(list(entries)[::7]) if deleted else set()
+    for id_hash in gone:
+        ids.discard(id_hash)
+    for rec_type in (7, 2, 0):
+        want = sorted(
+            i for i, o in entries.items() if i not in gone and o < size and view[o] == rec_type
+        )
+        assert ids.ids_of_type(rec_type, bytes(view), size) == want
+    assert len(ids.ids_of_type(7, bytes(view), size)) == (17 if deleted else 20)  # a control
