@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from memhop.dream import l1cache
 from memhop.dream.env import DreamEnv, Held
 from memhop.dream.report import OK, SKIPPED
 from memhop.errors import MemHopError, OperationCancelledError
@@ -45,8 +46,12 @@ def collect_samples(held: Held, now: int) -> list[NodeDigest]:
 
     A tolerant read: unreadable nodes and topics are skipped (nothing is decided
     from this scan but what to show the model). Nodes with no keyword are dropped.
+    The nodes come from the structure stages' cache when it is warm (each node
+    decodes a list of edge ids: 0.2 s a pass at 1,000 scenes all linked).
     """
-    nodes = scene.list_scene_nodes_lenient(held.engine, held.agent_id)
+    nodes = l1cache.warm_nodes(held)
+    if nodes is None:
+        nodes = scene.list_scene_nodes_lenient(held.engine, held.agent_id)
     nodes.sort(key=lambda n: (-rank(n, now), n.id_hash))
     samples = []
     for node in nodes[:MAX_DISTILL_SAMPLES]:

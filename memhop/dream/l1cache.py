@@ -60,7 +60,7 @@ from memhop.layers import scene, topic
 from memhop.layers.edge_clocks import edge_clocks
 from memhop.records import RecordType, SceneEdge, SceneNode, TopicSlot
 
-__all__ = ["L1Cache", "Preload", "drop", "of", "preloaded", "ticket"]
+__all__ = ["L1Cache", "Preload", "drop", "of", "preloaded", "ticket", "warm_nodes"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -411,6 +411,18 @@ def of(held: Held, *, check_topics: bool = False, preload: L1Cache | None = None
         drop(held)
         raise
     return cache
+
+
+def warm_nodes(held: Held) -> list[SceneNode] | None:
+    """Every scene node, from a warm cache brought up to date (what changed is read); None
+    when the cache is cold (a full read costs what a scan does) or a node will not read."""
+    found = _registered(held)
+    if found is None or found.cold:
+        return None
+    try:
+        return list(of(held).nodes.values())
+    except MemHopError:  # ``of`` dropped the cache
+        return None
 
 
 def drop(held: Held) -> None:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+from unittest import mock
 
 import pytest
 
-from memhop.dream import distill, prune
+from memhop.dream import distill, l1cache, prune, structure
 from memhop.errors import MemHopError
+from memhop.ids import scene_node_id
 from memhop.layers import archive, plan, profile, scene
 from memhop.llm import NodeMood
 from memhop.records import ArchiveSlot, PlanNode, PlanStatusCode, ProfileSlot, RecordType, SceneNode
@@ -167,3 +169,24 @@ def test_distillation_asks_with_the_lock_released(dom: Domain) -> None:
     stored = profile.get_profile(dom.engine, 0)
     assert stored is not None
     assert stored.name == "Agent"
+
+
+def test_samples_from_a_warm_cache_are_the_samples_a_scan_reads(dom: Domain) -> None:
+    """After the structure stages (a warm cache) and a node changed behind the cache, the
+    samples equal those of a scan of the file; a cold cache is not loaded for them."""
+    for scene_id in (1, 2, 3):
+        dom.turn(scene_id, (f"w{scene_id}", "shared"), scene=scene_id)
+    with dom.hold() as held:
+        touched = structure.sync_nodes(held, NOW)
+        structure.build_edges(held, touched, NOW)
+        node = scene.scene_node_of(dom.engine, 0, 2)
+        assert node is not None
+        # Written behind the cache's back, as a host's scene merge or Dream's stamp does.
+        scene.put_scene_nodes(dom.engine, 0, [dataclasses.replace(node, importance=0.01)])
+        scene.delete_scene_nodes(dom.engine, 0, [scene_node_id(3)])
+        with mock.patch.object(scene, "list_scene_nodes_lenient") as scan:
+            from_cache = distill.collect_samples(held, NOW)
+        assert scan.call_count == 0  # the warm cache answered
+        l1cache.drop(held)
+        assert distill.collect_samples(held, NOW) == from_cache  # the scan's, to the node
+        assert {s.id for s in from_cache} == {scene_node_id(1), scene_node_id(2)}
