@@ -44,10 +44,11 @@ as long as it does: a domain context rebuilt from records starts cold.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import heapq
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,7 +61,17 @@ from memhop.layers import scene, topic
 from memhop.layers.edge_clocks import edge_clocks
 from memhop.records import RecordType, SceneEdge, SceneNode, TopicSlot
 
-__all__ = ["L1Cache", "Preload", "drop", "of", "preloaded", "ticket", "warm_nodes"]
+__all__ = [
+    "L1Cache",
+    "Preload",
+    "checked",
+    "drop",
+    "of",
+    "preloaded",
+    "stages_begun",
+    "ticket",
+    "warm_nodes",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -342,10 +353,16 @@ def _registered(held: Held) -> L1Cache | None:
     return None
 
 
+def stages_begun(agent_id: int) -> int:
+    """How many stages of the domain began to date (``of`` calls): equal counts at two
+    moments mean that no stage wrote an edge between them."""
+    return _begun.get(agent_id, 0)
+
+
 def ticket(held: Held) -> int | None:
     """For a domain whose cache is cold: the count ``preloaded`` is made against; else None."""
     cache = _registered(held)
-    return _begun.get(held.agent_id, 0) if cache is None or cache.cold else None
+    return stages_begun(held.agent_id) if cache is None or cache.cold else None
 
 
 def preloaded(engine: Engine, agent_id: int, begun: int) -> L1Cache | None:
@@ -423,6 +440,19 @@ def warm_nodes(held: Held) -> list[SceneNode] | None:
         return list(of(held).nodes.values())
     except MemHopError:  # ``of`` dropped the cache
         return None
+
+
+@contextlib.contextmanager
+def checked(
+    held: Held, *, check_topics: bool = False, preload: L1Cache | None = None
+) -> Iterator[L1Cache]:
+    """The domain's cache (``of``) for one stage; a stage that fails leaves it to be rebuilt."""
+    cache = of(held, check_topics=check_topics, preload=preload)
+    try:
+        yield cache
+    except BaseException:
+        drop(held)
+        raise
 
 
 def drop(held: Held) -> None:

@@ -6,7 +6,7 @@ import logging
 import time
 from collections.abc import Callable
 
-from memhop.dream import compress, distill, prune, structure
+from memhop.dream import compress, distill, hyperedges, prune, structure
 from memhop.dream.env import DreamEnv
 from memhop.dream.report import ERROR, OK, Report, checkpoint, status_of
 from memhop.errors import MemHopError, OperationCancelledError
@@ -121,8 +121,9 @@ def _run(env: DreamEnv, report: Report, scene_id: int, sweep: bool) -> None:
         return OK
 
     def edges() -> str:
+        weighing = hyperedges.weigh_cold(env, touched)
         with env.hold() as held:
-            report.l1_edges_added += structure.build_edges(held, touched, env.clock())
+            report.l1_edges_added += hyperedges.build_edges(held, touched, env.clock(), weighing)
         return OK
 
     def stale() -> str:

@@ -1,4 +1,5 @@
-"""The association layer (dream.md §4.7): index rebuild, L1 nodes, edges, rebuild, decay.
+"""The association layer (dream.md §4.7): index rebuild, L1 nodes, rebuild, decay (the
+edges between nodes are ``hyperedges``).
 
 None of these stages asks a model, so each runs whole under one hold of the
 domain lock (the lock is released between stages). Every enumeration is
@@ -22,23 +23,20 @@ stored value lags its decay by at most its interval.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-from collections.abc import Iterable, Iterator, Set
+from collections.abc import Iterable
 
 from memhop.dream import decay, l1cache
 from memhop.dream.env import DreamEnv, Held
 from memhop.dream.l1cache import L1Cache
-from memhop.ids import l1_edge_id, scene_node_id
+from memhop.ids import scene_node_id
 from memhop.index.l2meta import L2Meta
 from memhop.layers import scene
 from memhop.records import SceneEdge, SceneNode
 
 __all__ = [
-    "L1_EDGE_MIN_SIMILARITY",
     "MIN_EDGE_NODES",
     "NEW_NODE_IMPORTANCE",
-    "build_edges",
     "decay_network",
     "preload_cold",
     "rebuild_from_l2",
@@ -47,7 +45,6 @@ __all__ = [
 ]
 
 MIN_EDGE_NODES = 2
-L1_EDGE_MIN_SIMILARITY = 0.15
 NEW_NODE_IMPORTANCE = 1.0
 _LISTED_DEPTH = 2
 
@@ -56,19 +53,6 @@ def _is_deep(meta: L2Meta, node: SceneNode) -> bool:
     """A node whose first topic sank below the listing: decay leaves it alone, as upstream."""
     first = meta.get(node.topic_ids[0]) if node.topic_ids else None
     return first is not None and first.depth > _LISTED_DEPTH
-
-
-@contextlib.contextmanager
-def _cache(
-    held: Held, *, check_topics: bool = False, preload: L1Cache | None = None
-) -> Iterator[L1Cache]:
-    """The domain's cache, checked; a stage that fails leaves it to be rebuilt."""
-    cache = l1cache.of(held, check_topics=check_topics, preload=preload)
-    try:
-        yield cache
-    except BaseException:
-        l1cache.drop(held)
-        raise
 
 
 # ---- index_rebuild, l1_nodes ----------------------------------------------------------
@@ -91,7 +75,7 @@ def rebuild_index(held: Held, preload: L1Cache | None = None) -> L2Meta:
     journals go on (beyond upstream, which installs a new mirror every pass).
     A cold cache takes ``preload`` (``preload_cold``) if it still stands.
     """
-    with _cache(held, check_topics=True, preload=preload):
+    with l1cache.checked(held, check_topics=True, preload=preload):
         return held.mirrors.topics
 
 
@@ -104,7 +88,7 @@ def sync_nodes(held: Held, now: int) -> set[int]:
     importance decayed to now (beyond upstream, which restarts the clock on
     the importance of the previous pass and forgives the decay in between).
     """
-    with _cache(held) as cache:
+    with l1cache.checked(held) as cache:
         meta = held.mirrors.topics
         written: list[SceneNode] = []
         for scene_id in sorted(cache.dirty_scenes):
@@ -125,96 +109,6 @@ def sync_nodes(held: Held, now: int) -> set[int]:
         cache.put_nodes(written)
         cache.dirty_scenes.clear()
         return {n.id_hash for n in written}
-
-
-# ---- l1_hyperedges ---------------------------------------------------------------------
-
-
-def _keyword_set(meta: L2Meta, node: SceneNode) -> frozenset[str]:
-    found: set[str] = set()
-    for topic_id in node.topic_ids:
-        row = meta.get(topic_id)
-        if row is not None:
-            found.update(k.lower() for k in row.fused_keywords)
-    return frozenset(found)
-
-
-def _pairs(cache: L1Cache, focus: Iterable[int]) -> set[tuple[int, int]]:
-    """Node pairs sharing a keyword with an endpoint in ``focus``, plus the orphans (pairs
-    whose edge went) still standing."""
-    nodes = cache.nodes
-    pairs = {(a, b) for a, b in cache.orphans if a in nodes and b in nodes}
-    for node_id in focus:
-        words = cache.words.get(node_id, frozenset())
-        others = set().union(*(cache.holders[w] for w in words))
-        others.discard(node_id)
-        pairs.update((min(node_id, o), max(node_id, o)) for o in others)
-    return pairs
-
-
-def _weighed(cache: L1Cache, focus: Set[int]) -> Iterator[tuple[int, int, float]]:
-    """(low, high, similarity) of the pairs to weigh at or above the edge threshold, in
-    pair order: every pair on a cold cache, else those ``_pairs`` finds for ``focus``."""
-    sets = {n: cache.words.get(n, frozenset()) for n in cache.nodes}
-    if cache.all_pairs:
-        return decay.similar_pairs(sets, L1_EDGE_MIN_SIMILARITY)
-    pairs = sorted(_pairs(cache, focus & cache.nodes.keys()))
-    weighed = ((low, high, decay.jaccard(sets[low], sets[high])) for low, high in pairs)
-    return (p for p in weighed if p[2] >= L1_EDGE_MIN_SIMILARITY)
-
-
-def build_edges(held: Held, touched: Set[int], now: int) -> int:
-    """Pairwise edges between nodes whose keyword sets overlap (Jaccard >= 0.15).
-
-    A missing edge is created at the similarity. An existing one is raised only
-    when the new similarity is higher than its weight decayed to now and an
-    endpoint was touched by this pass's node sync (unchanged evidence never
-    undoes decay); it is stored at the similarity with its clock at now (beyond
-    upstream, which decays a raised weight again for the time since the previous
-    pass). Only pairs with an endpoint whose topics changed, or whose edge went,
-    are weighed. Returns edges written.
-    """
-    with _cache(held) as cache:
-        nodes = cache.nodes
-        if len(nodes) < MIN_EDGE_NODES:
-            return 0
-        meta = held.mirrors.topics
-        reworded = sorted(cache.dirty_words & nodes.keys())
-        for node_id in reworded:
-            cache.set_words(node_id, _keyword_set(meta, nodes[node_id]))
-        cache.dirty_words.clear()
-        edges: list[SceneEdge] = []
-        linked: dict[int, list[int]] = {}
-        for low, high, similarity in _weighed(cache, touched | set(reworded)):
-            edge_id = l1_edge_id(low, high)
-            edge = None
-            if edge_id in cache.edge_due:
-                if not ({low, high} & touched):
-                    continue
-                edge = scene.get_scene_edge_optional(held.engine, held.agent_id, edge_id)
-            if edge is None:
-                edge = SceneEdge(
-                    id_hash=edge_id, node_ids=(low, high), weight=similarity, created_at=now
-                )
-            elif similarity <= decay.edge_weight_at(edge, now):
-                continue
-            else:
-                edge = dataclasses.replace(edge, weight=similarity, last_decay_at=now)
-            edges.append(edge)
-            linked.setdefault(low, []).append(edge_id)
-            linked.setdefault(high, []).append(edge_id)
-        cache.put_edges([(e, decay.edge_due(e)) for e in edges])
-        grown: list[SceneNode] = []
-        for node_id, edge_ids in sorted(linked.items()):
-            node = nodes[node_id]
-            held_ids = set(node.edge_ids)
-            extra = [e for e in dict.fromkeys(edge_ids) if e not in held_ids]
-            if extra:
-                grown.append(dataclasses.replace(node, edge_ids=(*node.edge_ids, *extra)))
-        cache.put_nodes(grown)
-        cache.all_pairs = False
-        cache.orphans.clear()
-        return len(edges)
 
 
 # ---- shared edge surgery ------------------------------------------------------------------
@@ -314,7 +208,7 @@ def rebuild_from_l2(held: Held) -> tuple[int, int]:
 
     Every node is judged before anything is deleted, so a read failure changes nothing.
     """
-    with _cache(held) as cache:
+    with l1cache.checked(held) as cache:
         meta = held.mirrors.topics
         stale = [n for _, n in sorted(cache.nodes.items()) if _is_stale(meta, n)]
         if not stale:
@@ -341,7 +235,7 @@ def decay_network(held: Held, now: int) -> tuple[int, int]:
     at now) when it changed otherwise or its write-back is due (see the module);
     only edges due, or touched by this pass, are looked at.
     """
-    with _cache(held) as cache:
+    with l1cache.checked(held) as cache:
         meta = held.mirrors.topics
         graph = _Graph(held, cache)
         nodes_removed = edges_removed = 0

@@ -24,7 +24,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memhop.dream import decay, l1cache, structure
+from memhop.dream import decay, hyperedges, l1cache, structure
 from memhop.engine import create_engine
 from memhop.engine.inplace import compact_in_place
 from memhop.ids import scene_node_id
@@ -125,7 +125,7 @@ def _dream(
     stages: list[Callable[[Any], Any]] = [
         lambda held: len(structure.rebuild_index(held, preload)),
         nodes,
-        lambda held: structure.build_edges(held, touched, now),
+        lambda held: hyperedges.build_edges(held, touched, now),
         structure.rebuild_from_l2,
         lambda held: structure.decay_network(held, now),
     ]
@@ -204,6 +204,28 @@ BETWEEN = st.lists(
 )
 
 
+def _lived(ops: list[tuple[Any, ...]], *doms: Domain) -> tuple[int, int]:
+    """Run ``ops`` and a last pass on each domain (every pass cold); return (now, parent)."""
+    now, parents = NOW, 1000
+    for op in [*ops, ("dream", HOUR)]:
+        for dom in doms:
+            _apply(dom, op, now, parents)
+            if op[0] == "dream":
+                _dream(dom, now + op[1], cold=True)
+        parents += op[0] == "fold"
+        now += op[1] if op[0] == "dream" else 0
+    return now, parents
+
+
+def _meanwhile(op: tuple[Any, ...], doms: tuple[Domain, ...], now: int, parent: int) -> None:
+    """One op of ``BETWEEN`` on each domain."""
+    for dom in doms:
+        if op[0] == "pass":
+            _dream(dom, now, cold=True)
+        else:
+            _apply(dom, op, now, parent)
+
+
 @given(OPS, BETWEEN)
 def test_a_cache_preloaded_without_the_lock_writes_what_a_cold_one_writes(
     ops: list[tuple[Any, ...]], between: list[tuple[Any, ...]]
@@ -211,14 +233,7 @@ def test_a_cache_preloaded_without_the_lock_writes_what_a_cold_one_writes(
     """A cold pass whose reads were made before ``between`` ran (the domain lock free)
     leaves the layer of a cold pass that made them under the lock after it."""
     with _domains() as (preloading, cold):
-        now, parents = NOW, 1000
-        for op in [*ops, ("dream", HOUR)]:
-            for dom in (preloading, cold):
-                _apply(dom, op, now, parents)
-                if op[0] == "dream":
-                    _dream(dom, now + op[1], cold=True)
-            parents += op[0] == "fold"
-            now += op[1] if op[0] == "dream" else 0
+        now, parents = _lived(ops, preloading, cold)
         with preloading.hold() as held:
             l1cache.drop(held)  # cold, as after an open
             begun = l1cache.ticket(held)
@@ -226,11 +241,7 @@ def test_a_cache_preloaded_without_the_lock_writes_what_a_cold_one_writes(
         preload = l1cache.preloaded(preloading.engine, 0, begun)
         assert preload is not None
         for op in between:
-            for dom in (preloading, cold):
-                if op[0] == "pass":
-                    _dream(dom, now, cold=True)
-                else:
-                    _apply(dom, op, now, parents)
+            _meanwhile(op, (preloading, cold), now, parents)
             with preloading.hold() as held:
                 l1cache.drop(held)
         now += HOUR
@@ -240,6 +251,44 @@ def test_a_cache_preloaded_without_the_lock_writes_what_a_cold_one_writes(
         _same_layer(preloading, cold)
         if not between:  # control: the preload was taken, so no stage read every topic
             assert spy.call_count == 0
+
+
+@given(OPS, BETWEEN)
+def test_pairs_weighed_without_the_lock_write_what_pairs_weighed_under_it_write(
+    ops: list[tuple[Any, ...]], between: list[tuple[Any, ...]]
+) -> None:
+    """A cold cache's pairs weighed before ``between`` ran (the domain lock free), then the
+    edges built: the layer of a pass that weighed every pair under the lock after it."""
+    with _domains() as (weighing, locked):
+        now, parents = _lived(ops, weighing, locked)
+        now += HOUR
+        touched: dict[int, set[int]] = {}
+        for dom in (weighing, locked):
+            with dom.hold() as held:
+                l1cache.drop(held)  # cold, as after an open: every pair is weighed
+                structure.rebuild_index(held)
+                touched[id(dom)] = structure.sync_nodes(held, now)
+        weighed = hyperedges.weigh_cold(weighing.env(clock=lambda: now), touched[id(weighing)])
+        for op in between:
+            _meanwhile(op, (weighing, locked), now, parents)
+        answers = []
+        for dom, given_pairs in ((weighing, weighed), (locked, None)):
+            with dom.hold() as held:
+                spy = mock.patch.object(decay, "similar_pairs", wraps=decay.similar_pairs)
+                with spy as every_pair:
+                    built = hyperedges.build_edges(held, touched[id(dom)], now, given_pairs)
+                answers.append(
+                    (
+                        built,
+                        structure.rebuild_from_l2(held),
+                        structure.decay_network(held, now),
+                        every_pair.call_count,
+                    )
+                )
+        assert answers[0][:3] == answers[1][:3]
+        _same_layer(weighing, locked)
+        if weighed is not None and not between:  # control: the weighing answered every pair
+            assert (answers[0][3], answers[1][3]) == (0, 1)
 
 
 def _linked(dom: Domain) -> None:
@@ -415,3 +464,75 @@ def test_a_topic_rewritten_after_a_preload_is_read_again(dom: Domain, rewritten:
         assert row.fused_keywords == ("c", "d")
     else:  # control: the same rows and mirror, kept
         assert meta is before
+
+
+def test_a_pair_weighed_before_its_words_changed_is_weighed_again(dom: Domain) -> None:
+    """Scene 300's words match 100's and 200's when the pairs are weighed, and no longer
+    when the edges are built: no edge is made from the weighing's stale similarity."""
+    dom.turn(1, ("a", "b"), scene=100)
+    dom.turn(2, ("a", "b"), scene=200)
+    dom.turn(3, ("x", "y"), scene=300)
+    _dream(dom, NOW, cold=False)
+    dom.turn(3, ("a", "b"), scene=300)  # a replay of its turn, after the pass
+    with dom.hold() as held:
+        l1cache.drop(held)
+        structure.rebuild_index(held)
+        touched = structure.sync_nodes(held, NOW + HOUR)
+    weighed = hyperedges.weigh_cold(dom.env(clock=lambda: NOW + HOUR), touched)
+    assert weighed is not None
+    a, b, c = map(scene_node_id, (100, 200, 300))
+    # 100-200 is passed over (its edge stands, neither end touched); 300 meets both.
+    assert [(low, high) for low, high, _, _ in weighed] == sorted(
+        [(min(a, c), max(a, c)), (min(b, c), max(b, c))]
+    )
+    dom.turn(3, ("x", "y"), scene=300)  # and back, while no lock is held
+    with dom.hold() as held:
+        assert hyperedges.build_edges(held, touched, NOW + HOUR, weighed) == 0
+    assert len(scene.list_scene_edges(dom.engine, 0)) == 1  # 100-200 only
+
+
+def _weigh_after_a_reopen(dom: Domain, now: int) -> tuple[set[int], hyperedges.Weighing]:
+    """A cold cache (as after an open) through the node sync, then its pairs weighed."""
+    with dom.hold() as held:
+        l1cache.drop(held)
+        structure.rebuild_index(held)
+        touched = structure.sync_nodes(held, now)
+    weighed = hyperedges.weigh_cold(dom.env(clock=lambda: now), touched)
+    assert weighed is not None
+    return touched, weighed
+
+
+@pytest.mark.parametrize("stage_between", [False, True])
+def test_a_weighing_is_not_used_once_a_stage_began_after_it(
+    dom: Domain, stage_between: bool
+) -> None:
+    """The weighing passed over 100-200 (its edge stood); a stage of another pass that
+    deleted that edge since makes the build weigh every pair again: the edge grows back."""
+    dom.turn(1, ("a", "b"), scene=100)
+    dom.turn(2, ("a", "b"), scene=200)
+    _dream(dom, NOW, cold=False)
+    touched, weighed = _weigh_after_a_reopen(dom, NOW)
+    assert list(weighed) == []
+    if stage_between:
+        (edge,) = scene.list_scene_edges(dom.engine, 0)
+        with dom.hold() as held:
+            l1cache.of(held).delete_edges({edge.id_hash: edge.node_ids})
+    with dom.hold() as held:
+        built = hyperedges.build_edges(held, touched, NOW, weighed)
+    assert built == (1 if stage_between else 0)  # the control: the edge stands, nothing to do
+    assert len(scene.list_scene_edges(dom.engine, 0)) == 1
+
+
+def test_a_pair_with_a_touched_end_is_weighed_though_its_edge_stands(dom: Domain) -> None:
+    """A new turn in 200 touches its node: its standing edge to 100, decayed, is raised."""
+    dom.turn(1, ("a", "b"), scene=100)
+    dom.turn(2, ("a", "b"), scene=200)
+    _dream(dom, NOW, cold=False)
+    dom.turn(3, ("a", "b"), scene=200)
+    later = NOW + 100 * HOUR
+    touched, weighed = _weigh_after_a_reopen(dom, later)
+    assert scene_node_id(200) in touched
+    with dom.hold() as held:
+        assert hyperedges.build_edges(held, touched, later, weighed) == 1
+    (edge,) = scene.list_scene_edges(dom.engine, 0)
+    assert (edge.weight, edge.last_decay_at) == (1.0, later)

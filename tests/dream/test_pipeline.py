@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-from memhop.dream import STAGES, l1cache, run_dream
+from memhop.dream import STAGES, decay, l1cache, run_dream
 from memhop.engine import create_engine, open_engine
 from memhop.errors import OperationCancelledError
 from memhop.layers import scene, topic
@@ -137,25 +137,31 @@ def test_two_runs_over_copies_build_the_same_association_layer(tmp_path: Path) -
     assert len(layers[0][0]) == 6
 
 
-def test_a_cold_cache_is_read_without_the_domain_lock_and_then_taken(dom: Domain) -> None:
-    """A pass on a cold cache makes its reads while turns may go on, and the stage under the
-    lock takes them (it reads no topic of its own); a second pass finds the cache warm."""
+def test_a_cold_cache_is_read_and_weighed_without_the_domain_lock(dom: Domain) -> None:
+    """A pass on a cold cache makes its reads and weighs every pair while turns may go on,
+    and the stages under the lock take them (no topic read, no pair weighed of their own);
+    a second pass finds the cache warm and does neither."""
     _seed(dom)
-    locked_at_preload: list[bool] = []
-    preloaded = l1cache.preloaded
+    locked: dict[str, list[bool]] = {"preloaded": [], "similar_pairs": []}
 
-    def spy(*args: Any) -> Any:
-        locked_at_preload.append(dom.lock.locked())
-        return preloaded(*args)
+    def unlocked(owner: Any, name: str) -> Any:
+        real = getattr(owner, name)
+
+        def spy(*args: Any) -> Any:
+            locked[name].append(dom.lock.locked())
+            return real(*args)
+
+        return mock.patch.object(owner, name, spy)
 
     with (
-        mock.patch.object(l1cache, "preloaded", spy),
+        unlocked(l1cache, "preloaded"),
+        unlocked(decay, "similar_pairs"),
         mock.patch.object(topic, "all_topics_strict", wraps=topic.all_topics_strict) as reads,
     ):
         report, error = run_dream(dom.env())
         assert error is None
-        assert report.l1_nodes_added == 2
-        assert locked_at_preload == [False]
+        assert (report.l1_nodes_added, report.l1_edges_added) == (2, 1)
+        assert locked == {"preloaded": [False], "similar_pairs": [False]}
         assert reads.call_count == 1  # the preload's own read
         run_dream(dom.env(clock=lambda: NOW + 60_000))
-        assert locked_at_preload == [False]  # control: a warm cache preloads nothing
+        assert locked == {"preloaded": [False], "similar_pairs": [False]}  # a warm cache

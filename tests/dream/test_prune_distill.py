@@ -7,7 +7,7 @@ from unittest import mock
 
 import pytest
 
-from memhop.dream import distill, l1cache, prune, structure
+from memhop.dream import distill, hyperedges, l1cache, prune, structure
 from memhop.errors import MemHopError
 from memhop.ids import scene_node_id
 from memhop.layers import archive, plan, profile, scene
@@ -178,7 +178,7 @@ def test_samples_from_a_warm_cache_are_the_samples_a_scan_reads(dom: Domain) -> 
         dom.turn(scene_id, (f"w{scene_id}", "shared"), scene=scene_id)
     with dom.hold() as held:
         touched = structure.sync_nodes(held, NOW)
-        structure.build_edges(held, touched, NOW)
+        hyperedges.build_edges(held, touched, NOW)
         node = scene.scene_node_of(dom.engine, 0, 2)
         assert node is not None
         # Written behind the cache's back, as a host's scene merge or Dream's stamp does.

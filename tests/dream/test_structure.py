@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from memhop.dream import decay, structure
+from memhop.dream import decay, hyperedges, structure
 from memhop.ids import l1_edge_id, scene_node_id
 from memhop.layers import scene, topic
 from tests.dream.conftest import NOW, Domain
@@ -21,7 +21,7 @@ def _nodes(dom: Domain) -> dict[int, object]:
 def _sync_and_link(dom: Domain, now: int = NOW) -> tuple[set[int], int]:
     with dom.hold() as held:
         touched = structure.sync_nodes(held, now)
-        return touched, structure.build_edges(held, touched, now)
+        return touched, hyperedges.build_edges(held, touched, now)
 
 
 def test_emotional_slowdown_measures_distance_from_neutral() -> None:

@@ -1,0 +1,190 @@
+"""The l1_hyperedges stage (dream.md §4.7): pairwise edges between scene nodes whose
+keyword sets overlap (Jaccard >= 0.15).
+
+A warm cache weighs only the pairs with an end whose keywords changed (and the
+pairs whose edge went). A cold one (the first pass after an open) weighs every
+pair, as upstream does on every pass: ``weigh_cold`` does that without the
+domain lock, from the keyword sets as a hold saw them, and leaves out the
+pairs ``build_edges`` passes over (an edge stands, no end touched). Under the
+lock, ``build_edges`` takes each pair whose two sets are still the very
+objects weighed, if no stage began since (only stages write edges), and
+weighs again every pair with an end that changed. Pairs go in (lower id,
+higher id) order either way, so the edges written are the same.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from array import array
+from collections.abc import Iterable, Iterator, Mapping, Set
+from dataclasses import dataclass
+
+from memhop.dream import decay, l1cache
+from memhop.dream.env import DreamEnv, Held
+from memhop.dream.l1cache import L1Cache
+from memhop.dream.structure import MIN_EDGE_NODES
+from memhop.ids import l1_edge_id
+from memhop.index.l2meta import L2Meta
+from memhop.layers import scene
+from memhop.records import SceneEdge, SceneNode
+
+__all__ = ["L1_EDGE_MIN_SIMILARITY", "Weighing", "build_edges", "weigh_cold"]
+
+L1_EDGE_MIN_SIMILARITY = 0.15
+
+Pair = tuple[int, int, float, int]
+"""(lower node id, higher node id, similarity, edge id)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Weighing:
+    """The pairs of a cold cache's nodes at or above the floor, weighed without the lock,
+    but those whose edge stood then with neither end touched."""
+
+    sets: Mapping[int, frozenset[str]]  # node id -> the keyword set weighed
+    pairs: array[int]  # low, high, edge id of each pair, flat
+    similarities: array[float]
+    begun: int  # ``l1cache.stages_begun`` when the edges were looked at
+
+    def __iter__(self) -> Iterator[Pair]:
+        pairs = self.pairs
+        for i, similarity in enumerate(self.similarities):
+            yield pairs[3 * i], pairs[3 * i + 1], similarity, pairs[3 * i + 2]
+
+
+def _keyword_set(meta: L2Meta, node: SceneNode) -> frozenset[str]:
+    found: set[str] = set()
+    for topic_id in node.topic_ids:
+        row = meta.get(topic_id)
+        if row is not None:
+            found.update(k.lower() for k in row.fused_keywords)
+    return frozenset(found)
+
+
+def _reword(held: Held, cache: L1Cache) -> list[int]:
+    """Recompute the keyword sets of the nodes whose topics changed; return their ids."""
+    nodes, meta = cache.nodes, held.mirrors.topics
+    reworded = sorted(cache.dirty_words & nodes.keys())
+    for node_id in reworded:
+        cache.set_words(node_id, _keyword_set(meta, nodes[node_id]))
+    cache.dirty_words.clear()
+    return reworded
+
+
+def _sets(cache: L1Cache) -> dict[int, frozenset[str]]:
+    return {n: cache.words.get(n, frozenset()) for n in cache.nodes}
+
+
+def _pairs(cache: L1Cache, focus: Iterable[int]) -> set[tuple[int, int]]:
+    """Node pairs sharing a keyword with an endpoint in ``focus``, plus the orphans (pairs
+    whose edge went) still standing."""
+    nodes = cache.nodes
+    pairs = {(a, b) for a, b in cache.orphans if a in nodes and b in nodes}
+    for node_id in focus:
+        words = cache.words.get(node_id, frozenset())
+        others = set().union(*(cache.holders[w] for w in words))
+        others.discard(node_id)
+        pairs.update((min(node_id, o), max(node_id, o)) for o in others)
+    return pairs
+
+
+def _weigh(sets: Mapping[int, frozenset[str]], pairs: Iterable[tuple[int, int]]) -> list[Pair]:
+    weighed = ((low, high, decay.jaccard(sets[low], sets[high])) for low, high in sorted(pairs))
+    return [(a, b, s, l1_edge_id(a, b)) for a, b, s in weighed if s >= L1_EDGE_MIN_SIMILARITY]
+
+
+def weigh_cold(env: DreamEnv, touched: Set[int]) -> Weighing | None:
+    """For a cache that must weigh every pair: the pairs at or above the floor that
+    ``build_edges`` would not pass over, weighed now without the domain lock (O(nodes^2));
+    None for a warm cache. ``touched`` is the node sync's, as for ``build_edges``."""
+    with env.hold() as held, l1cache.checked(held) as cache:
+        if not cache.all_pairs or len(cache.nodes) < MIN_EDGE_NODES:
+            return None
+        _reword(held, cache)
+        sets = _sets(cache)
+    begun = l1cache.stages_begun(env.agent_id)
+    # Read without the lock: a stage that changes it meanwhile changes ``begun`` too.
+    standing = cache.edge_due
+    pairs, similarities = array("Q"), array("d")
+    for low, high, similarity in decay.similar_pairs(sets, L1_EDGE_MIN_SIMILARITY):
+        edge_id = l1_edge_id(low, high)
+        if edge_id not in standing or low in touched or high in touched:
+            pairs.extend((low, high, edge_id))
+            similarities.append(similarity)
+    return Weighing(sets, pairs, similarities, begun)
+
+
+def _weighed(
+    cache: L1Cache, focus: Set[int], weighing: Weighing | None, begun: int
+) -> Iterable[Pair]:
+    """The pairs to weigh at or above the floor, in pair order: every pair on a cold cache
+    (``weighing``'s where neither set changed since, if it stands), else those ``_pairs``
+    finds. ``begun``: the stages begun before this one."""
+    sets = _sets(cache)
+    if not cache.all_pairs:
+        return _weigh(sets, _pairs(cache, focus & sets.keys()))
+    if weighing is None or weighing.begun != begun:
+        return (
+            (a, b, s, l1_edge_id(a, b))
+            for a, b, s in decay.similar_pairs(sets, L1_EDGE_MIN_SIMILARITY)
+        )
+    then = weighing.sets
+    changed = {n for n, words in sets.items() if then.get(n) is not words}
+    kept = (p for p in weighing if p[0] in sets and p[1] in sets)
+    if not changed:
+        return kept
+    fresh = [p for p in _pairs(cache, changed) if p[0] in changed or p[1] in changed]
+    stale = (p for p in kept if p[0] not in changed and p[1] not in changed)
+    return sorted([*stale, *_weigh(sets, fresh)])
+
+
+def build_edges(held: Held, touched: Set[int], now: int, weighing: Weighing | None = None) -> int:
+    """Pairwise edges between nodes whose keyword sets overlap (Jaccard >= 0.15).
+
+    A missing edge is created at the similarity. An existing one is raised only
+    when the new similarity is higher than its weight decayed to now and an
+    endpoint was touched by this pass's node sync (unchanged evidence never
+    undoes decay); it is stored at the similarity with its clock at now (beyond
+    upstream, which decays a raised weight again for the time since the previous
+    pass). Only pairs with an endpoint whose topics changed, or whose edge went,
+    are weighed, or every pair on a cold cache (``weighing``, from ``weigh_cold``,
+    answers for those that did not change since). Returns edges written.
+    """
+    begun = l1cache.stages_begun(held.agent_id)
+    with l1cache.checked(held) as cache:
+        nodes = cache.nodes
+        if len(nodes) < MIN_EDGE_NODES:
+            return 0
+        reworded = _reword(held, cache)
+        edges: list[SceneEdge] = []
+        linked: dict[int, list[int]] = {}
+        focus = touched | set(reworded)
+        for low, high, similarity, edge_id in _weighed(cache, focus, weighing, begun):
+            edge = None
+            if edge_id in cache.edge_due:
+                if low not in touched and high not in touched:
+                    continue
+                edge = scene.get_scene_edge_optional(held.engine, held.agent_id, edge_id)
+            if edge is None:
+                edge = SceneEdge(
+                    id_hash=edge_id, node_ids=(low, high), weight=similarity, created_at=now
+                )
+            elif similarity <= decay.edge_weight_at(edge, now):
+                continue
+            else:
+                edge = dataclasses.replace(edge, weight=similarity, last_decay_at=now)
+            edges.append(edge)
+            linked.setdefault(low, []).append(edge_id)
+            linked.setdefault(high, []).append(edge_id)
+        cache.put_edges([(e, decay.edge_due(e)) for e in edges])
+        grown: list[SceneNode] = []
+        for node_id, edge_ids in sorted(linked.items()):
+            node = nodes[node_id]
+            held_ids = set(node.edge_ids)
+            extra = [e for e in dict.fromkeys(edge_ids) if e not in held_ids]
+            if extra:
+                grown.append(dataclasses.replace(node, edge_ids=(*node.edge_ids, *extra)))
+        cache.put_nodes(grown)
+        cache.all_pairs = False
+        cache.orphans.clear()
+        return len(edges)
