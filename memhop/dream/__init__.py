@@ -39,6 +39,12 @@ Contract:
   a changed end; decay is computed exactly every pass but written back only
   when a value crosses a threshold, its links change, or its interval has
   passed (an hour for a node, an edge's half-life for an edge).
+- **No O(domain) work under the domain lock on a cold cache** (the first
+  pass after an open; beyond upstream): its reads of every topic, node and
+  edge (``l1cache.preloaded``) and its weighing of every pair
+  (``hyperedges.weigh_cold``) are made before the stage takes the lock, and
+  checked under it (by frame offset, by keyword-set identity, and by the
+  count of stages begun since), so turns go on meanwhile.
 - Cancellation: ``env.cancel`` is checked at every stage boundary (the stage
   about to run is recorded ``cancelled``) and handed to every model call;
   the error is ``OperationCancelledError`` (5008).
