@@ -102,8 +102,9 @@ def weigh_cold(env: DreamEnv, touched: Set[int]) -> Weighing | None:
             return None
         _reword(held, cache)
         sets = _sets(cache)
-    begun = l1cache.stages_begun(env.agent_id)
-    # Read without the lock: a stage that changes it meanwhile changes ``begun`` too.
+        # Counted under the lock: a stage that begins once it is released counts after.
+        begun = l1cache.stages_begun(held.agent_id)
+    # Read without the lock: a stage that changes it meanwhile changes the count too.
     standing = cache.edge_due
     pairs, similarities = array("Q"), array("d")
     for low, high, similarity in decay.similar_pairs(sets, L1_EDGE_MIN_SIMILARITY):
