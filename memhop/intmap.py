@@ -295,7 +295,9 @@ class IntMap(Mapping[int, int]):
         return picked
 
     def ids_of_type(self, rec_type: int, view: _Bytes, size: int) -> list[int]:
-        """The live ids whose frame has type byte ``rec_type`` (0-255), ascending."""
+        """The live ids whose frame has type byte ``rec_type``, ascending (none past 0-255)."""
+        if not 0 <= rec_type <= 0xFF:
+            return []
         wanted = _tagged(self._type_array(view, size), rec_type)
         if self._dead:
             wanted = _both(wanted, _nonzero(self._offs))

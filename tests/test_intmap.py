@@ -152,3 +152,4 @@ def test_typed_ids_of_a_large_map_rare_and_common_types_alike(deleted: bool) -> 
         )
         assert ids.ids_of_type(rec_type, bytes(view), size) == want
     assert len(ids.ids_of_type(7, bytes(view), size)) == (17 if deleted else 20)  # a control
+    assert ids.ids_of_type(0x100, bytes(view), size) == []  # no frame's type byte: asked of none
