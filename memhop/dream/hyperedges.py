@@ -105,7 +105,7 @@ def weigh_cold(env: DreamEnv, touched: Set[int]) -> Weighing | None:
         # Counted under the lock: a stage that begins once it is released counts after.
         begun = l1cache.stages_begun(held.agent_id)
     # Read without the lock: a stage that changes it meanwhile changes the count too.
-    standing = cache.edge_due
+    standing = cache.edges
     pairs, similarities = array("Q"), array("d")
     for low, high, similarity in decay.similar_pairs(sets, L1_EDGE_MIN_SIMILARITY):
         edge_id = l1_edge_id(low, high)
@@ -162,7 +162,7 @@ def build_edges(held: Held, touched: Set[int], now: int, weighing: Weighing | No
         focus = touched | set(reworded)
         for low, high, similarity, edge_id in _weighed(cache, focus, weighing, begun):
             edge = None
-            if edge_id in cache.edge_due:
+            if edge_id in cache.edges:
                 if low not in touched and high not in touched:
                     continue
                 edge = scene.get_scene_edge_optional(held.engine, held.agent_id, edge_id)

@@ -46,13 +46,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import heapq
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from memhop.dream import decay
+from memhop.dream.edge_schedule import EdgeSchedule
 from memhop.dream.env import Held
 from memhop.engine import Engine
 from memhop.errors import MemHopError
@@ -94,11 +94,7 @@ class L1Cache:
         self.listed_in: dict[int, tuple[int, ...]] = {}  # topic id -> nodes whose list holds it
         self.nodes: dict[int, SceneNode] = {}
         self.node_at: dict[int, int] = {}
-        # Edge id -> when the next decay must look at it (0: the next decay). Only ids and
-        # times: an edge is read when a stage needs it, since a domain holds ~scenes^2/2.
-        self.edge_due: dict[int, int] = {}
-        self._buckets: dict[int, list[int]] = {}  # due ms -> edge ids scheduled then
-        self._bucket_keys: list[int] = []  # heap of the bucket keys
+        self.edges = EdgeSchedule()  # when the next decay must look at each edge
         self.words: dict[int, frozenset[str]] = {}  # node id -> lowered keywords of its topics
         self.holders: dict[str, set[int]] = {}  # keyword -> node ids whose set holds it
         self.dirty_scenes: set[int] = set()
@@ -209,9 +205,9 @@ class L1Cache:
         for edge_id in edge_ids:
             known = clocks.get(edge_id)
             if known is None or not all(m in self.nodes for m in known[0]):
-                self.schedule(edge_id, 0)
+                self.edges.put(edge_id, 0)
             else:
-                self.schedule(edge_id, decay.edge_due_at(known[1], known[2]))
+                self.edges.put(edge_id, decay.edge_due_at(known[1], known[2]))
 
     def _refresh_nodes(self, live: dict[int, int]) -> None:
         engine, agent = self.engine, self.agent_id
@@ -252,8 +248,8 @@ class L1Cache:
             # l1_nodes makes the node again while its scene lists topics.
             self.dirty_scenes.add(old.scene_id)
             for edge_id in old.edge_ids:  # the next decay drops the member
-                if edge_id in self.edge_due:
-                    self.schedule(edge_id, 0)
+                if edge_id in self.edges:
+                    self.edges.put(edge_id, 0)
         self.node_at.pop(node_id, None)
         self.set_words(node_id, frozenset())
         self.words.pop(node_id, None)
@@ -293,7 +289,7 @@ class L1Cache:
             return
         scene.put_scene_edges(self.engine, self.agent_id, [e for e, _ in edges])
         for edge, due_ms in edges:
-            self.schedule(edge.id_hash, due_ms)
+            self.edges.put(edge.id_hash, due_ms)
 
     def delete_edges(self, edges: Mapping[int, tuple[int, ...]]) -> None:
         """Tombstone edges (id -> the members it had); each pair it joined becomes an
@@ -302,30 +298,9 @@ class L1Cache:
             return
         scene.delete_scene_edges(self.engine, self.agent_id, sorted(edges))
         for edge_id, members in edges.items():
-            self.edge_due.pop(edge_id, None)
+            self.edges.drop(edge_id)
             ids = sorted(members)
             self.orphans.update((a, b) for i, a in enumerate(ids) for b in ids[i + 1 :])
-
-    # ---- decay schedule ----------------------------------------------------------------
-
-    def schedule(self, edge_id: int, due_ms: int) -> None:
-        """Visit ``edge_id`` in the first decay at or after ``due_ms`` (replaces its time)."""
-        self.edge_due[edge_id] = due_ms
-        bucket = self._buckets.get(due_ms)
-        if bucket is None:
-            bucket = self._buckets[due_ms] = []
-            heapq.heappush(self._bucket_keys, due_ms)
-        bucket.append(edge_id)
-
-    def pop_due(self, now: int) -> set[int]:
-        """The edges due by ``now``; each must be rescheduled or deleted by the caller."""
-        found: set[int] = set()
-        keys, due = self._bucket_keys, self.edge_due
-        while keys and keys[0] <= now:
-            due_ms = heapq.heappop(keys)
-            # An id whose time moved since is in a later bucket too: skip it here.
-            found.update(e for e in self._buckets.pop(due_ms) if due.get(e) == due_ms)
-        return found
 
 
 # ---- one cache per domain --------------------------------------------------------------

@@ -129,7 +129,7 @@ class _Graph:
     def edge(self, edge_id: int) -> SceneEdge | None:
         if edge_id not in self.edges:
             found = None
-            if edge_id in self.cache.edge_due:
+            if edge_id in self.cache.edges:
                 found = scene.get_scene_edge_optional(self.held.engine, self.held.agent_id, edge_id)
             self.edges[edge_id] = found
         return self.edges[edge_id]
@@ -258,7 +258,7 @@ def decay_network(held: Held, now: int) -> tuple[int, int]:
                 )
         for node_id, edge_ids in detach:
             edges_removed += graph.detach(node_id, edge_ids)
-        visit = cache.pop_due(now) | graph.edges.keys()
+        visit = cache.edges.pop_due(now) | graph.edges.keys()
         for node_id in graph.dead_nodes:
             visit.update(cache.nodes[node_id].edge_ids)
         kept: list[SceneEdge] = []
@@ -283,5 +283,5 @@ def decay_network(held: Held, now: int) -> tuple[int, int]:
                 kept.append(current)
         graph.commit()
         for edge in kept:
-            cache.schedule(edge.id_hash, max(decay.edge_due(edge), now + 1))
+            cache.edges.put(edge.id_hash, max(decay.edge_due(edge), now + 1))
         return nodes_removed, edges_removed
