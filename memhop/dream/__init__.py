@@ -41,7 +41,7 @@ Contract:
   passed (an hour for a node, an edge's half-life for an edge).
 - **No O(domain) work under the domain lock on a cold cache** (the first
   pass after an open; beyond upstream): its reads of every topic, node and
-  edge (``l1cache.preloaded``) and its weighing of every pair
+  edge (``L1Cache.preloaded``) and its weighing of every pair
   (``hyperedges.weigh_cold``) are made before the stage takes the lock, and
   checked under it (by frame offset, by keyword-set identity, and by the
   count of stages begun since), so turns go on meanwhile.

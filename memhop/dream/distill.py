@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from memhop.dream import l1cache
+from memhop.dream import l1domain
 from memhop.dream.env import DreamEnv, Held
 from memhop.dream.report import OK, SKIPPED
 from memhop.errors import MemHopError, OperationCancelledError
@@ -49,7 +49,7 @@ def collect_samples(held: Held, now: int) -> list[NodeDigest]:
     The nodes come from the structure stages' cache when it is warm (each node
     decodes a list of edge ids: 0.2 s a pass at 1,000 scenes all linked).
     """
-    nodes = l1cache.warm_nodes(held)
+    nodes = l1domain.warm_nodes(held)
     if nodes is None:
         nodes = scene.list_scene_nodes_lenient(held.engine, held.agent_id)
     nodes.sort(key=lambda n: (-rank(n, now), n.id_hash))

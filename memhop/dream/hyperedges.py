@@ -19,7 +19,7 @@ from array import array
 from collections.abc import Iterable, Iterator, Mapping, Set
 from dataclasses import dataclass
 
-from memhop.dream import decay, l1cache
+from memhop.dream import decay, l1domain
 from memhop.dream.env import DreamEnv, Held
 from memhop.dream.l1cache import L1Cache
 from memhop.dream.structure import MIN_EDGE_NODES
@@ -44,7 +44,7 @@ class Weighing:
     sets: Mapping[int, frozenset[str]]  # node id -> the keyword set weighed
     pairs: array[int]  # low, high, edge id of each pair, flat
     similarities: array[float]
-    begun: int  # ``l1cache.stages_begun`` when the edges were looked at
+    begun: int  # ``l1domain.stages_begun`` when the edges were looked at
 
     def __iter__(self) -> Iterator[Pair]:
         pairs = self.pairs
@@ -97,13 +97,13 @@ def weigh_cold(env: DreamEnv, touched: Set[int]) -> Weighing | None:
     """For a cache that must weigh every pair: the pairs at or above the floor that
     ``build_edges`` would not pass over, weighed now without the domain lock (O(nodes^2));
     None for a warm cache. ``touched`` is the node sync's, as for ``build_edges``."""
-    with env.hold() as held, l1cache.checked(held) as cache:
+    with env.hold() as held, l1domain.checked(held) as cache:
         if not cache.all_pairs or len(cache.nodes) < MIN_EDGE_NODES:
             return None
         _reword(held, cache)
         sets = _sets(cache)
         # Counted under the lock: a stage that begins once it is released counts after.
-        begun = l1cache.stages_begun(held.agent_id)
+        begun = l1domain.stages_begun(held.agent_id)
     # Read without the lock: a stage that changes it meanwhile changes the count too.
     standing = cache.edges
     pairs, similarities = array("Q"), array("d")
@@ -151,8 +151,8 @@ def build_edges(held: Held, touched: Set[int], now: int, weighing: Weighing | No
     are weighed, or every pair on a cold cache (``weighing``, from ``weigh_cold``,
     answers for those that did not change since). Returns edges written.
     """
-    begun = l1cache.stages_begun(held.agent_id)
-    with l1cache.checked(held) as cache:
+    begun = l1domain.stages_begun(held.agent_id)
+    with l1domain.checked(held) as cache:
         nodes = cache.nodes
         if len(nodes) < MIN_EDGE_NODES:
             return 0

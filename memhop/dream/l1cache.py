@@ -4,8 +4,8 @@ Responsibility: let ``index_rebuild``, ``l1_nodes``, ``l1_hyperedges``,
 ``l1_rebuild`` and ``l1_decay`` cost what changed since the last pass instead
 of decoding every topic, node and edge of the domain on every pass.
 
-Contract:
-- ``of(held)`` answers the domain's cache brought up to date with the file:
+Contract (``l1domain`` finds a domain's cache and keeps it checked):
+- ``refresh`` brings the cache up to date with the file:
   every copy it holds equals the stored record. It checks, without decoding
   what did not change: the engine (a compaction installs a new one: every
   topic and node is checked again, see ``rebase``); each node's frame offset
@@ -27,29 +27,23 @@ Contract:
   clock (``layers.edge_clocks``, one pass over the edges' payloads), as a warm
   cache would have it; an edge not read that way, or with a member that is
   no longer a node, is due at the next decay. Those reads may be made
-  beforehand without the domain lock (``preloaded``): ``of`` takes them only
-  if no stage of the domain began since (only the stages write edges), and
-  checks their topics and nodes by offset as a warm cache's: a record at a
-  new offset is read again.
+  beforehand without the domain lock (``preloaded``); the refresh then checks
+  their topics and nodes by offset as a warm cache's: a record at a new
+  offset is read again.
 - What changed for the stages: ``dirty_scenes`` (scenes whose topics were
   written or removed since ``l1_nodes`` last ran) and ``dirty_words`` (nodes
   whose keyword set must be recomputed) accumulate until a stage consumes
   them; ``orphans`` are node pairs whose edge went since ``l1_hyperedges``
   last ran (it may grow back).
 
-Traps: call only under the domain lock (``Held``); not thread-safe.
-The cache is found by the identity of the domain's mirrors object and lives
-as long as it does: a domain context rebuilt from records starts cold.
+Traps: call only under the domain lock (``Held``); not thread-safe (but
+``preloaded``, on a cache no other thread has yet).
 """
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import weakref
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from memhop.dream import decay
 from memhop.dream.edge_schedule import EdgeSchedule
@@ -61,24 +55,14 @@ from memhop.layers import scene, topic
 from memhop.layers.edge_clocks import edge_clocks
 from memhop.records import RecordType, SceneEdge, SceneNode, TopicSlot
 
-__all__ = [
-    "L1Cache",
-    "Preload",
-    "checked",
-    "drop",
-    "of",
-    "preloaded",
-    "stages_begun",
-    "ticket",
-    "warm_nodes",
-]
+__all__ = ["L1Cache", "Preload"]
 
 
 @dataclass(frozen=True, slots=True)
 class Preload:
     """Reads of a cold load made without the domain lock (``preloaded``)."""
 
-    begun: int  # the domain's stages begun before it (``ticket``)
+    begun: int  # the domain's stages begun before it (``l1domain.ticket``)
     rows: Mapping[int, tuple[int, TopicSlot]]  # topic id -> (frame offset, row)
 
 
@@ -102,6 +86,30 @@ class L1Cache:
         self.orphans: set[tuple[int, int]] = set()
         self.all_pairs = False  # the next l1_hyperedges weighs every pair (a cold load)
         self.preload: Preload | None = None  # reads made without the domain lock (``preloaded``)
+
+    @classmethod
+    def preloaded(cls, engine: Engine, agent_id: int, begun: int) -> L1Cache | None:
+        """A cold cache holding the reads a cold load makes, made now without the domain
+        lock (None if one failed: the load under the lock meets the failure again and
+        reports it); ``begun``: ``l1domain.ticket``.
+
+        Each read is whole under the engine's lock; every offset is taken before
+        its record is read, so a record written meanwhile shows a new offset.
+        """
+        cache = cls(engine, agent_id)
+        try:
+            topic_at = cache._offsets(RecordType.TOPIC)
+            node_at = cache._offsets(RecordType.SCENE_NODE)
+            cache._load(node_at, engine.ids_of_type(agent_id, RecordType.SCENE_EDGE))
+            rows = {
+                row.id: (topic_at[row.id], row)
+                for row in topic.all_topics_strict(engine, agent_id)
+                if row.id in topic_at
+            }
+        except MemHopError:
+            return None
+        cache.preload = Preload(begun, rows)
+        return cache
 
     # ---- bringing the copies up to date ------------------------------------------------
 
@@ -301,135 +309,3 @@ class L1Cache:
             self.edges.drop(edge_id)
             ids = sorted(members)
             self.orphans.update((a, b) for i, a in enumerate(ids) for b in ids[i + 1 :])
-
-
-# ---- one cache per domain --------------------------------------------------------------
-
-# Keyed by the id of the domain's mirrors object, whose weak reference drops the entry.
-# No lock: a domain's stages are serialised by its domain lock, other domains use other
-# keys, and a single dict operation is atomic (the drop callback may run inside any
-# allocation, so it must not take a lock).
-_caches: dict[int, tuple[weakref.ref[Any], L1Cache]] = {}
-# Agent id -> the structure stages begun for it (``of`` calls), so a preload can tell
-# whether one may have written edges since it began.
-_begun: dict[int, int] = {}
-
-
-def _forget(key: int, ref: weakref.ref[Any]) -> None:
-    found = _caches.get(key)
-    if found is not None and found[0] is ref:
-        _caches.pop(key, None)
-
-
-def _registered(held: Held) -> L1Cache | None:
-    found = _caches.get(id(held.mirrors))
-    if found is not None and found[0]() is held.mirrors and found[1].agent_id == held.agent_id:
-        return found[1]
-    return None
-
-
-def stages_begun(agent_id: int) -> int:
-    """How many stages of the domain began to date (``of`` calls): equal counts at two
-    moments mean that no stage wrote an edge between them."""
-    return _begun.get(agent_id, 0)
-
-
-def ticket(held: Held) -> int | None:
-    """For a domain whose cache is cold: the count ``preloaded`` is made against; else None."""
-    cache = _registered(held)
-    return stages_begun(held.agent_id) if cache is None or cache.cold else None
-
-
-def preloaded(engine: Engine, agent_id: int, begun: int) -> L1Cache | None:
-    """A cold cache holding the reads a cold load makes, made now without the domain lock
-    (None if one failed: the load under the lock meets the failure again and reports it).
-
-    Each read is whole under the engine's lock; every offset is taken before
-    its record is read, so a record written meanwhile shows a new offset.
-    """
-    cache = L1Cache(engine, agent_id)
-    try:
-        topic_at = cache._offsets(RecordType.TOPIC)
-        node_at = cache._offsets(RecordType.SCENE_NODE)
-        cache._load(node_at, engine.ids_of_type(agent_id, RecordType.SCENE_EDGE))
-        rows = {
-            row.id: (topic_at[row.id], row)
-            for row in topic.all_topics_strict(engine, agent_id)
-            if row.id in topic_at
-        }
-    except MemHopError:
-        return None
-    cache.preload = Preload(begun, rows)
-    return cache
-
-
-def _takes(held: Held, cache: L1Cache, begun: int) -> bool:
-    """Whether ``cache``'s preload still stands: made from this engine for this domain,
-    and no stage of the domain began since it was (so no edge was written)."""
-    pre = cache.preload
-    return (
-        pre is not None
-        and pre.begun == begun
-        and cache.engine is held.engine
-        and cache.agent_id == held.agent_id
-    )
-
-
-def of(held: Held, *, check_topics: bool = False, preload: L1Cache | None = None) -> L1Cache:
-    """The domain's cache, checked against the file (see the module contract); a cold one
-    takes ``preload`` (from ``preloaded``) if it still stands."""
-    mirrors: Any = held.mirrors
-    key = id(mirrors)
-    begun = _begun.get(held.agent_id, 0)
-    _begun[held.agent_id] = begun + 1
-    cache = _registered(held)
-    if cache is not None and cache.engine is not held.engine:
-        cache.rebase(held.engine)
-    if (cache is None or cache.cold) and preload is not None and _takes(held, preload, begun):
-        cache = None
-    else:
-        preload = None
-    if cache is None:
-        cache = preload or L1Cache(held.engine, held.agent_id)
-        try:
-            ref = weakref.ref(mirrors, functools.partial(_forget, key))
-        except TypeError:  # mirrors that take no weak reference: a cold cache each stage
-            pass
-        else:
-            _caches[key] = (ref, cache)
-    try:
-        cache.refresh(held, check_topics=check_topics)
-    except BaseException:
-        drop(held)
-        raise
-    return cache
-
-
-def warm_nodes(held: Held) -> list[SceneNode] | None:
-    """Every scene node, from a warm cache brought up to date (what changed is read); None
-    when the cache is cold (a full read costs what a scan does) or a node will not read."""
-    found = _registered(held)
-    if found is None or found.cold:
-        return None
-    try:
-        return list(of(held).nodes.values())
-    except MemHopError:  # ``of`` dropped the cache
-        return None
-
-
-@contextlib.contextmanager
-def checked(
-    held: Held, *, check_topics: bool = False, preload: L1Cache | None = None
-) -> Iterator[L1Cache]:
-    """The domain's cache (``of``) for one stage; a stage that fails leaves it to be rebuilt."""
-    cache = of(held, check_topics=check_topics, preload=preload)
-    try:
-        yield cache
-    except BaseException:
-        drop(held)
-        raise
-
-
-def drop(held: Held) -> None:
-    """Forget the domain's cache (after a failed stage: what was written is unknown)."""
-    _caches.pop(id(held.mirrors), None)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 
-from memhop.dream import decay, l1cache
+from memhop.dream import decay, l1domain
 from memhop.dream.env import DreamEnv, Held
 from memhop.dream.l1cache import L1Cache
 from memhop.ids import scene_node_id
@@ -63,8 +63,8 @@ def preload_cold(env: DreamEnv) -> L1Cache | None:
     ``rebuild_index``); None for a warm cache. Turns go on meanwhile: a cold load of a
     large domain reads every topic, node and edge (seconds at 10^4 scenes)."""
     with env.hold() as held:
-        begun, engine = l1cache.ticket(held), held.engine
-    return None if begun is None else l1cache.preloaded(engine, env.agent_id, begun)
+        begun, engine = l1domain.ticket(held), held.engine
+    return None if begun is None else L1Cache.preloaded(engine, env.agent_id, begun)
 
 
 def rebuild_index(held: Held, preload: L1Cache | None = None) -> L2Meta:
@@ -75,7 +75,7 @@ def rebuild_index(held: Held, preload: L1Cache | None = None) -> L2Meta:
     journals go on (beyond upstream, which installs a new mirror every pass).
     A cold cache takes ``preload`` (``preload_cold``) if it still stands.
     """
-    with l1cache.checked(held, check_topics=True, preload=preload):
+    with l1domain.checked(held, check_topics=True, preload=preload):
         return held.mirrors.topics
 
 
@@ -88,7 +88,7 @@ def sync_nodes(held: Held, now: int) -> set[int]:
     importance decayed to now (beyond upstream, which restarts the clock on
     the importance of the previous pass and forgives the decay in between).
     """
-    with l1cache.checked(held) as cache:
+    with l1domain.checked(held) as cache:
         meta = held.mirrors.topics
         written: list[SceneNode] = []
         for scene_id in sorted(cache.dirty_scenes):
@@ -208,7 +208,7 @@ def rebuild_from_l2(held: Held) -> tuple[int, int]:
 
     Every node is judged before anything is deleted, so a read failure changes nothing.
     """
-    with l1cache.checked(held) as cache:
+    with l1domain.checked(held) as cache:
         meta = held.mirrors.topics
         stale = [n for _, n in sorted(cache.nodes.items()) if _is_stale(meta, n)]
         if not stale:
@@ -235,7 +235,7 @@ def decay_network(held: Held, now: int) -> tuple[int, int]:
     at now) when it changed otherwise or its write-back is due (see the module);
     only edges due, or touched by this pass, are looked at.
     """
-    with l1cache.checked(held) as cache:
+    with l1domain.checked(held) as cache:
         meta = held.mirrors.topics
         graph = _Graph(held, cache)
         nodes_removed = edges_removed = 0

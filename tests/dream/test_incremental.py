@@ -24,7 +24,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memhop.dream import decay, hyperedges, l1cache, structure
+from memhop.dream import decay, hyperedges, l1domain, structure
+from memhop.dream.l1cache import L1Cache
 from memhop.engine import create_engine
 from memhop.engine.inplace import compact_in_place
 from memhop.ids import scene_node_id
@@ -111,9 +112,7 @@ def _stamp(dom: Domain, scene_id: int, valence: float, arousal: float, now: int)
     scene.put_scene_nodes(dom.engine, 0, [stamped])
 
 
-def _dream(
-    dom: Domain, now: int, *, cold: bool, preload: l1cache.L1Cache | None = None
-) -> list[Any]:
+def _dream(dom: Domain, now: int, *, cold: bool, preload: L1Cache | None = None) -> list[Any]:
     """The five structure stages in pipeline order; what each answered (``preload`` is
     offered to the first)."""
     touched: set[int] = set()
@@ -133,7 +132,7 @@ def _dream(
     for stage in stages:
         with dom.hold() as held:
             if cold:
-                l1cache.drop(held)
+                l1domain.drop(held)
             answers.append(stage(held))
     return answers
 
@@ -235,15 +234,15 @@ def test_a_cache_preloaded_without_the_lock_writes_what_a_cold_one_writes(
     with _domains() as (preloading, cold):
         now, parents = _lived(ops, preloading, cold)
         with preloading.hold() as held:
-            l1cache.drop(held)  # cold, as after an open
-            begun = l1cache.ticket(held)
+            l1domain.drop(held)  # cold, as after an open
+            begun = l1domain.ticket(held)
         assert begun is not None
-        preload = l1cache.preloaded(preloading.engine, 0, begun)
+        preload = L1Cache.preloaded(preloading.engine, 0, begun)
         assert preload is not None
         for op in between:
             _meanwhile(op, (preloading, cold), now, parents)
             with preloading.hold() as held:
-                l1cache.drop(held)
+                l1domain.drop(held)
         now += HOUR
         with mock.patch.object(topic, "all_topics_strict", wraps=topic.all_topics_strict) as spy:
             answers = _dream(preloading, now, cold=False, preload=preload)
@@ -265,7 +264,7 @@ def test_pairs_weighed_without_the_lock_write_what_pairs_weighed_under_it_write(
         touched: dict[int, set[int]] = {}
         for dom in (weighing, locked):
             with dom.hold() as held:
-                l1cache.drop(held)  # cold, as after an open: every pair is weighed
+                l1domain.drop(held)  # cold, as after an open: every pair is weighed
                 structure.rebuild_index(held)
                 touched[id(dom)] = structure.sync_nodes(held, now)
         weighed = hyperedges.weigh_cold(weighing.env(clock=lambda: now), touched[id(weighing)])
@@ -409,13 +408,13 @@ def test_a_cold_cache_looks_at_an_edge_when_its_decay_is_due(
     assert scene.list_scene_edges(dom.engine, 0) == []  # under two members, it goes
 
 
-def _preload_cold(dom: Domain) -> l1cache.L1Cache:
+def _preload_cold(dom: Domain) -> L1Cache:
     """Forget the domain's cache, as an open does, and make the reads of a cold one unlocked."""
     with dom.hold() as held:
-        l1cache.drop(held)
-        begun = l1cache.ticket(held)
+        l1domain.drop(held)
+        begun = l1domain.ticket(held)
     assert begun is not None
-    preload = l1cache.preloaded(dom.engine, 0, begun)
+    preload = L1Cache.preloaded(dom.engine, 0, begun)
     assert preload is not None
     return preload
 
@@ -434,8 +433,8 @@ def test_a_preload_is_refused_once_a_stage_began_after_it(
     if written_between:  # under the removal floor: a load under the lock makes it due now
         with dom.hold() as held:
             faint = dataclasses.replace(edge, weight=0.01, last_decay_at=NOW)
-            l1cache.of(held).put_edges([(faint, decay.edge_due(faint))])
-            l1cache.drop(held)
+            l1domain.of(held).put_edges([(faint, decay.edge_due(faint))])
+            l1domain.drop(held)
     with mock.patch.object(topic, "all_topics_strict", wraps=topic.all_topics_strict) as spy:
         _dream(dom, NOW + 60_000, cold=False, preload=preload)
     edges = scene.list_scene_edges(dom.engine, 0)
@@ -475,7 +474,7 @@ def test_a_pair_weighed_before_its_words_changed_is_weighed_again(dom: Domain) -
     _dream(dom, NOW, cold=False)
     dom.turn(3, ("a", "b"), scene=300)  # a replay of its turn, after the pass
     with dom.hold() as held:
-        l1cache.drop(held)
+        l1domain.drop(held)
         structure.rebuild_index(held)
         touched = structure.sync_nodes(held, NOW + HOUR)
     weighed = hyperedges.weigh_cold(dom.env(clock=lambda: NOW + HOUR), touched)
@@ -494,7 +493,7 @@ def test_a_pair_weighed_before_its_words_changed_is_weighed_again(dom: Domain) -
 def _weigh_after_a_reopen(dom: Domain, now: int) -> tuple[set[int], hyperedges.Weighing]:
     """A cold cache (as after an open) through the node sync, then its pairs weighed."""
     with dom.hold() as held:
-        l1cache.drop(held)
+        l1domain.drop(held)
         structure.rebuild_index(held)
         touched = structure.sync_nodes(held, now)
     weighed = hyperedges.weigh_cold(dom.env(clock=lambda: now), touched)
@@ -516,7 +515,7 @@ def test_a_weighing_is_not_used_once_a_stage_began_after_it(
     if stage_between:
         (edge,) = scene.list_scene_edges(dom.engine, 0)
         with dom.hold() as held:
-            l1cache.of(held).delete_edges({edge.id_hash: edge.node_ids})
+            l1domain.of(held).delete_edges({edge.id_hash: edge.node_ids})
     with dom.hold() as held:
         built = hyperedges.build_edges(held, touched, NOW, weighed)
     assert built == (1 if stage_between else 0)  # the control: the edge stands, nothing to do

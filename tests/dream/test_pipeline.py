@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-from memhop.dream import STAGES, decay, l1cache, run_dream
+from memhop.dream import STAGES, decay, run_dream
+from memhop.dream.l1cache import L1Cache
 from memhop.engine import create_engine, open_engine
 from memhop.errors import OperationCancelledError
 from memhop.layers import scene, topic
@@ -154,7 +155,7 @@ def test_a_cold_cache_is_read_and_weighed_without_the_domain_lock(dom: Domain) -
         return mock.patch.object(owner, name, spy)
 
     with (
-        unlocked(l1cache, "preloaded"),
+        unlocked(L1Cache, "preloaded"),
         unlocked(decay, "similar_pairs"),
         mock.patch.object(topic, "all_topics_strict", wraps=topic.all_topics_strict) as reads,
     ):

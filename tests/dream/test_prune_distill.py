@@ -7,7 +7,7 @@ from unittest import mock
 
 import pytest
 
-from memhop.dream import distill, hyperedges, l1cache, prune, structure
+from memhop.dream import distill, hyperedges, l1domain, prune, structure
 from memhop.errors import MemHopError
 from memhop.ids import scene_node_id
 from memhop.layers import archive, plan, profile, scene
@@ -187,6 +187,6 @@ def test_samples_from_a_warm_cache_are_the_samples_a_scan_reads(dom: Domain) -> 
         with mock.patch.object(scene, "list_scene_nodes_lenient") as scan:
             from_cache = distill.collect_samples(held, NOW)
         assert scan.call_count == 0  # the warm cache answered
-        l1cache.drop(held)
+        l1domain.drop(held)
         assert distill.collect_samples(held, NOW) == from_cache  # the scan's, to the node
         assert {s.id for s in from_cache} == {scene_node_id(1), scene_node_id(2)}

@@ -1,0 +1,140 @@
+"""Which structure-stage cache (``l1cache``) a domain has, and when reads made without
+the domain lock may stand.
+
+Contract:
+- ``of(held)`` answers the domain's cache, brought up to date with the file
+  (``L1Cache.refresh``); ``checked`` is the same for one stage, and a stage
+  that fails inside it leaves the domain a cold cache (``drop``): what it
+  wrote is unknown.
+- A cold cache may take a ``L1Cache.preloaded`` one, made without the lock
+  after ``ticket``: ``of`` takes it only if no structure stage of the domain
+  began since (``stages_begun``: only the stages write edges) and it was made
+  from this engine.
+- ``warm_nodes`` lends the nodes of a warm cache to a reader (distillation).
+
+Traps: call under the domain lock (``Held``). A cache is found by the
+identity of the domain's mirrors object and lives as long as it does: a
+domain context rebuilt from records starts cold.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import weakref
+from collections.abc import Iterator
+from typing import Any
+
+from memhop.dream.env import Held
+from memhop.dream.l1cache import L1Cache
+from memhop.errors import MemHopError
+from memhop.records import SceneNode
+
+__all__ = ["checked", "drop", "of", "stages_begun", "ticket", "warm_nodes"]
+
+# Keyed by the id of the domain's mirrors object, whose weak reference drops the entry.
+# No lock: a domain's stages are serialised by its domain lock, other domains use other
+# keys, and a single dict operation is atomic (the drop callback may run inside any
+# allocation, so it must not take a lock).
+_caches: dict[int, tuple[weakref.ref[Any], L1Cache]] = {}
+# Agent id -> the structure stages begun for it (``of`` calls), so a preload can tell
+# whether one may have written edges since it began.
+_begun: dict[int, int] = {}
+
+
+def _forget(key: int, ref: weakref.ref[Any]) -> None:
+    found = _caches.get(key)
+    if found is not None and found[0] is ref:
+        _caches.pop(key, None)
+
+
+def _registered(held: Held) -> L1Cache | None:
+    found = _caches.get(id(held.mirrors))
+    if found is not None and found[0]() is held.mirrors and found[1].agent_id == held.agent_id:
+        return found[1]
+    return None
+
+
+def stages_begun(agent_id: int) -> int:
+    """How many stages of the domain began to date (``of`` calls): equal counts at two
+    moments mean that no stage wrote an edge between them."""
+    return _begun.get(agent_id, 0)
+
+
+def ticket(held: Held) -> int | None:
+    """For a domain whose cache is cold: the count ``L1Cache.preloaded`` is made against;
+    else None."""
+    cache = _registered(held)
+    return stages_begun(held.agent_id) if cache is None or cache.cold else None
+
+
+def _takes(held: Held, cache: L1Cache, begun: int) -> bool:
+    """Whether ``cache``'s preload still stands: made from this engine for this domain,
+    and no stage of the domain began since it was (so no edge was written)."""
+    pre = cache.preload
+    return (
+        pre is not None
+        and pre.begun == begun
+        and cache.engine is held.engine
+        and cache.agent_id == held.agent_id
+    )
+
+
+def of(held: Held, *, check_topics: bool = False, preload: L1Cache | None = None) -> L1Cache:
+    """The domain's cache, checked against the file (see the module contract); a cold one
+    takes ``preload`` (from ``L1Cache.preloaded``) if it still stands."""
+    mirrors: Any = held.mirrors
+    key = id(mirrors)
+    begun = _begun.get(held.agent_id, 0)
+    _begun[held.agent_id] = begun + 1
+    cache = _registered(held)
+    if cache is not None and cache.engine is not held.engine:
+        cache.rebase(held.engine)
+    if (cache is None or cache.cold) and preload is not None and _takes(held, preload, begun):
+        cache = None
+    else:
+        preload = None
+    if cache is None:
+        cache = preload or L1Cache(held.engine, held.agent_id)
+        try:
+            ref = weakref.ref(mirrors, functools.partial(_forget, key))
+        except TypeError:  # mirrors that take no weak reference: a cold cache each stage
+            pass
+        else:
+            _caches[key] = (ref, cache)
+    try:
+        cache.refresh(held, check_topics=check_topics)
+    except BaseException:
+        drop(held)
+        raise
+    return cache
+
+
+def warm_nodes(held: Held) -> list[SceneNode] | None:
+    """Every scene node, from a warm cache brought up to date (what changed is read); None
+    when the cache is cold (a full read costs what a scan does) or a node will not read."""
+    found = _registered(held)
+    if found is None or found.cold:
+        return None
+    try:
+        return list(of(held).nodes.values())
+    except MemHopError:  # ``of`` dropped the cache
+        return None
+
+
+@contextlib.contextmanager
+def checked(
+    held: Held, *, check_topics: bool = False, preload: L1Cache | None = None
+) -> Iterator[L1Cache]:
+    """The domain's cache (``of``) for one stage; a stage that fails leaves it to be rebuilt."""
+    cache = of(held, check_topics=check_topics, preload=preload)
+    try:
+        yield cache
+    except BaseException:
+        drop(held)
+        raise
+
+
+def drop(held: Held) -> None:
+    """Forget the domain's cache (after a failed stage: what was written is unknown)."""
+    _caches.pop(id(held.mirrors), None)
