@@ -1,8 +1,9 @@
 """The association layer (dream.md §4.7): index rebuild, L1 nodes, rebuild, decay (the
 edges between nodes are ``hyperedges``).
 
-None of these stages asks a model, so each runs whole under one hold of the
-domain lock (the lock is released between stages). Every enumeration is
+None of these stages asks a model, so each runs under one hold of the domain
+lock (released between stages); only a cold cache's reads, which grow with the
+domain, are made before it (``preload_cold``) and checked under it. Every enumeration is
 ascending by id and every pair is visited as (lower id, higher id), so two
 runs over copies of one file write the same nodes and edges in the same order.
 
