@@ -132,12 +132,9 @@ class L1Cache:
     def _offsets(self, rec_type: RecordType) -> dict[int, int]:
         """Each live record of ``rec_type`` in the domain -> its frame offset."""
         engine, agent = self.engine, self.agent_id
-        found = {}
-        for record_id in engine.ids_of_type(agent, rec_type):
-            at = engine.offset_of(agent, record_id)
-            if at is not None:
-                found[record_id] = at
-        return found
+        ids = engine.ids_of_type(agent, rec_type)
+        offsets = engine.offsets_of(agent, ids)  # one hold of the engine's lock
+        return {i: at for i, at in zip(ids, offsets, strict=True) if at is not None}
 
     def _refresh_topics(self, held: Held, live: dict[int, int] | None) -> None:
         engine, agent = self.engine, self.agent_id
