@@ -93,6 +93,12 @@ def _weigh(sets: Mapping[int, frozenset[str]], pairs: Iterable[tuple[int, int]])
     return [(a, b, s, l1_edge_id(a, b)) for a, b, s in weighed if s >= L1_EDGE_MIN_SIMILARITY]
 
 
+def _every_pair(sets: Mapping[int, frozenset[str]]) -> Iterator[Pair]:
+    """Every pair at or above the floor, in pair order, with its edge id."""
+    for low, high, similarity in decay.similar_pairs(sets, L1_EDGE_MIN_SIMILARITY):
+        yield low, high, similarity, l1_edge_id(low, high)
+
+
 def weigh_cold(env: DreamEnv, touched: Set[int]) -> Weighing | None:
     """For a cache that must weigh every pair: the pairs at or above the floor that
     ``build_edges`` would not pass over, weighed now without the domain lock (O(nodes^2));
@@ -107,8 +113,7 @@ def weigh_cold(env: DreamEnv, touched: Set[int]) -> Weighing | None:
     # Read without the lock: a stage that changes it meanwhile changes the count too.
     standing = cache.edges
     pairs, similarities = array("Q"), array("d")
-    for low, high, similarity in decay.similar_pairs(sets, L1_EDGE_MIN_SIMILARITY):
-        edge_id = l1_edge_id(low, high)
+    for low, high, similarity, edge_id in _every_pair(sets):
         if edge_id not in standing or low in touched or high in touched:
             pairs.extend((low, high, edge_id))
             similarities.append(similarity)
@@ -125,18 +130,15 @@ def _weighed(
     if not cache.all_pairs:
         return _weigh(sets, _pairs(cache, focus & sets.keys()))
     if weighing is None or weighing.begun != begun:
-        return (
-            (a, b, s, l1_edge_id(a, b))
-            for a, b, s in decay.similar_pairs(sets, L1_EDGE_MIN_SIMILARITY)
-        )
+        return _every_pair(sets)
     then = weighing.sets
     changed = {n for n, words in sets.items() if then.get(n) is not words}
     kept = (p for p in weighing if p[0] in sets and p[1] in sets)
     if not changed:
         return kept
     fresh = [p for p in _pairs(cache, changed) if p[0] in changed or p[1] in changed]
-    stale = (p for p in kept if p[0] not in changed and p[1] not in changed)
-    return sorted([*stale, *_weigh(sets, fresh)])
+    unchanged = (p for p in kept if p[0] not in changed and p[1] not in changed)
+    return sorted([*unchanged, *_weigh(sets, fresh)])
 
 
 def build_edges(held: Held, touched: Set[int], now: int, weighing: Weighing | None = None) -> int:

@@ -183,7 +183,7 @@ class L1Cache:
             return topic.all_topics_strict(self.engine, self.agent_id)
         kept = self.preload.rows
         rows = [row for t, (at, row) in kept.items() if live.get(t) == at]
-        moved = [t for t, at in live.items() if kept.get(t, (None,))[0] != at]
+        moved = [t for t, at in live.items() if t not in kept or kept[t][0] != at]
         rows += topic.read_topics_strict(self.engine, self.agent_id, moved)
         return rows
 

@@ -62,10 +62,10 @@ def stages_begun(agent_id: int) -> int:
 
 
 def ticket(held: Held) -> int | None:
-    """For a domain whose cache is cold: the count ``L1Cache.preloaded`` is made against;
-    else None."""
-    cache = _registered(held)
-    return stages_begun(held.agent_id) if cache is None or cache.cold else None
+    """For a domain with no cache yet (its next one loads cold): the count
+    ``L1Cache.preloaded`` is made against; else None. A registered cache is never cold:
+    ``of`` refreshes it at once, and drops it if that fails."""
+    return stages_begun(held.agent_id) if _registered(held) is None else None
 
 
 def _takes(held: Held, cache: L1Cache, begun: int) -> bool:
@@ -85,17 +85,15 @@ def of(held: Held, *, check_topics: bool = False, preload: L1Cache | None = None
     takes ``preload`` (from ``L1Cache.preloaded``) if it still stands."""
     mirrors: Any = held.mirrors
     key = id(mirrors)
-    begun = _begun.get(held.agent_id, 0)
+    begun = stages_begun(held.agent_id)
     _begun[held.agent_id] = begun + 1
     cache = _registered(held)
     if cache is not None and cache.engine is not held.engine:
         cache.rebase(held.engine)
-    if (cache is None or cache.cold) and preload is not None and _takes(held, preload, begun):
-        cache = None
-    else:
-        preload = None
     if cache is None:
-        cache = preload or L1Cache(held.engine, held.agent_id)
+        if preload is None or not _takes(held, preload, begun):
+            preload = L1Cache(held.engine, held.agent_id)
+        cache = preload
         try:
             ref = weakref.ref(mirrors, functools.partial(_forget, key))
         except TypeError:  # mirrors that take no weak reference: a cold cache each stage
@@ -112,9 +110,8 @@ def of(held: Held, *, check_topics: bool = False, preload: L1Cache | None = None
 
 def warm_nodes(held: Held) -> list[SceneNode] | None:
     """Every scene node, from a warm cache brought up to date (what changed is read); None
-    when the cache is cold (a full read costs what a scan does) or a node will not read."""
-    found = _registered(held)
-    if found is None or found.cold:
+    when there is none (a cold load costs what a scan does) or a node will not read."""
+    if _registered(held) is None:
         return None
     try:
         return list(of(held).nodes.values())
