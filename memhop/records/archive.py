@@ -14,7 +14,7 @@ from memhop.records.codes import (
     known,
     members_of,
 )
-from memhop.records.gojson import I64_MAX, I64_MIN, U32_MAX, ObjectWriter, is_u64, plain_string
+from memhop.records.gojson import I64_MAX, I64_MIN, U32_MAX, ObjectWriter, is_u64, quote_string
 from memhop.records.goread import read_object
 from memhop.records.shapes import I64, INT, STRING, U64, UINT, plain_text, u8_digits
 
@@ -93,10 +93,13 @@ class ArchiveSlot:
         return self._plain_json() or self._written_json()
 
     def _plain_json(self) -> bytes | None:
-        """The payload in one piece when every value is plain, else None.
+        """The payload in one piece when every number is plain and both texts are strings,
+        else None.
 
         Every turn writes several of these; this skips a writer call per field.
-        ``_written_json`` is the reference it must equal, byte for byte.
+        The texts are quoted as the writer quotes them: a tool call's quotes or
+        a multi-line utterance stay on this path. ``_written_json`` is the
+        reference it must equal, byte for byte.
         """
         kind, ctype, role, node, at = (
             self.kind,
@@ -120,17 +123,17 @@ class ArchiveSlot:
             and 0 <= kind <= 0xFF
             and 0 <= ctype <= 0xFF
             and 0 <= role <= 0xFF
-            and plain_string(event)
-            and plain_string(content)
+            and type(event) is str
+            and type(content) is str
         ):
             return None
-        optional = (f',"event_type":"{event}"' if event else "") + (
+        optional = (f',"event_type":{quote_string(event)}' if event else "") + (
             f',"node_seq":{node}' if node else ""
         )
         return (
             f'{{"id_hash":{self.id_hash},"kind":{int(kind)},"seq":{self.seq},'
             f'"content_type":{int(ctype)},"role":{int(role)},"topic_id":{self.topic_id}'
-            f'{optional},"created_at":{at},"content":"{content}"}}'
+            f'{optional},"created_at":{at},"content":{quote_string(content)}}}'
         ).encode()
 
     def _written_json(self) -> bytes:

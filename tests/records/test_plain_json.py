@@ -10,6 +10,7 @@ SerializationError.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -131,6 +132,9 @@ def test_plain_records_take_the_one_piece_writer() -> None:
     )
     row = TopicSlot(id=4, scene_id=2, depth=1, fused_keywords=("dog", "walk"), user_timestamp=1)
     scene = SceneSlot(scene_id=2, scene_name="Scene 1", turn_seq=3, last_used_at=5)
-    for record in (slot, row, scene):
+    # A tool call's quotes and a multi-line utterance: texts that need escaping stay on the
+    # one-piece path, quoted as the writer quotes them.
+    quoted = dataclasses.replace(slot, content='recall(query="dog")\nline two <&>')
+    for record in (slot, quoted, row, scene):
         assert record._plain_json() is not None
         assert record.to_json() == record._written_json()
