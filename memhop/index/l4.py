@@ -188,15 +188,6 @@ class L4Index:
         rows.reverse()
         return rows
 
-    def _splice(self, topic_id: int, rows: list[int], i: int) -> None:
-        """Link ``rows[i]`` into the topic's chain (``rows``: its rows now, in seq order)."""
-        at = rows[i]
-        self._next[at] = rows[i - 1] + 1 if i else 0
-        if i + 1 < len(rows):
-            self._next[rows[i + 1]] = at + 1
-        else:
-            self._top.put(topic_id, at)
-
     def _unsplice(self, topic_id: int, rows: list[int], i: int) -> None:
         """Unlink ``rows[i]`` from the topic's chain (``rows``: its rows before, in seq order)."""
         lower = rows[i - 1] + 1 if i else 0
@@ -268,33 +259,30 @@ class L4Index:
 
     def _put(self, entry: SlotRef | ArchiveSlot) -> None:
         self.remove(entry.id_hash)
-        self.journal.note(entry.topic_id)
-        top = self._top.get(entry.topic_id)
-        if top is None or self._seq[top] < entry.seq:  # the usual write: a new highest slot
+        topic_id, seq = entry.topic_id, entry.seq
+        self.journal.note(topic_id)
+        seqs, lower = self._seq, self._next
+        top = self._top.get(topic_id)
+        if top is None or seqs[top] < seq:  # the usual write: a new highest slot
             at = self._append_row(_fields_of(entry))
-            self._next[at] = 0 if top is None else top + 1
-            self._top.put(entry.topic_id, at)
-            self._row_of.put(entry.id_hash, at)
-            self._stored(at)
-            return
-        rows = self._rows(entry.topic_id)
-        seqs = self._seq
-        place = len(rows)
-        for i, other in enumerate(rows):
-            seq = seqs[other]
-            if seq == entry.seq:
+            lower[at] = 0 if top is None else top + 1
+            self._top.put(topic_id, at)
+        else:
+            # Walk down from the top to the first row below the slot: a turn's lines
+            # (seq 1 and 2) land under its events, a step or two down.
+            above, below = -1, top
+            while below >= 0 and seqs[below] > seq:
+                above, below = below, lower[below] - 1
+            if below >= 0 and seqs[below] == seq:
                 # Only a payload naming a foreign id gets here: keep one entry per address.
-                self._unsplice(entry.topic_id, rows, i)
-                del rows[i]
-                self._dropped(other)
-                place = i
-                break
-            if seq > entry.seq:
-                place = i
-                break
-        at = self._append_row(_fields_of(entry))
-        rows.insert(place, at)
-        self._splice(entry.topic_id, rows, place)
+                self._dropped(below)
+                below = lower[below] - 1
+            at = self._append_row(_fields_of(entry))
+            lower[at] = below + 1  # 0 ends the chain
+            if above < 0:
+                self._top.put(topic_id, at)
+            else:
+                lower[above] = at + 1
         self._row_of.put(entry.id_hash, at)
         self._stored(at)
 
