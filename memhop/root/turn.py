@@ -152,8 +152,8 @@ def _transcript(
     engine: Engine, ctx: DomainContext, scene_id: int, topic_id: int
 ) -> tuple[str, int, int]:
     """Render the turn's utterances in seq order; return text and their time bounds."""
-    refs = ctx.scene_mirrors(engine, scene_id).contents.utterances_of(topic_id)
-    slots = ctx.slots.read(engine, ctx.agent_id, [r.id_hash for r in refs])
+    said = ctx.scene_mirrors(engine, scene_id).contents.ids_of(topic_id, ArchiveKind.UTTERANCE)
+    slots = ctx.slots.read(engine, ctx.agent_id, said)
     slots.sort(key=lambda s: s.seq)
     if not slots:
         msg = "this turn holds no content to distill"
