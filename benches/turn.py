@@ -52,6 +52,9 @@ from _common import (
 )
 
 import memhop
+from memhop import ids
+from memhop.engine.frame import encode_frame
+from memhop.records import ArchiveKind, ArchiveRole, ArchiveSlot, SceneSlot, TopicSlot
 
 if TYPE_CHECKING:
     pass
@@ -188,6 +191,83 @@ class SqliteTurns:
         db.commit()
 
 
+class FormatFloor:
+    """The turn's records in format 0x0012 and nothing else: what the format itself costs.
+
+    Each record is memhop's own record class, its ``to_json`` and the engine's frame
+    encoder, appended to a plain file with ``os.pwrite`` and indexed in dicts: no
+    validation, domain or engine lock, group commit, mirror, cache or result object.
+    It keeps no index on disk and survives no crash; it is a yardstick, not a store.
+    """
+
+    def __init__(self, model: memhop.LocalModel, path: str) -> None:
+        self.model = model
+        self.fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+        self.end = 8192  # the record area starts after the two header slots
+        self.offsets: dict[int, int] = {}
+        self.surface: dict[int, list[TopicSlot]] = {}
+        self.scene = SceneSlot(scene_id=0)
+
+    def _put(self, id_hash: int, record: ArchiveSlot | SceneSlot | TopicSlot) -> None:
+        frame = encode_frame(1, record.RECORD_TYPE, 0, id_hash, record.to_json())
+        os.pwrite(self.fd, frame, self.end)
+        self.offsets[id_hash] = self.end
+        self.end += len(frame)
+
+    def turn(self, said: str, answered: str, at: int, *, new_scene: bool) -> None:
+        # search: count the turn on its scene, list the surface
+        if new_scene or not self.scene.scene_id:
+            self.scene = SceneSlot(scene_id=ids.hash_id(f"scene:{at}"), scene_name="s")
+        scene_id, seq = self.scene.scene_id, self.scene.turn_seq + 1
+        self.scene = SceneSlot(scene_id=scene_id, scene_name="s", turn_seq=seq, last_used_at=at)
+        self._put(scene_id, self.scene)
+        list(self.surface.get(scene_id, ()))
+        topic_id = ids.turn_topic_id(scene_id, seq)
+        # two events, then the turn's two lines
+        records = [
+            ArchiveSlot(
+                id_hash=ids.content_id(topic_id, 3 + n),
+                kind=ArchiveKind.EVENT,
+                seq=3 + n,
+                topic_id=topic_id,
+                event_type=event_type,
+                created_at=at,
+                content=body,
+            )
+            for n, (event_type, body) in enumerate(
+                (("tool_call", said[:60]), ("tool_result", answered[:100]))
+            )
+        ]
+        records += [
+            ArchiveSlot(
+                id_hash=ids.content_id(topic_id, n),
+                seq=n,
+                role=role,
+                topic_id=topic_id,
+                created_at=at,
+                content=text,
+            )
+            for n, role, text in ((1, ArchiveRole.USER, said), (2, ArchiveRole.AGENT, answered))
+        ]
+        for record in records:
+            self._put(record.id_hash, record)
+        # update: keywords of the lines, the topic row
+        keywords = self.model.extract_keywords(f"User: {said}\nAssistant: {answered}")
+        row = TopicSlot(
+            id=topic_id,
+            scene_id=scene_id,
+            depth=1,
+            fused_keywords=tuple(keywords),
+            user_timestamp=at,
+            agent_timestamp=at,
+        )
+        self._put(topic_id, row)
+        self.surface.setdefault(scene_id, []).append(row)
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
 # ---- 1 + 2: the turn against the fsync ------------------------------------------------------
 
 
@@ -206,6 +286,7 @@ class TurnResult:
     sqlite_cpu: list[float] = field(default_factory=list)  # the same turn on a sqlite3 table
     nosync_cpu: list[float] = field(default_factory=list)  # memhop turn, fsync a no-op
     sqlite_nosync_cpu: list[float] = field(default_factory=list)
+    floor_cpu: list[float] = field(default_factory=list)  # FormatFloor, the same turns
 
 
 def bench_turns(tmp: str, sizes: Sizes, lines: list[tuple[str, str]]) -> TurnResult:
@@ -273,6 +354,7 @@ def bench_nosync(tmp: str, sizes: Sizes, lines: list[tuple[str, str]], res: Turn
     """A separate run of the same turns with fsync a no-op, beside the sqlite3 table: CPU."""
     path = os.path.join(tmp, "turns-nosync.meh")
     table = SqliteTurns(memhop.LocalModel())
+    floor = FormatFloor(memhop.LocalModel(), os.path.join(tmp, "floor.bin"))
     profile = memhop.ProfileInput(name="bench agent")
     with fsync_off(), memhop.open(path, memhop.LocalModel(), NO_AUTO_DREAM, profile) as db:
         session = db.primary()
@@ -280,6 +362,8 @@ def bench_nosync(tmp: str, sizes: Sizes, lines: list[tuple[str, str]], res: Turn
             said, answered = lines[i % len(lines)]
             at = BASE_MS + i * 1000
             new_scene = i % TURNS_PER_SCENE == 0
+            f0 = time.thread_time_ns()
+            floor.turn(said, answered, at, new_scene=new_scene)
             t0 = time.thread_time_ns()
             table.turn(said, answered, at, new_scene=new_scene)
             t1 = time.thread_time_ns()
@@ -294,8 +378,10 @@ def bench_nosync(tmp: str, sizes: Sizes, lines: list[tuple[str, str]], res: Turn
             session.update(input=said, output=answered, created_at=at)
             t2 = time.thread_time_ns()
             if i >= sizes.warmup:
+                res.floor_cpu.append((t0 - f0) / 1e9)
                 res.sqlite_nosync_cpu.append((t1 - t0) / 1e9)
                 res.nosync_cpu.append((t2 - t1) / 1e9)
+    floor.close()
 
 
 @dataclass(frozen=True)
@@ -584,7 +670,11 @@ def report(
         "taken from a separate run of the same turns with `os.fsync` a no-op. The sqlite3 "
         "baseline (`SqliteTurns`) does the turn's work on "
         "an in-memory table, one transaction per call, with the same `LocalModel` keywords; "
-        "both stores take turns, turn by turn.\n"
+        "both stores take turns, turn by turn. `FormatFloor` writes the same turn's six "
+        "records in format 0x0012 with memhop's own record classes and frame encoder to a "
+        "plain file, indexed in dicts, with nothing else (no validation, lock, group commit, "
+        "mirror, cache or result object): what the format costs, so the rest of memhop's "
+        "figure is its own structure.\n"
     )
     out.append(
         table(
@@ -595,6 +685,13 @@ def report(
                     us(med(turns.nosync_cpu)),
                     us(med(turns.sqlite_nosync_cpu)),
                     f"{nosync_ratio:.2f}",
+                ],
+                [
+                    "thread CPU of the format's own work (`FormatFloor`), the same turns in the"
+                    " same run",
+                    us(med(turns.floor_cpu)),
+                    us(med(turns.sqlite_nosync_cpu)),
+                    f"{med(turns.floor_cpu) / med(turns.sqlite_nosync_cpu):.2f}",
                 ],
                 [
                     "thread CPU, real fsyncs (includes the kernel's CPU for the flushes)",
