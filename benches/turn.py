@@ -9,7 +9,9 @@ in this one process, with the in-process ``memhop.LocalModel()`` (so no network 
 2. one turn: ``search()`` + two ``append_archive`` events + ``update(input, output)``, on
    LoCoMo lines (``examples/data``), a new scene every 25 turns, automatic Dream off
    (``scene_dream_topic_threshold=-1``) so no background pass runs during the timing. Every
-   ``os.fsync`` made during the turns is counted (``os.fsync`` is wrapped), per call;
+   ``os.fsync`` made during the turns is counted (``os.fsync`` is wrapped), per call; in a
+   separate run with fsync a no-op, the same turns' CPU beside the sqlite3 table and beside
+   ``FormatFloor`` (the records alone, in format 0x0012, with memhop's own encoders);
 3. ``scene_context(scene_id)`` of a 300-turn scene in a file that holds only that scene, in a
    file that also holds ~20,000 records of a sub-agent domain, and in one that also holds
    ~20,000 records in other scenes of the scene's own domain: the first read after opening the
