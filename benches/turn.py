@@ -35,7 +35,6 @@ import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from _common import (
     REPO,
@@ -57,9 +56,6 @@ import memhop
 from memhop import ids
 from memhop.engine.frame import encode_frame
 from memhop.records import ArchiveKind, ArchiveRole, ArchiveSlot, SceneSlot, TopicSlot
-
-if TYPE_CHECKING:
-    pass
 
 DATA = REPO / "examples" / "data" / "locomo-conv-26.json"
 NO_AUTO_DREAM = memhop.Defaults(scene_dream_topic_threshold=-1)
@@ -208,6 +204,7 @@ class FormatFloor:
         self.end = 8192  # the record area starts after the two header slots
         self.offsets: dict[int, int] = {}
         self.surface: dict[int, list[TopicSlot]] = {}
+        self.listed: tuple[TopicSlot, ...] = ()
         self.scene = SceneSlot(scene_id=0)
 
     def _put(self, id_hash: int, record: ArchiveSlot | SceneSlot | TopicSlot) -> None:
@@ -223,7 +220,7 @@ class FormatFloor:
         scene_id, seq = self.scene.scene_id, self.scene.turn_seq + 1
         self.scene = SceneSlot(scene_id=scene_id, scene_name="s", turn_seq=seq, last_used_at=at)
         self._put(scene_id, self.scene)
-        list(self.surface.get(scene_id, ()))
+        self.listed = tuple(self.surface.get(scene_id, ()))  # what search hands back
         topic_id = ids.turn_topic_id(scene_id, seq)
         # two events, then the turn's two lines
         records = [
