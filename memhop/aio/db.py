@@ -109,14 +109,16 @@ class Opening:
         defaults: Defaults | None,
         profile: ProfileInput | None,
         workers: int,
+        clock: Callable[[], int] | None = None,
     ) -> None:
         self._args = (path, llm, defaults, profile)
         self._workers = workers
+        self._clock = clock
         self._db: AsyncDB | None = None
 
     async def _open(self) -> AsyncDB:
         pool = Pool(self._workers)
-        opening = pool.start(memhop.api.open, *self._args)
+        opening = pool.start(functools.partial(memhop.api.open, clock=self._clock), *self._args)
         try:
             db = await asyncio.wrap_future(opening)
         except asyncio.CancelledError:
@@ -153,11 +155,12 @@ def open(
     profile: ProfileInput | None = None,
     *,
     workers: int = DEFAULT_WORKERS,
+    clock: Callable[[], int] | None = None,
 ) -> Opening:
     """Open (or, with a primary profile, create) the file at ``path`` on a pool of ``workers``.
 
-    The arguments and refusals are ``memhop.open``'s (plus ConfigError for a
+    The arguments (``clock`` included) and refusals are ``memhop.open``'s (plus ConfigError for a
     ``workers`` that is not a positive integer). Use ``db = await
     memhop.aio.open(...)`` or ``async with memhop.aio.open(...) as db``.
     """
-    return Opening(path, llm, defaults, profile, workers)
+    return Opening(path, llm, defaults, profile, workers, clock)

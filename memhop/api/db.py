@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from types import TracebackType
 
 from memhop.api import _mapping, _salvage
@@ -19,15 +20,22 @@ def open(
     llm: LlmConfig | Model,
     defaults: Defaults | None = None,
     profile: ProfileInput | None = None,
+    *,
+    clock: Callable[[], int] | None = None,
 ) -> DB:
     """Open (or, with a primary profile, create) the memory file at ``path``.
 
-    Everything is validated before the path is touched, so a refused open
-    leaves no file. ConfigError for a half-specified endpoint, bad defaults,
-    or a missing file with no profile to seed it; StorageIOError containing
-    "another instance" when the file is already open, in this process or another.
+    ``clock`` is a zero-argument callable returning Unix milliseconds (None:
+    the wall clock); every time memhop reads (Dream's cadence, retention,
+    decay, the stamps it writes) comes from it, so a host replaying history
+    runs on the history's time. Everything is validated before the path is
+    touched, so a refused open leaves no file. ConfigError for a
+    half-specified endpoint, bad defaults, a clock that does not answer in
+    milliseconds, or a missing file with no profile to seed it;
+    StorageIOError containing "another instance" when the file is already
+    open, in this process or another.
     """
-    return DB(open_root(path, llm, defaults, profile))
+    return DB(open_root(path, llm, defaults, profile, clock))
 
 
 class DB:

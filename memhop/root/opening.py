@@ -21,6 +21,11 @@ from memhop.records import AgentType, ProfileSlot
 from memhop.root.compaction import identity
 from memhop.root.root import Clock, Root, check_model, wall_clock_ms
 
+# Readings a clock may give: Unix milliseconds, as every stamp memhop stores. The bands
+# refused are check_ms's: seconds and microseconds, the two usual slips.
+_SECONDS_BAND = (1_000_000_000, 100_000_000_000)
+_MICROSECONDS_FROM = 100_000_000_000_000
+
 # The roots this process holds open, so a second open can name the DB that
 # holds a file (a re-run notebook cell, a handle left in Out[]). Matched by
 # each root's current (device, inode): an in-place compaction changes it.
@@ -100,14 +105,48 @@ def _seed_primary(engine: Engine, seed: ProfileInput | None, now_ms: int) -> Non
     profile.put_profile(engine, ids.PRIMARY_AGENT_ID, slot)
 
 
+def checked_clock(clock: object) -> Clock:
+    """The clock a DB runs on: ``clock`` (None: the wall clock), each reading checked.
+
+    Read once here, so a clock that fails or answers in seconds is refused
+    (ConfigError) before the file is touched; a later bad reading raises the
+    same error from the call that read it.
+    """
+    if clock is None:
+        return wall_clock_ms
+    if not callable(clock):
+        msg = f"clock must be a callable returning Unix milliseconds, not {type(clock).__name__}"
+        raise ConfigError(msg)
+    source = clock
+
+    def read() -> int:
+        now = source()
+        if isinstance(now, bool) or not isinstance(now, int):
+            msg = f"clock returned {type(now).__name__}, not an integer of Unix milliseconds"
+            raise ConfigError(msg)
+        if now < 0 or _SECONDS_BAND[0] <= now < _SECONDS_BAND[1] or now > _MICROSECONDS_FROM:
+            msg = (
+                f"clock returned {now}, which is not Unix milliseconds (negative, or in the"
+                " band of seconds [1e9, 1e11) or of microseconds (above 1e14))"
+            )
+            raise ConfigError(msg)
+        return now
+
+    read()
+    return read
+
+
 def open_root(
     path: str | os.PathLike[str],
     llm: object,
     defaults: Defaults | None = None,
     seed: ProfileInput | None = None,
-    clock: Clock = wall_clock_ms,
+    clock: object = None,
 ) -> Root:
-    """Validate, open or create, seed the primary profile, load the registry."""
+    """Validate, open or create, seed the primary profile, load the registry.
+
+    ``clock`` (``checked_clock``) gives every time the DB reads; None is the wall clock.
+    """
     if isinstance(path, os.PathLike):
         path = os.fspath(path)
     if not isinstance(path, str):
@@ -130,10 +169,11 @@ def open_root(
             msg = f"profile must be a memhop.ProfileInput, not {type(seed).__name__}"
             raise InvalidQueryError(msg)
         seed.require_name()
+    now = checked_clock(clock)
     engine, created = _engine_for(path, seed)
     try:
-        _seed_primary(engine, seed, clock())
-        root = Root(engine, table, model, clock)
+        _seed_primary(engine, seed, now())
+        root = Root(engine, table, model, now)
         _remember(root)
         return root
     except MemHopError:
