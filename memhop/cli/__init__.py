@@ -11,10 +11,11 @@ Contract:
   opens the source as a writer and so needs it free.
 - Text output fits the terminal; ``--json`` gives machine output. Progress of
   long work goes to stderr, and only when stderr is a terminal.
-- Exit codes (docs/inspect.md): 0 ok; 1 damage found; 2 usage error; 3 the
-  file cannot be opened, read or written (missing, held, not a ``.meh``
-  file); 4 not found; 5 an optional extra is missing. An error is one line
-  on stderr, never a traceback.
+- Exit codes (docs/inspect.md): 0 ok; 1 damage found, or not a ``.meh``
+  file; 2 usage error (a bad argument, a malformed id); 3 the file cannot be
+  opened, read or written (missing, held, a destination that exists); 4 not
+  found; 5 an optional extra is missing. An error is one line on stderr,
+  never a traceback.
 """
 
 from __future__ import annotations
@@ -49,6 +50,19 @@ from memhop.errors import (
 __all__ = ["main"]
 
 
+def _row_limit(text: str) -> int:
+    """``--limit``'s value: a whole number of rows, 0 or more (argparse names the flag)."""
+    try:
+        value = int(text)
+    except ValueError:
+        msg = f"invalid int value: {text!r}"
+        raise argparse.ArgumentTypeError(msg) from None
+    if value < 0:
+        msg = f"must be 0 or more, got {value}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="memhop",
@@ -62,7 +76,9 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument(
         "--json", action="store_true", default=argparse.SUPPRESS, help="machine-readable output"
     )
-    common.add_argument("--limit", type=int, default=None, help="show at most this many rows")
+    common.add_argument(
+        "--limit", type=_row_limit, default=None, help="show at most this many rows (0 or more)"
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name: str, text: str) -> argparse.ArgumentParser:
@@ -99,8 +115,8 @@ def _run_mcp(argv: list[str], err: TextIO) -> int:
         server = importlib.import_module("memhop.mcp")
     except ImportError as exc:
         err.write(
-            f"memhop: the MCP server is not installed ({exc}); "
-            "install it with: pip install 'memhop[mcp]'\n"
+            f"memhop: the MCP server is not installed ({exc}); install its package "
+            "(the memhop[mcp] extra) with: pip install 'mcp>=2.0'\n"
         )
         return EXIT_MISSING_EXTRA
     run = cast(Callable[[list[str]], int], server.main)

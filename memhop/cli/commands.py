@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import os
 import sys
 from collections.abc import Iterator
@@ -22,9 +23,14 @@ from memhop.inspect import Inspector, Table, inspect
 __all__ = ["COMMANDS"]
 
 
+def _capped(table: Table, limit: int | None) -> Table:
+    """The first ``limit`` rows (all with None): ``--limit`` caps JSON as it caps text."""
+    return table if limit is None else table[:limit]
+
+
 def _show(args: argparse.Namespace, table: Table, out: TextIO) -> int:
     if args.json:
-        print_json(table, out)
+        print_json(_capped(table, args.limit), out)
     else:
         print_table(table, out, args.limit)
     return EXIT_OK
@@ -82,7 +88,8 @@ def cmd_frames(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
     report = inspect(args.file).verify(progress_for("verify"))
     if args.json:
-        print_json({"ok": report.ok, "problems": report.problems.to_dicts()}, out)
+        problems = _capped(report.problems, args.limit).to_dicts()
+        print_json({"ok": report.ok, "problems": problems}, out)
     else:
         if not report.ok:
             print_table(report.problems, out, args.limit)
@@ -115,6 +122,8 @@ def cmd_compact(args: argparse.Namespace, out: TextIO) -> int:
     if not os.path.exists(args.src):
         msg = f"no database at {args.src}"
         raise StorageIOError(msg)
+    if os.path.lexists(args.dst):  # refused before the source is opened as a writer
+        raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), args.dst)
     engine = open_engine(args.src)
     try:
         compact_to(engine, args.dst)

@@ -87,6 +87,53 @@ def test_show_grep_frames_and_export(
     assert "already exists" in err
 
 
+# Every table command, with arguments that list more than one row of the demo file.
+TABLE_COMMANDS = [
+    ("agents",),
+    ("topics",),
+    ("stats",),
+    ("grep", "roses"),
+    ("frames",),
+]
+
+
+@pytest.mark.parametrize("command", TABLE_COMMANDS, ids=lambda c: c[0])
+def test_limit_caps_json_as_it_caps_text(
+    demo: Demo, command: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
+    name, *rest = command
+    every = json.loads(cli(capsys, "--json", name, demo.path, *rest)[1])
+    assert len(every) > 1  # the control: without --limit there is more than one row
+    capped = json.loads(cli(capsys, "--json", name, demo.path, *rest, "--limit", "1")[1])
+    assert capped == every[:1]
+    assert json.loads(cli(capsys, name, demo.path, *rest, "--json", "--limit", "0")[1]) == []
+
+
+def test_limit_caps_the_problems_verify_prints_as_json(
+    demo: Demo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    big = [f for f in memhop.inspect(demo.path).frames() if f["size"] > 60]
+    for frame in (big[0], big[-1]):
+        flip_byte(demo.path, frame["offset"] + 40, 0x04)
+    every = json.loads(cli(capsys, "verify", demo.path, "--json")[1])
+    assert len(every["problems"]) >= 2
+    capped = json.loads(cli(capsys, "verify", demo.path, "--json", "--limit", "1")[1])
+    assert capped == {"ok": False, "problems": every["problems"][:1]}
+
+
+@pytest.mark.parametrize("value", ["-1", "x"])
+def test_a_bad_limit_is_a_usage_error_naming_the_flag(
+    demo: Demo, value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = cli(capsys, "frames", demo.path, "--limit", value)
+    assert code == 2
+    assert "argument --limit" in err
+    assert out == ""  # no table printed
+    code, out, _ = cli(capsys, "frames", demo.path, "--limit", "2")  # the control
+    assert code == 0
+    assert "8192" in out
+
+
 def test_verify_exits_1_on_damage_with_a_message_and_no_traceback(
     demo: Demo, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -152,8 +199,25 @@ def test_compact_writes_a_verified_copy_with_the_same_live_records(
     assert memhop.inspect(dst).topics().to_dicts() == src_rows
     assert os.path.getsize(dst) < os.path.getsize(demo.path)
     code, _, err = cli(capsys, "compact", demo.path, dst)  # the destination exists now
-    assert code == 2
-    assert "already exists" in err
+    assert code == 3  # docs/inspect.md: a destination that exists is 3, as for export
+    assert f"{dst} already exists" in err
+
+
+def test_compact_onto_an_existing_destination_exits_3_before_opening_the_source(
+    demo: Demo, tmp_path: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dst = f"{tmp_path}/taken.meh"
+    with open(dst, "wb") as handle:
+        handle.write(b"someone else's file")
+    before = signature(demo.path)
+    code, _, err = cli(capsys, "compact", demo.path, dst)
+    assert code == 3
+    assert f"{dst} already exists" in err
+    assert signature(demo.path) == before  # the source was never opened as a writer
+    with open(dst, "rb") as handle:
+        assert handle.read() == b"someone else's file"
+    os.remove(dst)  # the control: the same command onto a free name succeeds
+    assert cli(capsys, "compact", demo.path, dst)[0] == 0
 
 
 def test_compact_of_a_held_file_is_refused(demo: Demo, tmp_path: object) -> None:
@@ -176,7 +240,7 @@ def test_mcp_dispatches_to_memhop_mcp_main_or_names_the_extra(
     assert seen == [["--stdio", "x.meh"]]
     monkeypatch.setitem(sys.modules, "memhop.mcp", None)  # as if it were not installed
     assert memhop.cli.main(["mcp"]) == 5
-    assert "pip install 'memhop[mcp]'" in capsys.readouterr().err
+    assert "memhop[mcp]" in capsys.readouterr().err  # names the extra
 
 
 def test_progress_goes_to_stderr_only_on_a_terminal(demo: Demo) -> None:
