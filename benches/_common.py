@@ -35,6 +35,7 @@ SECTION_ORDER = (
     "scale.py",
     "locomo.py",
     "compaction.py",
+    "steady.py",
 )
 
 HEADER = (

@@ -1,0 +1,776 @@
+"""Steady state: what a turn and the background work cost as a memory ages.
+
+Run ``python benches/steady.py`` (20,000 turns, about ten minutes with real fsync;
+``--turns N``, ``--quick`` for a 2,000-turn smoke run, ``--threshold 8`` for Dream on
+upstream's trigger at a low threshold, ``--fsync-off`` to measure CPU alone).
+
+The memory: LoCoMo's 272 sessions (Maharana et al., *Evaluating Very Long-Term
+Conversational Memory of LLM Agents*, ACL 2024, CC BY-NC 4.0; ``examples/data/locomo10.json``)
+repeated until the turns are done, one scene per session, one minute between turns, a session
+every ``SESSION_GAP_MS`` (so 20,000 turns span about 60 days and 10^5 about 300), into one
+primary domain with ``memhop.LocalModel()``. Each turn is what a host does: ``search`` (a new
+scene on a session's first turn, with a ``session_start`` event), ``recall`` of the user's
+words, ``update`` with the exchange. The library's clock (``memhop.open(clock=...)``) is the
+turns' time, so hours and days pass as they would, and Dream's cadence, retention and decay
+run on it.
+
+Per window of 1,000 turns (``--window``): p50 / p99 / max wall time of search, recall, update
+and the whole turn; Dream passes begun (whole ones apart) and the longest hold of the domain
+lock by a background thread (Dream and the compactions it runs); compactions; bytes appended
+to the file and bytes written in all (``/proc/self/io`` ``wchar``: appends, compaction copies
+and side files) per turn, beside the bytes a turn's own calls write (``/proc/thread-self/io``
+of the host's thread: the live bytes a turn adds); fsyncs per turn; RSS.
+
+At the end: an idle whole pass an hour after the last (bytes it appends, edges it adds and
+removes); then the file is closed and opened again (``--reopen-at`` also does it on the way):
+the open, the first ``search`` and the first ``recall``, a warm ``recall``, and a turn made
+while another thread's first ``recall`` runs. Lock holds are timed by wrapping the domain's
+lock (``db._root``, a private hook the bench alone uses), Dream passes and compactions by
+wrapping ``memhop.root.dreams.run_pass`` and ``memhop.root.compaction.compact``.
+
+Writes its section of docs/performance.md unless ``--no-write``. Not a pytest module.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import locomo  # benches/locomo.py: its reader of the data set
+from _common import (
+    DEFAULT_OUT,
+    FsyncCounter,
+    fsync_off,
+    log,
+    machine,
+    publish,
+    table,
+    verdict,
+)
+
+import memhop
+from memhop.root import compaction, dreams
+
+T0_MS = 1_672_531_200_000  # 2023-01-01 00:00 UTC
+TURN_GAP_MS = 60_000
+SESSION_GAP_MS = 49 * 60_000  # 20,000 turns (about 1,770 sessions) span about 60 days
+HOUR_MS = 3_600_000
+WINDOW = 1_000
+
+
+# ---- the turns ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    at: int
+    first: bool  # a session's first turn: a new scene and its event
+    said: str
+    answered: str
+    event: str
+
+
+def turns(count: int) -> Iterator[Turn]:
+    """LoCoMo's sessions in order, over and over, each on its own clock slot."""
+    convs = locomo.load()
+    session = 0
+    made = 0
+    while True:
+        for conv in convs:
+            by_scene: dict[int, list[locomo.Turn]] = {}
+            for t in conv.turns:
+                by_scene.setdefault(t.scene, []).append(t)
+            for scene_turns in by_scene.values():
+                start = T0_MS + session * SESSION_GAP_MS
+                session += 1
+                for i, t in enumerate(scene_turns):
+                    if made == count:
+                        return
+                    yield Turn(
+                        at=start + i * TURN_GAP_MS,
+                        first=i == 0,
+                        said="\n".join(t.said),
+                        answered="\n".join(t.answered),
+                        event=t.event or f"session {session}",
+                    )
+                    made += 1
+
+
+def query_of(turn: Turn) -> str:
+    """The user's words, without the speaker labels."""
+    text = turn.said or turn.answered
+    return " ".join(line.split(": ", 1)[-1] for line in text.splitlines()) or "hello"
+
+
+# ---- instruments ----------------------------------------------------------------------------
+
+
+class Clock:
+    def __init__(self, now: int) -> None:
+        self.now = now
+
+    def __call__(self) -> int:
+        return self.now
+
+
+@dataclass
+class Holds:
+    """Domain-lock holds by thread: the host's thread apart from the background ones."""
+
+    mu: threading.Lock = field(default_factory=threading.Lock)
+    background: list[tuple[float, str]] = field(default_factory=list)
+
+    def add(self, seconds: float, thread: str) -> None:
+        if thread != "MainThread":
+            with self.mu:
+                self.background.append((seconds, thread))
+
+    def take(self) -> list[tuple[float, str]]:
+        with self.mu:
+            found, self.background = self.background, []
+        return found
+
+
+class TimedLock:
+    """A domain lock that reports how long each hold lasted (it wraps the real lock)."""
+
+    def __init__(self, inner: Any, holds: Holds) -> None:
+        self.inner = inner
+        self.holds = holds
+        self.since = 0.0
+        self.owner = ""
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        ok = bool(self.inner.acquire(blocking, timeout))
+        if ok:
+            self.since, self.owner = time.perf_counter(), threading.current_thread().name
+        return ok
+
+    def release(self) -> None:
+        since, owner = self.since, self.owner
+        self.since = 0.0
+        self.inner.release()
+        if since:
+            self.holds.add(time.perf_counter() - since, owner)
+
+    def locked(self) -> bool:
+        return bool(self.inner.locked())
+
+    def __enter__(self) -> bool:
+        return self.acquire()
+
+    def __exit__(self, *_: object) -> None:
+        self.release()
+
+
+def time_locks(db: memhop.DB, holds: Holds) -> None:
+    for ctx in list(db._root._contexts.values()):
+        if not isinstance(ctx.lock, TimedLock):
+            ctx.lock = TimedLock(ctx.lock, holds)
+
+
+@dataclass
+class Passes:
+    mu: threading.Lock = field(default_factory=threading.Lock)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+    def take(self) -> list[dict[str, Any]]:
+        with self.mu:
+            found, self.rows = self.rows, []
+        return found
+
+
+def wrap_passes(passes: Passes, compactions: Passes) -> Callable[[], None]:
+    """Record every Dream pass and compaction; returns the undo."""
+    real_pass, real_compact = dreams.run_pass, compaction.compact
+
+    def run_pass(root: Any, agent_id: int, scene_id: int, cancel: Any, **kw: Any) -> Any:
+        started = time.perf_counter()
+        report, error = real_pass(root, agent_id, scene_id, cancel, **kw)
+        row = {
+            "seconds": time.perf_counter() - started,
+            "whole": any(s.name == "l4_prune" for s in report.stages),
+            "consolidated": report.consolidated_scenes,
+            "l0": report.l0_updated,
+            "edges_added": report.l1_edges_added,
+            "edges_removed": report.l1_edges_removed,
+            "error": repr(error) if error else "",
+        }
+        with passes.mu:
+            passes.rows.append(row)
+        return report, error
+
+    def compact(root: Any, **kw: Any) -> bool:
+        before = os.path.getsize(root.file_path)
+        started = time.perf_counter()
+        ran = real_compact(root, **kw)
+        if ran:
+            row = {
+                "seconds": time.perf_counter() - started,
+                "before": before,
+                "after": os.path.getsize(root.file_path),
+            }
+            with compactions.mu:
+                compactions.rows.append(row)
+        return bool(ran)
+
+    dreams.run_pass = run_pass
+    compaction.compact = compact
+
+    def undo() -> None:
+        dreams.run_pass, compaction.compact = real_pass, real_compact
+
+    return undo
+
+
+def wchar(path: str = "/proc/self/io") -> int:
+    for line in Path(path).read_text().splitlines():
+        if line.startswith("wchar:"):
+            return int(line.split()[1])
+    return 0
+
+
+def thread_wchar() -> int:
+    return wchar("/proc/thread-self/io")
+
+
+def rss_kib() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def settle(db: memhop.DB) -> None:
+    """Wait until no background pass runs."""
+    while db._root.dreams._running:
+        time.sleep(0.005)
+
+
+def pct(xs: list[float], p: float) -> float:
+    if not xs:
+        return 0.0
+    xs = sorted(xs)
+    return xs[min(int(p * len(xs)), len(xs) - 1)]
+
+
+# ---- the run --------------------------------------------------------------------------------
+
+
+@dataclass
+class Window:
+    end: int
+    search: list[float] = field(default_factory=list)
+    recall: list[float] = field(default_factory=list)
+    update: list[float] = field(default_factory=list)
+    turn: list[float] = field(default_factory=list)
+    cpu: float = 0.0
+    turn_bytes: int = 0
+
+
+@dataclass
+class Row:
+    """One window's figures, in ms, bytes and KiB."""
+
+    end: int
+    search: tuple[float, float, float]
+    recall: tuple[float, float, float]
+    update: tuple[float, float, float]
+    turn: tuple[float, float, float]
+    cpu_ms: float
+    passes: int
+    whole: int
+    longest_hold_ms: float
+    holder: str
+    compactions: int
+    longest_compaction_ms: float
+    appended: float
+    written: float
+    turn_bytes: float
+    fsyncs: float
+    rss_mib: float
+    file_mib: float
+
+
+def _three(xs: list[float]) -> tuple[float, float, float]:
+    return statistics.median(xs) * 1e3, pct(xs, 0.99) * 1e3, max(xs) * 1e3
+
+
+@dataclass
+class Reopen:
+    at: int
+    open_ms: float
+    first_search_ms: float
+    first_recall_ms: float
+    warm_recall_ms: float
+    beside_turn_ms: float
+    beside_recall_ms: float
+    longest_hold_ms: float
+
+
+@dataclass
+class Outcome:
+    label: str
+    turns: int
+    rows: list[Row]
+    reopens: list[Reopen]
+    idle: dict[str, float]
+    passes: list[dict[str, Any]]
+    compactions: list[dict[str, Any]]
+    folded_scenes: int
+    scenes: int
+    l0_changes: int
+    rss_start_kib: int
+    seconds: float
+
+
+class Run:
+    def __init__(
+        self, path: str, defaults: memhop.Defaults, clock: Clock, passes: Passes, comps: Passes
+    ) -> None:
+        self.path = path
+        self.defaults = defaults
+        self.clock = clock
+        self.holds = Holds()
+        self.passes = passes
+        self.compactions = comps
+        self.all_passes: list[dict[str, Any]] = []
+        self.all_compactions: list[dict[str, Any]] = []
+        self.db = self.open()
+
+    def open(self) -> memhop.DB:
+        return memhop.open(
+            self.path,
+            memhop.LocalModel(),
+            self.defaults,
+            memhop.ProfileInput(name="Melanie", role="friend"),
+            clock=self.clock,
+        )
+
+    def turn(self, turn: Turn, window: Window) -> None:
+        me = self.db.primary()
+        self.clock.now = turn.at
+        cpu, mine = time.thread_time(), thread_wchar()
+        t0 = time.perf_counter()
+        me.search(new_scene=turn.first)
+        if turn.first:
+            me.append_archive(
+                content=turn.event,
+                kind=memhop.ArchiveKind.EVENT,
+                event_type="session_start",
+                created_at=turn.at,
+            )
+        t1 = time.perf_counter()
+        me.recall(query_of(turn), limit=5)
+        t2 = time.perf_counter()
+        me.update(input=turn.said, output=turn.answered, created_at=turn.at)
+        t3 = time.perf_counter()
+        window.cpu += time.thread_time() - cpu
+        window.turn_bytes += thread_wchar() - mine
+        window.search.append(t1 - t0)
+        window.recall.append(t2 - t1)
+        window.update.append(t3 - t2)
+        window.turn.append(t3 - t0)
+        time_locks(self.db, self.holds)
+
+    def close_window(self, window: Window, io: tuple[int, int, int], fsyncs: int) -> Row:
+        """``io``: (file size, wchar, fsyncs) at the window's start."""
+        passes = self.passes.take()
+        comps = self.compactions.take()
+        self.all_passes += passes
+        self.all_compactions += comps
+        holds = self.holds.take()
+        longest = max(holds, default=(0.0, ""))
+        n = len(window.turn)
+        shrunk = sum(c["before"] - c["after"] for c in comps)
+        file_now = os.path.getsize(self.path)
+        return Row(
+            end=window.end,
+            search=_three(window.search),
+            recall=_three(window.recall),
+            update=_three(window.update),
+            turn=_three(window.turn),
+            cpu_ms=window.cpu / n * 1e3,
+            passes=len(passes),
+            whole=sum(p["whole"] for p in passes),
+            longest_hold_ms=longest[0] * 1e3,
+            holder=longest[1],
+            compactions=len(comps),
+            longest_compaction_ms=max((c["seconds"] for c in comps), default=0.0) * 1e3,
+            appended=(file_now - io[0] + shrunk) / n,
+            written=(wchar() - io[1]) / n,
+            turn_bytes=window.turn_bytes / n,
+            fsyncs=(fsyncs - io[2]) / n,
+            rss_mib=rss_kib() / 1024,
+            file_mib=file_now / 2**20,
+        )
+
+    def idle_pass(self) -> dict[str, float]:
+        """A whole pass an hour after the last, with no turn between."""
+        settle(self.db)
+        me = self.db.primary()
+        me.dream()  # whatever the turns left to do
+        self.clock.now += HOUR_MS
+        size, written = os.path.getsize(self.path), wchar()
+        started = time.perf_counter()
+        report = me.dream()
+        seconds = time.perf_counter() - started
+        holds = self.holds.take()
+        self.all_passes += self.passes.take()
+        return {
+            "seconds": seconds,
+            "appended": os.path.getsize(self.path) - size,
+            "written": wchar() - written,
+            "file": size,
+            "edges_added": report.l1_edges_added,
+            "edges_removed": report.l1_edges_removed,
+            "nodes_removed": report.l1_nodes_removed,
+            "longest_hold_ms": max((h for h, _ in holds), default=0.0) * 1e3,
+        }
+
+    def reopen(self, at: int, probe: Turn) -> Reopen:
+        """Close and open again: the first search and recall; a turn beside a first recall."""
+        settle(self.db)
+        self.db.close()
+        query = query_of(probe)
+        self.clock.now = probe.at
+
+        def opened() -> tuple[memhop.DB, float]:
+            started = time.perf_counter()
+            db = self.open()
+            return db, time.perf_counter() - started
+
+        # A: the first search, the first recall, warm recalls.
+        db, open_s = opened()
+        me = db.primary()
+        t0 = time.perf_counter()
+        me.search()
+        t1 = time.perf_counter()
+        me.recall(query, limit=5)
+        t2 = time.perf_counter()
+        warm = []
+        for _ in range(9):
+            w0 = time.perf_counter()
+            me.recall(query, limit=5)
+            warm.append(time.perf_counter() - w0)
+        settle(db)
+        db.close()
+        # B: a first recall on another thread while this one makes a turn.
+        db, _ = opened()
+        self.db = db
+        me = db.primary()
+        me.search()
+        time_locks(db, self.holds)
+        self.holds.take()
+        took: list[float] = []
+
+        def first_recall() -> None:
+            r0 = time.perf_counter()
+            me.recall(query, limit=5)
+            took.append(time.perf_counter() - r0)
+
+        beside = threading.Thread(target=first_recall, name="first-recall")
+        beside.start()
+        time.sleep(0.002)
+        b0 = time.perf_counter()
+        me.search()
+        me.update(input=probe.said, output=probe.answered, created_at=probe.at)
+        turn_s = time.perf_counter() - b0
+        beside.join()
+        holds = self.holds.take()
+        return Reopen(
+            at=at,
+            open_ms=open_s * 1e3,
+            first_search_ms=(t1 - t0) * 1e3,
+            first_recall_ms=(t2 - t1) * 1e3,
+            warm_recall_ms=statistics.median(warm) * 1e3,
+            beside_turn_ms=turn_s * 1e3,
+            beside_recall_ms=took[0] * 1e3,
+            longest_hold_ms=max((h for h, _ in holds), default=0.0) * 1e3,
+        )
+
+
+def run(
+    count: int, defaults: memhop.Defaults, label: str, workdir: str, args: argparse.Namespace
+) -> Outcome:
+    path = os.path.join(workdir, f"steady-{label}.meh")
+    log(f"{label}: {count:,} turns into {path}")
+    stream = list(turns(count + 1))
+    probe = stream.pop()  # the turn the reopens make
+    clock = Clock(stream[0].at)
+    counter = FsyncCounter()
+    started = time.perf_counter()
+    with ExitStack() as stack:
+        stack.enter_context(counter.installed())
+        if args.fsync_off:
+            stack.enter_context(fsync_off())
+        passes, comps = Passes(), Passes()
+        stack.callback(wrap_passes(passes, comps))
+        rss0 = rss_kib()
+        bench = Run(path, defaults, clock, passes, comps)
+        rows: list[Row] = []
+        reopens: list[Reopen] = []
+        every = args.window
+        window = Window(end=min(every, count))
+        io = (os.path.getsize(path), wchar(), counter.calls)
+        for i, turn in enumerate(stream, 1):
+            bench.turn(turn, window)
+            if i % every == 0 or i == count:
+                row = bench.close_window(window, io, counter.calls)
+                rows.append(row)
+                log(
+                    f"{label} {i:>7,}: turn p50/p99/max {row.turn[0]:.1f}/{row.turn[1]:.1f}/"
+                    f"{row.turn[2]:.1f} ms, recall p99 {row.recall[1]:.1f} ms, passes"
+                    f" {row.passes} ({row.whole} whole), hold {row.longest_hold_ms:.0f} ms,"
+                    f" compactions {row.compactions}, appended {row.appended / 1024:.1f} KiB"
+                    f" written {row.written / 1024:.1f} KiB turn {row.turn_bytes / 1024:.2f}"
+                    f" KiB, RSS {row.rss_mib:.0f} MiB"
+                )
+                if i in args.reopen_at and i != count:
+                    reopens.append(bench.reopen(i, probe))
+                    log(f"{label} reopen at {i:,}: {reopens[-1]}")
+                window = Window(end=min(i + every, count))
+                io = (os.path.getsize(path), wchar(), counter.calls)
+        idle = bench.idle_pass()
+        log(f"{label} idle whole pass: {idle}")
+        stats = bench.db.primary().list_scenes()
+        folded = 0
+        for scene in stats:
+            ctx = bench.db.primary().scene_context(scene.scene_id)
+            if any(t.origin == "dream" for t in ctx.topics):
+                folded += 1
+        l0_changes = sum(p["l0"] for p in bench.all_passes)
+        reopens.append(bench.reopen(count, probe))
+        log(f"{label} reopen at {count:,}: {reopens[-1]}")
+        bench.db.close()
+    return Outcome(
+        label=label,
+        turns=count,
+        rows=rows,
+        reopens=reopens,
+        idle=idle,
+        passes=bench.all_passes,
+        compactions=bench.all_compactions,
+        folded_scenes=folded,
+        scenes=len(stats),
+        l0_changes=l0_changes,
+        rss_start_kib=rss0,
+        seconds=time.perf_counter() - started,
+    )
+
+
+# ---- the report -----------------------------------------------------------------------------
+
+
+def _ms(x: float) -> str:
+    return f"{x:,.1f}"
+
+
+def rows_table(out: Outcome) -> str:
+    header = [
+        "turns",
+        "search p50/p99/max",
+        "recall p50/p99/max",
+        "update p50/p99/max",
+        "turn p50/p99/max",
+        "turn CPU",
+        "passes (whole)",
+        "longest background hold",
+        "compactions (longest)",
+        "appended / turn",
+        "written / turn",
+        "turn's own",
+        "fsyncs / turn",
+        "RSS",
+        "file",
+    ]
+    body = []
+    for r in out.rows:
+        three = [f"{_ms(a)} / {_ms(b)} / {_ms(c)}" for a, b, c in (r.search, r.recall, r.update)]
+        body.append(
+            [
+                f"{r.end:,}",
+                *three,
+                f"{_ms(r.turn[0])} / {_ms(r.turn[1])} / {_ms(r.turn[2])}",
+                f"{r.cpu_ms:.2f}",
+                f"{r.passes} ({r.whole})",
+                f"{r.longest_hold_ms:,.1f}" + (f" ({r.holder.split('-')[1]})" if r.holder else ""),
+                f"{r.compactions} ({r.longest_compaction_ms:,.0f})",
+                f"{r.appended / 1024:,.1f} KiB",
+                f"{r.written / 1024:,.1f} KiB",
+                f"{r.turn_bytes / 1024:,.2f} KiB",
+                f"{r.fsyncs:.2f}",
+                f"{r.rss_mib:,.0f} MiB",
+                f"{r.file_mib:,.1f} MiB",
+            ]
+        )
+    return table(header, body)
+
+
+def reopen_table(out: Outcome) -> str:
+    header = [
+        "at turns",
+        "open",
+        "first search",
+        "first recall",
+        "warm recall",
+        "first / warm",
+        "turn beside a first recall",
+        "that recall",
+        "longest hold meanwhile",
+    ]
+    body = [
+        [
+            f"{r.at:,}",
+            f"{r.open_ms:,.1f}",
+            f"{r.first_search_ms:,.1f}",
+            f"{r.first_recall_ms:,.1f}",
+            f"{r.warm_recall_ms:,.2f}",
+            f"{r.first_recall_ms / max(r.warm_recall_ms, 1e-9):,.1f}x",
+            f"{r.beside_turn_ms:,.1f}",
+            f"{r.beside_recall_ms:,.1f}",
+            f"{r.longest_hold_ms:,.1f}",
+        ]
+        for r in out.reopens
+    ]
+    return table(header, body)
+
+
+def aims(out: Outcome) -> list[tuple[str, str, bool]]:
+    rows = out.rows
+    first, last = rows[0], rows[-1]
+    holds = [r.longest_hold_ms for r in rows]
+    comps = [c["seconds"] * 1e3 for c in out.compactions]
+    worst_hold = max(holds + comps + [out.idle["longest_hold_ms"]], default=0.0)
+    idle_share = out.idle["appended"] / max(out.idle["file"], 1)
+    written = sum(r.written * (r.end - (rows[i - 1].end if i else 0)) for i, r in enumerate(rows))
+    own = sum(r.turn_bytes * (r.end - (rows[i - 1].end if i else 0)) for i, r in enumerate(rows))
+    amplification = written / max(own, 1)
+    rss_per_turn = (last.rss_mib * 1024 - out.rss_start_kib) / out.turns
+    found = [
+        (
+            "turn p99 in the last 1,000 turns <= 2x the first 1,000",
+            f"{last.turn[1]:.1f} vs {first.turn[1]:.1f} ms ({last.turn[1] / first.turn[1]:.2f}x)",
+            last.turn[1] <= 2 * first.turn[1],
+        ),
+        (
+            "every background lock hold (Dream, compaction) <= 20 ms",
+            f"longest {worst_hold:,.1f} ms",
+            worst_hold <= 20,
+        ),
+        (
+            "an idle whole pass appends <= 1% of the file, no edge added or removed",
+            f"{out.idle['appended']:,} B ({idle_share:.2%}), edges +{out.idle['edges_added']}"
+            f" -{out.idle['edges_removed']}",
+            idle_share <= 0.01 and not out.idle["edges_added"] and not out.idle["edges_removed"],
+        ),
+        (
+            "bytes written per turn <= 4x the bytes a turn's own calls write",
+            f"{written / out.turns / 1024:,.1f} KiB vs {own / out.turns / 1024:,.2f} KiB"
+            f" ({amplification:.1f}x)",
+            amplification <= 4,
+        ),
+        (
+            "RSS <= 2 KiB per turn",
+            f"{rss_per_turn:.2f} KiB per turn",
+            rss_per_turn <= 2,
+        ),
+        (
+            "old scenes folded and the profile distilled with these Defaults",
+            f"{out.folded_scenes} of {out.scenes} scenes folded; L0 changed {out.l0_changes}"
+            f" times in {len(out.passes)} passes",
+            out.folded_scenes > 0 and out.l0_changes > 0,
+        ),
+    ]
+    last_reopen = out.reopens[-1]
+    ratio = last_reopen.first_recall_ms / max(last_reopen.warm_recall_ms, 1e-9)
+    found.append(
+        (
+            "first recall after reopen <= 25x a warm recall",
+            f"{last_reopen.first_recall_ms:,.1f} vs {last_reopen.warm_recall_ms:,.2f} ms"
+            f" ({ratio:,.1f}x)",
+            ratio <= 25,
+        )
+    )
+    found.append(
+        (
+            "a turn beside a first recall waits <= 20 ms",
+            f"{last_reopen.beside_turn_ms:,.1f} ms",
+            last_reopen.beside_turn_ms <= 20,
+        )
+    )
+    return found
+
+
+def report(outcomes: list[Outcome], args: argparse.Namespace, workdir: str) -> str:
+    parts = [
+        "## Steady state as the memory ages (`benches/steady.py`)",
+        "",
+        "Generated by `python benches/steady.py`. " + (__doc__ or "").split("\n\n")[1],
+        "",
+        table(["Item", "Value"], machine(workdir, scope="memhop")),
+        "",
+        f"Fsync: {'a no-op (CPU alone)' if args.fsync_off else 'real'}.",
+    ]
+    for out in outcomes:
+        parts += [
+            "",
+            f"### {out.label}: {out.turns:,} turns ({out.seconds:,.0f} s)",
+            "",
+            "Times in ms (wall); bytes per turn.",
+            "",
+            rows_table(out),
+            "",
+            "Reopen (ms):",
+            "",
+            reopen_table(out),
+            "",
+            f"Idle whole pass an hour after the last: {out.idle['seconds'] * 1e3:,.0f} ms,"
+            f" {out.idle['appended']:,} bytes appended to a {out.idle['file']:,}-byte file,"
+            f" edges +{out.idle['edges_added']} -{out.idle['edges_removed']}, nodes"
+            f" -{out.idle['nodes_removed']}.",
+            "",
+            table(
+                ["aim", "measured", "verdict"],
+                [[a, m, verdict(ok)] for a, m, ok in aims(out)],
+            ),
+        ]
+    return "\n".join(parts)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--turns", type=int, default=20_000)
+    parser.add_argument("--quick", action="store_true", help="2,000 turns, windows of 200")
+    parser.add_argument("--window", type=int, default=WINDOW)
+    parser.add_argument("--threshold", type=int, default=0, help="scene_dream_topic_threshold")
+    parser.add_argument("--reopen-at", type=int, nargs="*", default=[])
+    parser.add_argument("--fsync-off", action="store_true", help="os.fsync a no-op: CPU alone")
+    parser.add_argument("--out", default=str(DEFAULT_OUT))
+    parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--dir", default=None)
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.turns, args.window = 2_000, 200
+    defaults = memhop.Defaults(scene_dream_topic_threshold=args.threshold)
+    label = "default Defaults" if not args.threshold else f"threshold {args.threshold}"
+    with tempfile.TemporaryDirectory(dir=args.dir) as workdir:
+        outcome = run(args.turns, defaults, label, workdir, args)
+        text = report([outcome], args, workdir)
+    if args.quick:
+        args.no_write = True
+    return publish(args, "steady.py", text)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
