@@ -62,14 +62,14 @@ class Table(Sequence[Mapping[str, Any]]):
         return [{c: row.get(c) for c in self._columns} for row in self._rows]
 
     def to_pandas(self) -> Any:
-        """A ``pandas.DataFrame`` of the rows (needs ``pip install 'memhop[notebook]'``).
+        """A ``pandas.DataFrame`` of the rows (needs pandas: the ``memhop[notebook]`` extra).
 
         Times become ``datetime64[ns, UTC]`` columns; enum names stay strings.
         """
         try:
             pandas = importlib.import_module("pandas")
         except ImportError as exc:
-            msg = "to_pandas needs pandas: pip install 'memhop[notebook]'"
+            msg = "to_pandas needs pandas (the memhop[notebook] extra): pip install 'pandas>=2.0'"
             raise ConfigError(msg) from exc
         return pandas.DataFrame.from_records(self.to_dicts(), columns=list(self._columns))
 

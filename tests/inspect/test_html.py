@@ -62,7 +62,7 @@ def test_to_pandas_without_pandas_names_the_extra(
 ) -> None:
     table = memhop.inspect(demo.path).scenes()
     monkeypatch.setitem(sys.modules, "pandas", None)  # as if it were not installed
-    with pytest.raises(memhop.ConfigError, match=r"memhop\[notebook\]"):
+    with pytest.raises(memhop.ConfigError, match=r"pip install 'pandas>=2.0'"):
         table.to_pandas()
     monkeypatch.undo()
     pytest.importorskip("pandas")
