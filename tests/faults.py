@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import struct
+import zlib
 
 from memhop.engine import Engine, open_engine
 
@@ -26,6 +28,15 @@ def write_at(path: str, offset: int, data: bytes) -> None:
 def append_bytes(path: str, data: bytes) -> None:
     with open(path, "ab") as f:
         f.write(data)
+
+
+def frame_bytes(
+    agent_id: int, rec_type: int, id_hash: int, payload: bytes, flags: int = 0
+) -> bytes:
+    """One record frame built from the format's layout (26-byte header, CRC32), not the
+    engine's encoder: what a crafted file holds, with a checksum the readers accept."""
+    head = struct.pack("<BBIQQ", rec_type, flags, len(payload), agent_id, id_hash)
+    return head + struct.pack("<I", zlib.crc32(payload, zlib.crc32(head))) + payload
 
 
 def truncate_to(path: str, size: int) -> None:

@@ -89,14 +89,44 @@ RECORD_COLUMNS = ("agent", "type", "id", "offset", "record")
 """The columns of a listing of whole records (lookup, grep, export)."""
 
 
+_SHOWN_DEPTH = 256
+"""Nesting a payload may have to be shown as Python values; a deeper one is shown as its text.
+
+Python's parser, printers and ``json.dumps`` recurse once per level and share
+one limit (about 1,000 frames) with whoever calls them, so a crafted payload
+nested thousands deep would raise RecursionError in whichever of them meets
+it first. No record memhop or upstream writes comes near this depth.
+"""
+
+
+def _nested_within(value: Any, limit: int) -> bool:
+    """Whether ``value``'s lists and dicts nest at most ``limit`` deep (walked, not recursed)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, list):
+            if depth > limit:
+                return False
+            stack.extend((child, depth + 1) for child in item)
+    return True
+
+
 def stored_json(raw: bytes) -> Any:
-    """A payload's stored JSON as Python values (its text if it is not JSON; None if empty)."""
+    """A payload's stored JSON as Python values; its text if it is not JSON or nests deeper
+    than ``_SHOWN_DEPTH``; None if empty."""
     if not raw:
         return None
     try:
-        return json.loads(raw)
-    except ValueError:
+        value = json.loads(raw)
+    except (ValueError, RecursionError):
         return raw.decode("utf-8", "replace")
+    # Only a payload with that many brackets can nest that deep: the usual one skips the walk.
+    brackets = raw.count(b"[") + raw.count(b"{")
+    if brackets > _SHOWN_DEPTH and not _nested_within(value, _SHOWN_DEPTH):
+        return raw.decode("utf-8", "replace")
+    return value
 
 
 def _payload(state: FileState, region: Region) -> Any:
