@@ -43,6 +43,7 @@ ALLOWED: dict[str, set[str]] = {
     # The asyncio face and the MCP server sit beside the tools, above the facade.
     "memhop.aio": {"memhop.api", "memhop.tools", "memhop.errors"},
     "memhop.mcp": {
+        "memhop._version",  # the version the server reports to its host
         "memhop.api",
         "memhop.aio",
         "memhop.tools",

@@ -9,7 +9,14 @@ import sys
 from collections.abc import Mapping
 
 import memhop.aio
-from memhop.api import LlmConfig, LocalModel, MemHopError, Model, ProfileInput
+from memhop.api import (
+    MAX_SUB_AGENT_NAME_BYTES,
+    LlmConfig,
+    LocalModel,
+    MemHopError,
+    Model,
+    ProfileInput,
+)
 from memhop.errors import ConfigError
 from memhop.mcp.server import serve
 
@@ -47,8 +54,35 @@ def _parser() -> argparse.ArgumentParser:
         epilog="The model: LLM_URL, LLM_KEY and LLM_MODEL, else the offline LocalModel.",
     )
     parser.add_argument("path", help="the .meh file (created when missing)")
-    parser.add_argument("--agent", metavar="NAME", help="serve the sub-agent NAME, not the primary")
+    parser.add_argument(
+        "--agent",
+        metavar="NAME",
+        type=_agent_name,
+        help="serve the sub-agent NAME, not the primary",
+    )
     return parser
+
+
+def _agent_name(text: str) -> str:
+    """``--agent``'s value, refused as a usage error before the file is touched.
+
+    The rule is the one ``DB.sub_agent`` applies (trimmed, 1 to
+    MAX_SUB_AGENT_NAME_BYTES bytes): a name it would refuse must not first
+    create the file.
+    """
+    try:
+        ProfileInput(name=text)  # valid Unicode within the profile's caps
+    except MemHopError as exc:
+        raise argparse.ArgumentTypeError(exc.message) from None
+    name = text.strip()
+    if not name:
+        msg = "a sub-agent name is required, got a blank one"
+        raise argparse.ArgumentTypeError(msg)
+    size = len(name.encode("utf-8"))
+    if size > MAX_SUB_AGENT_NAME_BYTES:
+        msg = f"the name is {size} bytes; the limit is {MAX_SUB_AGENT_NAME_BYTES}"
+        raise argparse.ArgumentTypeError(msg)
+    return text
 
 
 async def _run(path: str, agent: str | None, llm: LlmConfig | Model) -> None:
@@ -57,6 +91,10 @@ async def _run(path: str, agent: str | None, llm: LlmConfig | Model) -> None:
             session = await db.primary()
         else:
             session = await db.sub_agent(llm, ProfileInput(name=agent))
+        # Said once the file is open and the domain reached: a refusal is the only line.
+        kind = f"endpoint model {llm.model}" if isinstance(llm, LlmConfig) else "LocalModel"
+        who = "the primary" if agent is None else f"sub-agent {agent!r}"
+        print(f"memhop mcp: serving {path} as {who} ({kind})", file=sys.stderr)
         await serve(session, name="memhop")
 
 
@@ -67,11 +105,7 @@ def main(argv: list[str]) -> int:
     except SystemExit as exc:  # argparse printed the usage or the help
         return EXIT_OK if exc.code == 0 else EXIT_USAGE
     try:
-        llm = model_from_env()
-        kind = f"endpoint model {llm.model}" if isinstance(llm, LlmConfig) else "LocalModel"
-        who = f"sub-agent {args.agent!r}" if args.agent else "the primary"
-        print(f"memhop mcp: serving {args.path} as {who} ({kind})", file=sys.stderr)
-        asyncio.run(_run(args.path, args.agent, llm))
+        asyncio.run(_run(args.path, args.agent, model_from_env()))
     except MemHopError as exc:
         print(f"memhop mcp: {type(exc).__name__} ({exc.code}): {exc.message}", file=sys.stderr)
         return EXIT_FAILED

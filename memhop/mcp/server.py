@@ -17,6 +17,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
+from memhop._version import __version__
 from memhop.aio import AsyncSession
 from memhop.api.types import Shape
 from memhop.tools import READ_ONLY, TOOLS, encode, schemas
@@ -97,6 +98,7 @@ def build_server(session: AsyncSession, name: str = "memhop") -> Server[Any]:
 
     return Server(
         name,
+        version=__version__,
         instructions="memhop: this agent's memory. Call memory_search at the start of a turn,"
         " memory_record for facts worth keeping, memory_close_turn at its end.",
         on_list_tools=list_tools,

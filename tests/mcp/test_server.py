@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,8 @@ def _answer(result: Any) -> dict[str, Any]:
 
 async def _session(client: Client) -> dict[str, Any]:
     """A whole turn through the tools, the refusals, and the resources."""
+    assert client.server_info.name == "memhop"
+    assert client.server_info.version == memhop.__version__  # not the SDK's empty default
     listed = await client.list_tools()
     by_name = {t.name: t for t in listed.tools}
     assert list(by_name) == list(tools.TOOLS)
@@ -160,6 +163,49 @@ def test_usage_errors_exit_2_and_help_exits_0(capsys: pytest.CaptureFixture[str]
     assert memhop.mcp.main([]) == 2
     assert memhop.mcp.main(["--help"]) == 0
     assert "LLM_URL" in capsys.readouterr().out
+
+
+def _serve_closed_stdin(*args: str) -> subprocess.CompletedProcess[str]:
+    """Run ``memhop mcp`` with stdin already closed: it starts, serves nothing, and exits."""
+    return subprocess.run(
+        [sys.executable, "-m", "memhop", "mcp", *args],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_env(),
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("name", ["", "   ", "x" * 300], ids=["empty", "blank", "too-long"])
+def test_a_bad_agent_name_is_a_usage_error_before_the_file_is_created(
+    tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "new.meh"
+    assert memhop.mcp.main([str(path), "--agent", name]) == 2
+    err = capsys.readouterr().err
+    assert "argument --agent" in err
+    assert "serving" not in err
+    assert not path.exists()
+    served = _serve_closed_stdin(str(path), "--agent", "helper")  # the control: a good name
+    assert served.returncode == 0, served.stderr
+    assert f"serving {path} as sub-agent 'helper'" in served.stderr
+    assert path.exists()
+
+
+def test_a_file_that_will_not_open_is_refused_without_a_serving_line(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.meh"
+    junk.write_bytes(b"not memhop\n" * 1000)
+    refused = _serve_closed_stdin(str(junk))
+    assert refused.returncode == 1
+    assert "CorruptionError" in refused.stderr
+    assert "serving" not in refused.stderr
+    assert "Traceback" not in refused.stderr
+    good = tmp_path / "good.meh"
+    served = _serve_closed_stdin(str(good))  # the control: a file that opens is announced
+    assert served.returncode == 0, served.stderr
+    assert f"serving {good} as the primary (LocalModel)" in served.stderr
 
 
 def test_a_file_held_elsewhere_is_a_clear_refusal(
