@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from types import TracebackType
+from typing import NoReturn
 
 from memhop.api import _mapping, _salvage
 from memhop.api.results import AgentInfo, DBStats, SalvageReport
@@ -55,6 +56,27 @@ class DB:
     ) -> None:
         if not self._root.closed:
             self.close()
+
+    def __aenter__(self) -> NoReturn:
+        """Refused: this DB is synchronous (``memhop.aio.open`` is the asyncio face).
+
+        ``async with memhop.open(...)`` has opened the file by the time this
+        runs, so the refusal closes it first: the file is never left locked.
+        """
+        path = self._root.engine.path
+        if not self._root.closed:
+            self.close()
+        msg = (
+            f"the memhop.DB of {path!r} is synchronous and does not support 'async with';"
+            " it has been closed, so the file is free. From asyncio use"
+            " 'async with memhop.aio.open(...) as db' (the same arguments, every call"
+            " awaited), or 'with memhop.open(...) as db' in synchronous code"
+        )
+        raise TypeError(msg)
+
+    def __aexit__(self, *exc_info: object) -> NoReturn:
+        # ``async with`` needs it to exist; __aenter__ has refused before it could run.
+        self.__aenter__()
 
     def __repr__(self) -> str:
         state = "closed" if self._root.closed else "open"

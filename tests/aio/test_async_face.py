@@ -310,3 +310,30 @@ def test_a_cancelled_open_leaves_the_file_free(tmp_path: Path) -> None:
     profile = memhop.ProfileInput(name="primary")
     with memhop.open(str(path), memhop.LocalModel(), profile=profile) as db:
         assert db.primary().get_l0().name == "primary"
+
+
+def test_async_with_on_the_sync_db_points_at_memhop_aio_and_leaves_the_file_free(
+    tmp_path: Path,
+) -> None:
+    """``memhop.open`` is synchronous: ``async with`` on it is refused and closes what it opened."""
+    path = tmp_path / "sync.meh"
+    profile = memhop.ProfileInput(name="primary")
+    entered: list[object] = []
+
+    async def misuse() -> None:
+        async with memhop.open(str(path), memhop.LocalModel(), profile=profile) as db:
+            entered.append(db)
+
+    with pytest.raises(TypeError, match=r"async with memhop\.aio\.open\(\.\.\.\)") as refused:
+        asyncio.run(misuse())
+    assert str(path) in str(refused.value)
+    assert entered == []
+    # The file is free: the open in the refused statement was closed, not left locked.
+    with memhop.open(str(path), memhop.LocalModel()) as db:
+        assert db.primary().get_l0().name == "primary"
+
+    async def proper() -> str:  # the control: the asyncio face takes the same arguments
+        async with memhop.aio.open(str(path), memhop.LocalModel(), profile=profile) as db:
+            return (await (await db.primary()).get_l0()).name
+
+    assert asyncio.run(proper()) == "primary"
