@@ -39,6 +39,20 @@ def frame_bytes(
     return head + struct.pack("<I", zlib.crc32(payload, zlib.crc32(head))) + payload
 
 
+def rewrite_active_header(path: str, at: int, data: bytes) -> int:
+    """Overwrite bytes at ``at`` within the active header slot (the larger commit id, A on a
+    tie) and recompute that slot's CRC, as a crafted file would; return the slot's offset."""
+    with open(path, "rb") as f:
+        head = f.read(8192)
+    (a,) = struct.unpack_from("<Q", head, 8)
+    (b,) = struct.unpack_from("<Q", head, 4096 + 8)
+    slot = 0 if a >= b else 4096
+    body = bytearray(head[slot : slot + 4088])
+    body[at : at + len(data)] = data
+    write_at(path, slot, bytes(body) + struct.pack("<I", zlib.crc32(body)))
+    return slot
+
+
 def truncate_to(path: str, size: int) -> None:
     os.truncate(path, size)
 

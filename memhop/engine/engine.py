@@ -127,6 +127,12 @@ class Engine:
             msg = "engine is closed"
             raise ClosedError(msg)
 
+    @property
+    def writable(self) -> bool:
+        """Whether writes are taken: no damage too large to read past, no failed write or
+        fsync, and a header generation left to write (``_check_writable`` says why not)."""
+        return not (self._unread_from or self._log.failure is not None or self._log.exhausted)
+
     def _check_writable(self) -> None:
         self._check_open()
         if self._unread_from:
@@ -557,7 +563,7 @@ class Engine:
         ``seed`` as ``checkpoint``, and a current snapshot without a seed gets one."""
         with self._lock:
             self._check_open()
-            if self._log.failure is not None or self._unread_from:
+            if not self.writable:
                 return
             if not self._log.snapshot_is_current():
                 self.checkpoint(seed=seed)

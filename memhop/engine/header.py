@@ -21,6 +21,8 @@ DATA_START = 8192
 
 MAGIC = b"MEH2"
 TAIL_MAGIC = b"2HEM"
+MAX_COMMIT_ID = (1 << 64) - 1
+"""The top of the commit id's range (a u64): a header there has no next generation."""
 _CRC_AT = 4088
 _FIELDS = struct.Struct("<4sHHQQIIIQ")  # magic .. record_end, 44 bytes
 
@@ -63,7 +65,15 @@ class FileHeader:
         return bytes(buf)
 
     def next_generation(self, **changes: int) -> FileHeader:
-        """Return this header one commit later, with ``changes`` applied."""
+        """Return this header one commit later, with ``changes`` applied.
+
+        CorruptionError at ``MAX_COMMIT_ID``: no honest file gets there (one
+        commit per checkpoint or trim), and a wrapped id would lose to the
+        older slot at the next open.
+        """
+        if self.commit_id >= MAX_COMMIT_ID:
+            msg = f"the header's commit id is {self.commit_id}, the top of its range"
+            raise CorruptionError(msg)
         return replace(self, commit_id=self.commit_id + 1, **changes)
 
 

@@ -101,7 +101,7 @@ def open_engine(path: str) -> Engine:
         if source == "seed":
             msg = "index from the seed up to offset %d; %d frames scanned after it"
             log.info(msg, start, scan.frames)
-        if snapshot_broken and not scan.unresolved:
+        if snapshot_broken and engine.writable:
             engine.forget_snapshot()
         # Holding the file's lock, no in-place compaction of it can be under way.
         for stale in remove_stale_temps(path):

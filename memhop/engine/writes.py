@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from memhop.engine.frame import encode_frame
-from memhop.engine.header import HeaderPair
+from memhop.engine.header import MAX_COMMIT_ID, FileHeader, HeaderPair
 from memhop.engine.index import Placement
 from memhop.engine.snapshot import build_snapshot
 from memhop.engine.storefile import StoreFile
@@ -54,11 +54,26 @@ class LogWriter:
         self.record_end = record_end
         self.failure: StorageIOError | None = None
 
+    @property
+    def exhausted(self) -> bool:
+        """Whether the active header's commit id is at the top of its range (a crafted file)."""
+        return self.headers.current.commit_id >= MAX_COMMIT_ID
+
     def check_writable(self) -> None:
-        """Raise StorageIOError when an earlier write or fsync failed."""
+        """Raise StorageIOError when an earlier write or fsync failed, CorruptionError when no
+        header can follow the active one (``exhausted``)."""
         if self.failure is not None:
             msg = "engine refuses writes after an earlier write or fsync failure; reopen the file"
             raise StorageIOError(msg) from self.failure
+        if self.exhausted:
+            # Refused before a byte changes: a write may need a header flip (a trim, a
+            # checkpoint), and frames appended now could never be checkpointed.
+            msg = (
+                f"writes refused: {self._file.path} is exhausted, its header's commit id is"
+                f" {MAX_COMMIT_ID}, the top of its range, so no later header can be written;"
+                " reads still work, and compact_to or salvage_to copies the records to a new file"
+            )
+            raise CorruptionError(msg)
 
     @contextmanager
     def fatal_io(self) -> Iterator[None]:
@@ -143,9 +158,9 @@ class LogWriter:
 
     # ---- headers and snapshots ---------------------------------------------------------
 
-    def _flip_header(self, **changes: int) -> None:
-        """Write the next header generation to the inactive slot, fsync, then activate it."""
-        header = self.headers.current.next_generation(**changes)
+    def _flip_header(self, header: FileHeader) -> None:
+        """Write ``header`` (the next generation, made before any byte of the change was
+        written) to the inactive slot, fsync, then activate it."""
         self._file.write_at(self.headers.inactive_offset, header.to_bytes())
         self._file.sync("sync header")
         self.headers = self.headers.flipped_to(header)
@@ -157,14 +172,16 @@ class LogWriter:
             return
         if current.snapshot_offset + current.snapshot_length != self._file.size:
             return  # a legacy non-tail snapshot stays where it is
+        header = current.next_generation(snapshot_offset=0, snapshot_length=0)
         with self.fatal_io():
             self._file.truncate(self.record_end)
-            self._flip_header(snapshot_offset=0, snapshot_length=0)
+            self._flip_header(header)
 
     def forget_snapshot(self) -> None:
         """Flip to a header that names no snapshot."""
+        header = self.headers.current.next_generation(snapshot_offset=0, snapshot_length=0)
         with self.fatal_io():
-            self._flip_header(snapshot_offset=0, snapshot_length=0)
+            self._flip_header(header)
 
     def snapshot_is_current(self) -> bool:
         """Whether the active snapshot sits at the file end, so nothing was written since it.
@@ -190,13 +207,14 @@ class LogWriter:
         return the snapshot."""
         blob = build_snapshot(offsets)
         at = self._file.size
+        header = self.headers.current.next_generation(
+            snapshot_offset=at,
+            snapshot_length=len(blob),
+            record_count=sum(len(ids) for ids in offsets.values()),
+            record_end=self.record_end,
+        )
         with self.fatal_io():
             self._file.write_at(at, blob)
             self._file.sync("sync snapshot")
-            self._flip_header(
-                snapshot_offset=at,
-                snapshot_length=len(blob),
-                record_count=sum(len(ids) for ids in offsets.values()),
-                record_end=self.record_end,
-            )
+            self._flip_header(header)
         return blob
