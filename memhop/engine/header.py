@@ -122,11 +122,13 @@ class HeaderPair:
         return HeaderPair(slots, inactive)
 
 
-def load_headers(buf: ByteView) -> HeaderPair:
+def load_headers(buf: ByteView, path: str = "") -> HeaderPair:
     """Choose the active slot: the larger commit id wins, A on a tie.
 
     When only one slot parses, the broken one is represented by a copy of the
     good one; the next header write goes to the broken slot and repairs it.
+    When neither does, CorruptionError names ``path`` (the file the bytes
+    came from) and each slot's reason.
     """
     errors: list[MemHopError] = []
     parsed: list[FileHeader | None] = []
@@ -143,5 +145,10 @@ def load_headers(buf: ByteView) -> HeaderPair:
         return HeaderPair((a, a), 0)
     if b is not None:
         return HeaderPair((b, b), 1)
-    msg = f"both file headers are invalid (A: {errors[0]}; B: {errors[1]})"
+    reasons = f"both file headers are invalid (A: {errors[0]}; B: {errors[1]})"
+    if not path:
+        raise CorruptionError(reasons)
+    # Neither slot starts with the magic: not damage, another kind of file.
+    foreign = all(isinstance(e, InvalidMagicError) for e in errors)
+    msg = f"{path} is not a memhop file: {reasons}" if foreign else f"{path}: {reasons}"
     raise CorruptionError(msg)

@@ -58,9 +58,10 @@ def open_engine(path: str) -> Engine:
     file = StoreFile.open(path, create=False)
     try:
         if file.size < DATA_START:
-            msg = "file too small for dual headers"
+            size = file.size
+            msg = f"{path} is not a memhop file: file too small for dual headers ({size} bytes)"
             raise CorruptionError(msg)
-        headers = load_headers(file.view())
+        headers = load_headers(file.view(), path)
         header = headers.current
         index: PackedIndex | None = None
         checked: dict[int, bytes] = {}  # prefix digests the open verified

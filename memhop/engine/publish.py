@@ -70,10 +70,12 @@ def remove_stale_temps(target: str) -> list[str]:
     return removed
 
 
-def _fresh_engine(path: str, mode: int | None) -> Engine:
-    """Create ``path`` (which must not exist) with two identical fresh headers, fsynced."""
+def _fresh_engine(path: str, mode: int | None, target: str) -> Engine:
+    """Create ``path`` (absent; a sibling built for ``target``) with two fresh headers, fsynced."""
     exact = mode is not None
-    file = StoreFile.create_new(path, DEFAULT_MODE if mode is None else mode, exact=exact)
+    file = StoreFile.create_new(
+        path, DEFAULT_MODE if mode is None else mode, exact=exact, shown=target
+    )
     try:
         fresh = FileHeader().to_bytes()
         file.write_at(HEADER_A_OFFSET, fresh)
@@ -139,7 +141,7 @@ def build_beside(
     temp = temp_sibling(target)
     engine: Engine | None = None
     try:
-        engine = _fresh_engine(temp, mode)
+        engine = _fresh_engine(temp, mode, target)
         fill(engine)
         _rename_into_place(temp, target, replace=replace, what=what)
         engine.renamed(target)

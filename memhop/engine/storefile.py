@@ -60,6 +60,18 @@ def remove_side_file(target: str) -> None:
         os.unlink(target)
 
 
+def os_reason(exc: OSError, path: str) -> str:
+    """Why ``path`` could not be opened or created, in words a user can act on.
+
+    A missing parent directory is named, since the OS's "No such file or
+    directory" reads as if the file itself were the problem.
+    """
+    folder = os.path.dirname(path) or os.curdir
+    if isinstance(exc, FileNotFoundError) and not os.path.isdir(folder):
+        return f"the directory {folder} does not exist"
+    return exc.strerror or str(exc)
+
+
 def fsync_file(fd: int) -> None:
     """Flush a file to stable storage (``F_FULLFSYNC`` on macOS, as Go's ``File.Sync``)."""
     if sys.platform == "darwin":  # pragma: no cover - exercised on macOS only
@@ -105,18 +117,25 @@ class StoreFile:
         try:
             fd = os.open(path, flags, 0o644)
         except OSError as exc:
-            msg = f"open {path}"
+            msg = f"cannot open {path}: {os_reason(exc, path)}"
             raise StorageIOError(msg) from exc
         return cls._locked(path, fd)
 
     @classmethod
-    def create_new(cls, path: str, mode: int, *, exact: bool) -> StoreFile:
-        """Create ``path``, which must not exist, locked; ``exact`` sets ``mode`` past the umask."""
+    def create_new(
+        cls, path: str, mode: int, *, exact: bool, shown: str | None = None
+    ) -> StoreFile:
+        """Create ``path``, which must not exist, locked; ``exact`` sets ``mode`` past the umask.
+
+        ``shown`` is the name a refusal gives: the file the user asked for,
+        when ``path`` is a temporary sibling built to be renamed into it.
+        """
         flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
         try:
             fd = os.open(path, flags, mode)
         except OSError as exc:
-            msg = f"create {path}"
+            named = path if shown is None else shown
+            msg = f"cannot create {named}: {os_reason(exc, named)}"
             raise StorageIOError(msg) from exc
         if exact and hasattr(os, "fchmod"):
             try:
