@@ -39,18 +39,58 @@ def frame_bytes(
     return head + struct.pack("<I", zlib.crc32(payload, zlib.crc32(head))) + payload
 
 
-def rewrite_active_header(path: str, at: int, data: bytes) -> int:
-    """Overwrite bytes at ``at`` within the active header slot (the larger commit id, A on a
-    tie) and recompute that slot's CRC, as a crafted file would; return the slot's offset."""
-    with open(path, "rb") as f:
-        head = f.read(8192)
+def active_slot(head: bytes) -> int:
+    """The offset of the active header slot in a file's first bytes (the larger commit id,
+    A on a tie; both slots assumed sound)."""
     (a,) = struct.unpack_from("<Q", head, 8)
     (b,) = struct.unpack_from("<Q", head, 4096 + 8)
-    slot = 0 if a >= b else 4096
+    return 0 if a >= b else 4096
+
+
+def tail_snapshot(path: str) -> tuple[int, bytes]:
+    """(offset, bytes) of the snapshot the active header names."""
+    with open(path, "rb") as f:
+        data = f.read()
+    start, length = struct.unpack_from("<QI", data, active_slot(data) + 16)
+    return start, data[start : start + length]
+
+
+def rewrite_active_header(path: str, at: int, data: bytes) -> int:
+    """Overwrite bytes at ``at`` within the active header slot and recompute that slot's
+    CRC, as a crafted file would; return the slot's offset."""
+    with open(path, "rb") as f:
+        head = f.read(8192)
+    slot = active_slot(head)
     body = bytearray(head[slot : slot + 4088])
     body[at : at + len(data)] = data
     write_at(path, slot, bytes(body) + struct.pack("<I", zlib.crc32(body)))
     return slot
+
+
+SnapshotEntries = list[tuple[int, list[tuple[int, int]]]]
+"""A snapshot blob's body: (agent id, [(id hash, frame offset), ...]) per agent, in blob order."""
+
+
+def snapshot_entries(blob: bytes) -> SnapshotEntries:
+    """Read a snapshot blob (version 0x03) by its layout; its CRC is not checked."""
+    (count,) = struct.unpack_from("<I", blob, 5)
+    at, agents = 9, []
+    for _ in range(count):
+        agent, n = struct.unpack_from("<QI", blob, at)
+        pairs = struct.unpack_from(f"<{2 * n}Q", blob, at + 12)
+        agents.append((agent, list(zip(pairs[::2], pairs[1::2], strict=True))))
+        at += 12 + 16 * n
+    return agents
+
+
+def snapshot_blob(agents: SnapshotEntries) -> bytes:
+    """Write a snapshot blob (version 0x03) with a CRC that passes."""
+    body = bytearray(b"PANS\x03" + struct.pack("<I", len(agents)))
+    for agent, pairs in agents:
+        body += struct.pack("<QI", agent, len(pairs))
+        for pair in pairs:
+            body += struct.pack("<QQ", *pair)
+    return bytes(body) + struct.pack("<I", zlib.crc32(body))
 
 
 def truncate_to(path: str, size: int) -> None:

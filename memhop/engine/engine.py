@@ -27,6 +27,7 @@ from memhop.engine.frame import (
     Frame,
     decode_record,
     encode_frame,
+    named_damage,
     record_payloads,
 )
 from memhop.engine.header import DATA_START, HeaderPair
@@ -164,8 +165,7 @@ class Engine:
                 return decode_record(self._file.view(), offset, self._file.size, agent_id, id_hash)
             except (CorruptionError, CRCMismatchError) as exc:
                 self._note_damage(agent_id, id_hash, offset, exc)
-                msg = f"record {id_hash:016x} of agent {agent_id:016x} at offset {offset}: {exc}"
-                raise type(exc)(msg, code=exc.code) from exc
+                raise named_damage(exc, agent_id, id_hash, offset) from exc
 
     def payloads_of_type(self, agent_id: int, rec_type: int) -> Iterator[tuple[int, bytes]]:
         """(id, payload) of every live record of one type in one domain, ascending by id.

@@ -131,6 +131,14 @@ def decode_record(buf: ByteView, offset: int, size: int, agent_id: int, id_hash:
     return frame
 
 
+def named_damage(
+    exc: CorruptionError | CRCMismatchError, agent_id: int, id_hash: int, offset: int
+) -> CorruptionError | CRCMismatchError:
+    """``exc`` (a read's refusal) reworded to name the record and its offset; same class, code."""
+    msg = f"record {id_hash:016x} of agent {agent_id:016x} at offset {offset}: {exc}"
+    return type(exc)(msg, code=exc.code)
+
+
 def record_payloads(
     buf: mmap.mmap | bytes,
     size: int,

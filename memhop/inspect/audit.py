@@ -248,7 +248,7 @@ def verify(state: FileState, progress: Progress | None = None) -> Verification:
     """Check both headers, every frame and blob, each live record's payload and index entry."""
     problems = list(_header_problems(state))
     frames = 0
-    starts: set[int] = set()
+    held: dict[int, tuple[int, int, bool]] = {}  # frame start -> (agent, id, tombstone)
     for region in walk_regions(state.data, state.size, progress):
         if region.problem:
             where = "frame" if region.kind == RegionKind.DAMAGE else region.kind.value
@@ -257,8 +257,9 @@ def verify(state: FileState, progress: Progress | None = None) -> Verification:
         if region.kind != RegionKind.FRAME:
             continue
         frames += 1
-        starts.add(region.offset)
-        if region.flags & FLAG_DELETED or not _is_live(state, region):
+        deleted = bool(region.flags & FLAG_DELETED)
+        held[region.offset] = (region.agent_id, region.id_hash, deleted)
+        if deleted or not _is_live(state, region):
             continue
         decoder = DECODERS.get(region.rec_type)
         if decoder is None:
@@ -275,12 +276,28 @@ def verify(state: FileState, progress: Progress | None = None) -> Verification:
             )
     for agent_id, ids in state.index.items():
         for id_hash, offset in ids.items():
-            if offset not in starts:
-                text = f"the index names offset {offset}, where no sound frame starts"
+            text = _entry_problem(held.get(offset), agent_id, id_hash, offset)
+            if text:
                 problems.append(_problem(offset, "index", agent_id, id_hash, text))
     problems.sort(key=lambda p: p["offset"])
     table = Table(PROBLEM_COLUMNS, problems, title=f"problems in {state.path}")
     return Verification(state.path, state.size, frames, table)
+
+
+def _entry_problem(
+    frame: tuple[int, int, bool] | None, agent_id: int, id_hash: int, offset: int
+) -> str:
+    """Why an index entry is wrong ("" when it is not): a live entry names a sound frame
+    of its own agent and id that is not a tombstone, as the engine's read checks."""
+    if frame is None:
+        return f"the index names offset {offset}, where no sound frame starts"
+    held_agent, held_id, deleted = frame
+    if (held_agent, held_id) != (agent_id, id_hash):
+        return (
+            f"the index names offset {offset}, whose frame holds agent {held_agent:016x}"
+            f" id {held_id:016x}, not this record"
+        )
+    return f"the index names the tombstone at offset {offset}" if deleted else ""
 
 
 def _problem(

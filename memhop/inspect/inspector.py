@@ -14,8 +14,15 @@ import os
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar, Protocol, Self, TypeVar
 
-from memhop.engine.frame import decode_frame
-from memhop.errors import AgentNotFoundError, InvalidQueryError, MemHopError, NotFoundError
+from memhop.engine.frame import Frame, decode_record, named_damage
+from memhop.errors import (
+    AgentNotFoundError,
+    CorruptionError,
+    CRCMismatchError,
+    InvalidQueryError,
+    MemHopError,
+    NotFoundError,
+)
 from memhop.ids import PRIMARY_AGENT_ID, SHARED_POOL_AGENT_ID, format_id, parse_id, profile_id
 from memhop.inspect import audit, rows
 from memhop.inspect.reader import read_file_state
@@ -74,8 +81,8 @@ class Inspector:
             raise InvalidQueryError(msg)
         self._path = path
         self._state = read_file_state(path)
-        self._decoded: dict[int, Any] = {}
-        self._unreadable: set[int] = set()  # offsets of live records that would not decode
+        self._decoded: dict[tuple[int, int], Any] = {}  # (agent, id) -> its record
+        self._unreadable: set[tuple[int, int]] = set()  # live records that would not decode
 
     def refresh(self) -> Inspector:
         """Read the file again (what a writer appended since is now visible); returns self."""
@@ -104,22 +111,29 @@ class Inspector:
         ids = self._state.index.get(agent_id)
         return [] if ids is None else ids.ids_of_type(rec_type, self._state.data, self._state.size)
 
+    def _frame(self, agent_id: int, id_hash: int, offset: int) -> Frame:
+        """The live frame the index places at ``offset`` for (agent, id), with every check the
+        engine's read makes: a frame that fails its own, or that holds another record or a
+        tombstone, is CorruptionError (or CRCMismatchError) naming the entry, never data."""
+        try:
+            return decode_record(self._state.data, offset, self._state.size, agent_id, id_hash)
+        except (CorruptionError, CRCMismatchError) as exc:
+            raise named_damage(exc, agent_id, id_hash, offset) from exc
+
     def _read(self, agent_id: int, id_hash: int, cls: type[_R]) -> _R | None:
         """One live record decoded, or None when it is absent or will not decode."""
         offset = self._state.index.get(agent_id, NO_IDS).get(id_hash)
         if offset is None:
             return None
-        record = self._decoded.get(offset)
+        key = (agent_id, id_hash)
+        record = self._decoded.get(key)
         if record is None:
             try:
-                frame = decode_frame(self._state.data, offset, self._state.size)
-                if frame is None:
-                    return None
-                record = cls.from_json(frame.payload)
+                record = cls.from_json(self._frame(agent_id, id_hash, offset).payload)
             except MemHopError:
-                self._unreadable.add(offset)  # the listing says so; verify() names it
+                self._unreadable.add(key)  # the listing says so; verify() names it
                 return None
-            self._decoded[offset] = record
+            self._decoded[key] = record
         return record if isinstance(record, cls) else None
 
     def _all(self, agent_id: int, cls: type[_R]) -> list[_R]:
@@ -336,14 +350,17 @@ class Inspector:
     # ---- the whole file ------------------------------------------------------------------
 
     def lookup(self, record_id: str) -> Table:
-        """Every live record with this id, in any domain, with its stored JSON."""
+        """Every live record with this id, in any domain, with its stored JSON.
+
+        CorruptionError (or CRCMismatchError) naming the entry when one of them will not
+        read, as the engine's read of it would be.
+        """
         id_hash = parse_id(record_id, "id")
-        data, size = self._state.data, self._state.size
         out = []
         for agent_id, ids in sorted(self._state.index.items()):
             offset = ids.get(id_hash)
-            frame = None if offset is None else decode_frame(data, offset, size)
-            if frame is not None:
+            if offset is not None:
+                frame = self._frame(agent_id, id_hash, offset)
                 out.append(
                     {
                         "agent": format_id(agent_id),
