@@ -162,6 +162,15 @@ class Defaults:
     scene starts in the background once its surface is above it; a background
     pass runs the whole pipeline at most once an hour per domain and otherwise
     only folds its scene (memhop's own; ``Session.dream`` is always whole).
+    Negative: no pass starts on its own at all (nor on ``settled_scene_floor``'s
+    cadence).
+    ``settled_scene_floor`` (memhop's own): when ``search`` leaves a scene (a
+    new scene, or another one named), a background pass folds the scene left
+    toward this many surface rows (if it has more); when ``search`` comes back
+    after ``agent_idle_ttl_ms`` or more without a turn, a pass folds the
+    current scene toward ``dream_compress_min_topics``. Either pass also runs
+    the domain-wide stages (retention, L1, L0) when the last whole pass is an
+    hour old. Default 4; negative: upstream's threshold trigger alone.
     ``content_retention_ms`` has no "off": a negative value is refused.
     ``sweep_unfolded`` (memhop's own): False keeps an original line or event
     past the window until its turn is folded into a Dream row that still
@@ -187,6 +196,7 @@ class Defaults:
     sweep_unfolded: bool = False
     compact_dead_ratio: float = DEFAULT_COMPACT_DEAD_RATIO
     durability: Literal["call", "turn"] = "call"
+    settled_scene_floor: int = 0
 
     def validate(self) -> None:
         """Refuse non-integer knobs and a retention that is negative or past Go's range."""
@@ -197,6 +207,7 @@ class Defaults:
                 "dream_compress_min_topics",
                 "agent_idle_ttl_ms",
                 "content_retention_ms",
+                "settled_scene_floor",
             ),
             "Defaults",
         )
@@ -240,6 +251,7 @@ class Defaults:
             or _LIBRARY.dream_compress_min_topics,
             agent_idle_ttl_ms=self.agent_idle_ttl_ms or _LIBRARY.agent_idle_ttl_ms,
             content_retention_ms=self.content_retention_ms or _LIBRARY.content_retention_ms,
+            settled_scene_floor=self.settled_scene_floor or _LIBRARY.settled_scene_floor,
         )
         # A negative floor means "no floor": converge as far as the model allows; a
         # negative ratio means "never on its own", as 0 does.
@@ -255,9 +267,11 @@ _LIBRARY = Defaults(
     dream_compress_min_topics=20,
     agent_idle_ttl_ms=3_600_000,
     content_retention_ms=604_800_000,
+    settled_scene_floor=4,
 )
 DEFAULTS = _LIBRARY
-"""The filled table: 24 topics, a floor of 20, one hour idle, seven days of retention."""
+"""The filled table: 24 topics, a floor of 20, one hour idle, seven days of retention, and a
+scene left folded toward 4 rows."""
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,8 @@ GOOD = LlmConfig(api_url="http://127.0.0.1:9/v1", api_key="sk-secret-123", model
 
 def test_the_filled_table_is_upstreams() -> None:
     """24 topics, a floor of 20, one hour idle, seven days of retention."""
-    assert Defaults(24, 20, 3_600_000, 604_800_000) == DEFAULTS
+    # upstream's four, and memhop's floor for a scene the host left (settled_scene_floor)
+    assert Defaults(24, 20, 3_600_000, 604_800_000, settled_scene_floor=4) == DEFAULTS
 
 
 def test_an_unfilled_table_normalises_to_the_library_defaults() -> None:

@@ -120,10 +120,13 @@ class DomainContext:
     last_used_ms: int = 0
     reclaimed: bool = False
     # Dream (memhop.root.dreams): per scene, the listing a consolidation was declined
-    # on, and the hook ``update`` calls with (scene, surface count) after a topic lands.
+    # on; the hook ``update`` calls with (scene, surface count) after a topic lands, and
+    # the one ``search`` calls with (the scene current before it, whether it left that
+    # scene, how many ms that scene had been idle) once a turn is open.
     dream_declined: dict[int, object] = field(default_factory=dict)
     dream_swept_at: int = 0  # when the last whole pass began (memhop.root.dreams.run_pass)
     on_turn_settled: Callable[[int, int], None] | None = None
+    on_turn_opened: Callable[[int, bool, int], None] | None = None
 
     @property
     def mirrors(self) -> Mirrors:

@@ -4,8 +4,14 @@ Background scheduling (api.md §17): after ``update`` lands a topic, if the
 scene's depth-1 count is above ``scene_dream_topic_threshold`` (> 0), a pass
 scoped to that scene starts on a thread named
 ``memhop-dream-<agent hex>-<scene hex>``; at most one per (domain, scene) is
-in flight. It runs the whole pass at most once per ``SWEEP_INTERVAL_MS`` per
-domain and otherwise only folds its scene (beyond upstream: a whole pass
+in flight. Beyond upstream, ``search`` starts one too (``after_search``), at
+a host's natural cadence: for the scene it leaves, folded toward
+``settled_scene_floor``, and for the current scene when the domain comes
+back after ``agent_idle_ttl_ms`` without a turn, folded toward
+``dream_compress_min_topics`` (a scene per conversation session seldom grows
+past the threshold, so without this its memory would never be folded). A
+background pass runs the whole pipeline at most once per ``SWEEP_INTERVAL_MS``
+per domain and otherwise only folds its scene (beyond upstream: a whole pass
 costs what the domain holds, and there is one for every scene that grows).
 Its failures are logged at WARNING, except closed/cancelled, which are
 silent; nothing reaches the host.
@@ -44,6 +50,7 @@ __all__ = [
     "SWEEP_INTERVAL_MS",
     "DreamThreads",
     "Report",
+    "after_search",
     "after_update",
     "run_pass",
     "thread_name",
@@ -168,12 +175,14 @@ def run_pass(
     cancel: threading.Event | None,
     *,
     background: bool = False,
+    floor: int | None = None,
 ) -> tuple[Report, MemHopError | None]:
     """Run one pass of ``agent_id`` (``scene_id`` 0 = every scene); return report and error.
 
     A foreground pass is whole. A background one is whole when the domain's
     last whole pass began ``SWEEP_INTERVAL_MS`` or longer ago (or never, since
-    the domain was loaded); otherwise it only consolidates its scene.
+    the domain was loaded); otherwise it only consolidates its scene. ``floor``
+    is the surface consolidation folds toward (None: ``dream_compress_min_topics``).
     """
     with root.domain(agent_id) as ctx:
         model = ctx.model
@@ -186,7 +195,7 @@ def run_pass(
         hold=lambda: _hold(root, agent_id),
         model=model,
         clock=root.clock,
-        floor=root.defaults.dream_compress_min_topics,
+        floor=root.defaults.dream_compress_min_topics if floor is None else floor,
         retention_ms=root.defaults.content_retention_ms,
         cancel=AnyEvent(cancel, root.closing),
         sweep_unfolded=root.defaults.sweep_unfolded,
@@ -197,9 +206,9 @@ def run_pass(
     return outcome
 
 
-def _background(root: Root, agent_id: int, scene_id: int) -> None:
+def _background(root: Root, agent_id: int, scene_id: int, floor: int | None = None) -> None:
     try:
-        _, error = run_pass(root, agent_id, scene_id, None, background=True)
+        _, error = run_pass(root, agent_id, scene_id, None, background=True, floor=floor)
     except MemHopError as exc:  # the domain went away or the file closed before the pass
         error = exc
     except Exception:
@@ -216,3 +225,23 @@ def after_update(root: Root, agent_id: int, scene_id: int, surface_count: int) -
     if threshold <= 0 or surface_count <= threshold or root.closing.is_set():
         return
     root.dreams.start(agent_id, scene_id, lambda: _background(root, agent_id, scene_id))
+
+
+def after_search(root: Root, agent_id: int, scene_id: int, left: bool, idle_ms: int) -> None:
+    """Called by ``search`` under the domain lock once a turn is open, with the scene that
+    was current before it: start its pass if the host left it, or came back to it after
+    ``agent_idle_ttl_ms`` or more (see the module)."""
+    defaults = root.defaults
+    if (
+        defaults.scene_dream_topic_threshold <= 0
+        or defaults.settled_scene_floor < 0
+        or root.closing.is_set()
+    ):
+        return
+    if left:
+        floor = defaults.settled_scene_floor
+    elif 0 < defaults.agent_idle_ttl_ms <= idle_ms:
+        floor = defaults.dream_compress_min_topics
+    else:
+        return
+    root.dreams.start(agent_id, scene_id, lambda: _background(root, agent_id, scene_id, floor))

@@ -259,6 +259,7 @@ class Root:
     def _register(self, ctx: DomainContext) -> DomainContext:
         """Make ``ctx`` its domain's context (called holding ``_agents_mu``)."""
         ctx.on_turn_settled = functools.partial(dreams.after_update, self, ctx.agent_id)
+        ctx.on_turn_opened = functools.partial(dreams.after_search, self, ctx.agent_id)
         ctx.last_used_ms = self.clock()
         self._contexts[ctx.agent_id] = ctx
         return ctx

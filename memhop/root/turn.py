@@ -111,8 +111,13 @@ def _resolve_scene(
 def search(
     engine: Engine, ctx: DomainContext, now_ms: int, scene_id: int, l3_id: int, new_scene: bool
 ) -> Opened:
-    """Open the next turn of a scene and return the scene's surface (one record written)."""
+    """Open the next turn of a scene and return the scene's surface (one record written).
+
+    Once the turn is open, ``ctx.on_turn_opened`` hears of the scene that was
+    current before it: whether this call left it, and how long it had been idle.
+    """
     stamp = ctx.next_stamp(now_ms)
+    prior = _prior_scene(engine, ctx)
     chosen = _resolve_scene(engine, ctx, scene_id, l3_id, new_scene, stamp)
     opened = scene.open_turn(chosen, stamp)
     new_topic = ids.turn_topic_id(opened.scene_id, opened.turn_seq)
@@ -132,7 +137,19 @@ def search(
     mirrors = ctx.scene_mirrors(engine, opened.scene_id)
     surface = tuple(mirrors.topics.surface(opened.scene_id))
     made_by = of_scene(mirrors.topics, mirrors.contents, opened.scene_id)
+    if prior is not None and ctx.on_turn_opened is not None:
+        left = prior.scene_id != opened.scene_id
+        ctx.on_turn_opened(prior.scene_id, left, now_ms - prior.last_used_at)
     return Opened(stored, opened, surface, new_topic, made_by)
+
+
+def _prior_scene(engine: Engine, ctx: DomainContext) -> SceneSlot | None:
+    """The current scene before this turn, where it is known without listing the scenes."""
+    if ctx.current_scene is not None:
+        return _scene(engine, ctx, ctx.current_scene)
+    if ctx.warm is not None:
+        return ctx.warm.current_scene(engine, ctx.agent_id)[1]
+    return None
 
 
 def _closing_records(user: str, agent: str, outcome: str, created_at: int) -> list[ContentInput]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import memhop
 import memhop.api
 
@@ -39,4 +41,5 @@ def test_the_size_constants_are_upstreams() -> None:
     assert memhop.MAX_EVENT_PAYLOAD_BYTES == 4096
     assert memhop.MAX_UTTERANCE_PAYLOAD_BYTES == 65536
     assert memhop.MAX_SUB_AGENT_NAME_BYTES == 256
-    assert memhop.Defaults(24, 20, 3_600_000, 604_800_000) == memhop.DEFAULTS
+    upstream = memhop.Defaults(24, 20, 3_600_000, 604_800_000)
+    assert dataclasses.replace(upstream, settled_scene_floor=4) == memhop.DEFAULTS

@@ -31,8 +31,16 @@ PRIMARY_NAME = "test-primary"
 HEX16 = re.compile(r"[0-9a-f]{16}")
 
 
+NO_CADENCE = memhop.Defaults(settled_scene_floor=-1)
+"""The library's defaults but the passes ``search`` starts when a scene is left or the domain
+comes back from an idle spell: they run on a thread of their own and would write beside what
+a test reads. Tests of that cadence (test_cadence.py) ask for it."""
+
+
 def open_new(path: str, llm: Any = None, **kwargs: Any) -> memhop.DB:
-    """Create (or open) ``path`` with the fixture's primary profile."""
+    """Create (or open) ``path`` with the fixture's primary profile (``NO_CADENCE`` unless
+    the test names its own defaults)."""
+    kwargs.setdefault("defaults", NO_CADENCE)
     return memhop.open(
         path,
         memhop.LocalModel() if llm is None else llm,
@@ -90,7 +98,7 @@ class Mem:
         """End the write phase: on the "reopened" pass close and open the file again."""
         if self.reopens:
             self.db.close()
-            self.db = memhop.open(self.path, memhop.LocalModel())
+            self.db = memhop.open(self.path, memhop.LocalModel(), NO_CADENCE)
         return self.db
 
     def session(self, agent_id: str) -> memhop.Session:

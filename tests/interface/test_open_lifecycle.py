@@ -212,6 +212,7 @@ def test_a07_the_default_table_is_upstreams() -> None:
             dream_compress_min_topics=20,
             agent_idle_ttl_ms=3_600_000,
             content_retention_ms=604_800_000,
+            settled_scene_floor=4,  # memhop's own: a scene left is folded toward 4 rows
         )
         == memhop.DEFAULTS
     )
