@@ -8,11 +8,12 @@ InvalidQueryError naming the argument, never passed on to fail deeper.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from enum import IntEnum
 from typing import Any
 
 import memhop.records as rec
 from memhop import ids
-from memhop.api.types import L3ImportItem, L3ImportMode, L3Relation, PlanStatus
+from memhop.api.types import ArchiveRole, L3ImportItem, L3ImportMode, L3Relation, PlanStatus
 from memhop.config import MAX_TEXT_BYTES, valid_text
 from memhop.errors import InvalidQueryError, NotFoundError
 from memhop.records import PlanStatusCode
@@ -40,8 +41,43 @@ def integer(value: object, what: str) -> int:
     return int(value)
 
 
-def optional_integer(value: object, what: str) -> int | None:
-    return None if value is None else integer(value, what)
+# The library's own role: every write refuses it, so no refusal offers it. Held as
+# (class, name): IntEnum members of different classes compare equal by number.
+_NOT_OFFERED = frozenset({(ArchiveRole, "DREAM")})
+
+
+def enum_words(enum: type[IntEnum]) -> list[str]:
+    """The names a caller may give for ``enum``, lower case (refusals and schemas list them)."""
+    return [m.name.lower() for m in enum if (enum, m.name) not in _NOT_OFFERED]
+
+
+def enum_code(value: object, enum: type[IntEnum], what: str) -> int:
+    """An IntEnum argument: a member, its number, or its name in any case ("event", "EVENT").
+
+    A name no member has, or a value of another type, is refused listing the
+    valid names; a number passes on to the operation's own check (upstream's
+    "undefined ..." refusals).
+    """
+    if isinstance(value, str):
+        word = value.strip().lower()
+        for member in enum:
+            if member.name.lower() == word:
+                return member
+        msg = f"{what} must be one of {', '.join(enum_words(enum))}, got {value!r}"
+        raise _refuse(msg)
+    if isinstance(value, bool) or not isinstance(value, int):
+        words = ", ".join(enum_words(enum))
+        msg = f"{what} must be one of {words} (or its number), not {type(value).__name__}"
+        raise _refuse(msg)
+    return value
+
+
+def optional_enum_code(value: object, enum: type[IntEnum], what: str) -> int | None:
+    return None if value is None else enum_code(value, enum, what)
+
+
+def enum_code_list(value: object, enum: type[IntEnum], what: str) -> tuple[int, ...]:
+    return _list_of(value, what, lambda item, where: enum_code(item, enum, where))
 
 
 def flag(value: object, what: str) -> bool:
@@ -103,10 +139,6 @@ def uint32(value: object, what: str) -> int:
         msg = f"{what} {number} is out of range: want 0..{2**32 - 1}"
         raise _refuse(msg)
     return number
-
-
-def integer_list(value: object, what: str) -> tuple[int, ...]:
-    return _list_of(value, what, integer)
 
 
 def node_id_list(value: object, what: str) -> tuple[int, ...]:
@@ -180,14 +212,10 @@ def _relation(value: L3Relation | Mapping[str, Any], where: str) -> L3Relation:
             msg = f"{where} has an unknown key {key!r}"
             raise InvalidQueryError(msg)
     kind = value.get("kind")
-    if kind is None:
-        kind = 0
-    elif isinstance(kind, bool) or not isinstance(kind, int):
-        msg = f"{where}.kind must be an integer, got {kind!r}"
-        raise InvalidQueryError(msg)
+    code = 0 if kind is None else enum_code(kind, rec.GraphEdgeKind, f"{where}.kind")
     titles = value.get("titles")
     return L3Relation(
-        titles=() if titles is None else titles, kind=rec.known(rec.GraphEdgeKind, kind)
+        titles=() if titles is None else titles, kind=rec.known(rec.GraphEdgeKind, code)
     )
 
 

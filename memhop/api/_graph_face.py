@@ -31,7 +31,7 @@ def _layer_items(items: object) -> list[graphs.ImportItem]:
     for value in items:
         item = _args.import_item(value)
         related = tuple(
-            graphs.Relation(tuple(r.titles), _args.integer(r.kind, "related kind"))
+            graphs.Relation(tuple(r.titles), _args.enum_code(r.kind, GraphEdgeKind, "related kind"))
             for r in item.related
         )
         keywords = tuple(item.keywords)
@@ -121,17 +121,18 @@ class GraphFace:
         graph_id: str,
         start_node_id: str,
         max_depth: int = 0,
-        edge_kinds: Sequence[GraphEdgeKind | int] = (),
+        edge_kinds: Sequence[GraphEdgeKind | int | str] = (),
     ) -> L3Subgraph:
         """The nodes within ``max_depth`` hops of a start node (<= 0: no bound) and their edges.
 
-        ``edge_kinds`` (empty = all) decides which hops exist; an edge with a
-        member left out is left out whole. InvalidQueryError for an undefined
-        kind or a start node of another graph; NotFoundError for a missing start.
+        ``edge_kinds`` (empty = all; members, numbers or names such as "causal")
+        decides which hops exist; an edge with a member left out is left out
+        whole. InvalidQueryError for an undefined kind or a start node of
+        another graph; NotFoundError for a missing start.
         """
         gid = _args.an_id(graph_id, "graph_id")
         start = _args.an_id(start_node_id, "start_node_id")
-        kinds = _args.integer_list(edge_kinds, "edge_kinds")
+        kinds = _args.enum_code_list(edge_kinds, GraphEdgeKind, "edge_kinds")
         depth = _args.integer(max_depth, "max_depth")
         found = graphs.query_l3_subgraph(self._ops, gid, start, depth, kinds)
         return _mapping.l3_subgraph(found.nodes, found.edges)

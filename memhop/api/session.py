@@ -79,28 +79,29 @@ class Session(PlanFace, GraphFace, DreamFace, AdminFace):
         *,
         content: str,
         created_at: int,
-        kind: ArchiveKind | int = 0,
+        kind: ArchiveKind | int | str = 0,
         seq: int = 0,
-        content_type: ContentType | int = 0,
-        role: ArchiveRole | int = 0,
+        content_type: ContentType | int | str = 0,
+        role: ArchiveRole | int | str = 0,
         event_type: str = "",
         node_seq: int = 0,
     ) -> int:
         """Record an utterance or event on the open turn; return its slot number.
 
         ``seq`` 0 takes the next free slot (3 or later); a named seq overwrites.
-        Durable when it returns, unless ``Defaults.durability`` is "turn" (then
-        at the turn's ``update``).
+        ``kind``, ``content_type`` and ``role`` take a member, its number or its
+        name in any case (``kind="event"``). Durable when it returns, unless
+        ``Defaults.durability`` is "turn" (then at the turn's ``update``).
         Refused: no open turn ("no turn is open"), time not in milliseconds,
         events over 4 KiB, utterances over 64 KiB, role dream.
         """
         item = ContentInput(
             content=_args.text(content, "content", None),  # capped by the record budget
             created_at=_args.integer(created_at, "created_at"),
-            kind=_args.integer(kind, "kind"),
+            kind=_args.enum_code(kind, ArchiveKind, "kind"),
             seq=_args.integer(seq, "seq"),
-            content_type=_args.integer(content_type, "content_type"),
-            role=_args.integer(role, "role"),
+            content_type=_args.enum_code(content_type, ContentType, "content_type"),
+            role=_args.enum_code(role, ArchiveRole, "role"),
             event_type=_args.text(event_type, "event_type", MAX_NAME_BYTES),
             node_seq=_args.integer(node_seq, "node_seq"),
         )
@@ -148,8 +149,8 @@ class Session(PlanFace, GraphFace, DreamFace, AdminFace):
         end: int = 0,
         ids: Sequence[str] = (),
         topic_id: str | None = None,
-        type: ContentType | int | None = None,
-        kind: ArchiveKind | int | None = None,
+        type: ContentType | int | str | None = None,
+        kind: ArchiveKind | int | str | None = None,
         node_seq: int = 0,
         limit: int = 0,
     ) -> list[ArchiveSlot]:
@@ -157,6 +158,7 @@ class Session(PlanFace, GraphFace, DreamFace, AdminFace):
 
         With ``topic_id`` rows come in slot order, otherwise by time then id;
         ``limit`` keeps the last rows. ``keyword`` matches content, case-insensitively.
+        ``type`` and ``kind`` take a member, its number or its name (``kind="event"``).
         """
         query = ArchiveQuery(
             keyword=_args.text(keyword, "keyword"),
@@ -164,8 +166,8 @@ class Session(PlanFace, GraphFace, DreamFace, AdminFace):
             end=_args.integer(end, "end"),
             ids=_args.id_list(ids, "ids"),
             topic_id=None if topic_id is None else _args.topic_id(topic_id),
-            type=_args.optional_integer(type, "type"),
-            kind=_args.optional_integer(kind, "kind"),
+            type=_args.optional_enum_code(type, ContentType, "type"),
+            kind=_args.optional_enum_code(kind, ArchiveKind, "kind"),
             node_seq=_args.integer(node_seq, "node_seq"),
             limit=_args.integer(limit, "limit"),
         )

@@ -149,7 +149,7 @@ class L3Relation(Shape):
     _OMITEMPTY = frozenset({"kind"})
 
     titles: Sequence[str]
-    kind: GraphEdgeKind | int = GraphEdgeKind.RELATED
+    kind: GraphEdgeKind | int | str = GraphEdgeKind.RELATED  # a name is read by the import
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "titles", _strings(self.titles, "titles"))

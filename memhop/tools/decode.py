@@ -1,10 +1,10 @@
 """A model's tool arguments, read into the values the Session methods take.
 
 Guided by the same signature reading as the schemas (``schema.params``): JSON
-text is parsed, ``null`` means the default, enum words become members
-(numbers still pass), ``{key, value}`` pairs become a mapping. Anything else
-passes through unchanged for the method to judge, so a wrong type is refused
-by the method's own check, naming the argument. Every refusal here is an
+text is parsed, ``null`` means the default, ``{key, value}`` pairs become a
+mapping. Anything else passes through unchanged for the method to judge (an
+enum word included: the Session takes the names), so a wrong type or word is
+refused by the method's own check, naming the argument. Every refusal here is an
 InvalidQueryError naming the tool and the argument at fault.
 """
 
@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import typing
 from collections.abc import Mapping
-from enum import IntEnum
 from typing import Any
 
 from memhop.api import ProfileInput
@@ -89,8 +88,6 @@ def _value(value: Any, hint: Any, what: str) -> Any:
         if schema.is_mapping(hint) and isinstance(value, list | tuple):
             return _pairs(value, what)
         return value
-    if isinstance(hint, type) and issubclass(hint, IntEnum) and isinstance(value, str):
-        return _member(hint, value, what)
     whole = isinstance(hint, type) and (issubclass(hint, Shape) or hint is ProfileInput)
     if whole and isinstance(value, Mapping):
         fields = {p.name: p.hint for p in schema.shape_params(hint)}
@@ -100,14 +97,6 @@ def _value(value: Any, hint: Any, what: str) -> Any:
             if v is not None
         }
     return value
-
-
-def _member(enum: type[IntEnum], word: str, what: str) -> IntEnum:
-    for member in enum:
-        if member.name.lower() == word.strip().lower():
-            return member
-    msg = f"{what} must be one of {', '.join(schema.choices(enum))}, got {word!r}"
-    raise _refuse(msg)
 
 
 def _pairs(value: list[Any] | tuple[Any, ...], what: str) -> dict[Any, Any]:

@@ -21,7 +21,8 @@ from enum import Enum, IntEnum, StrEnum
 from typing import Any
 
 from memhop.api import ProfileInput, Session
-from memhop.api.types import ArchiveRole, Shape
+from memhop.api._args import enum_words
+from memhop.api.types import Shape
 from memhop.tools.table import HIDDEN, PARAMS, TABLE, Tool
 
 __all__ = [
@@ -38,10 +39,6 @@ __all__ = [
     "precise_options",
     "shape_params",
 ]
-
-# The library's own role: every write refuses it. Held as (class, name): IntEnum members
-# of different classes compare equal by number.
-_NOT_OFFERED = frozenset({(ArchiveRole, "DREAM")})
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,11 +77,12 @@ def params(tool: Tool) -> tuple[Param, ...]:
     return _signature_params(target, HIDDEN.get(tool.name, frozenset()))
 
 
-def choices(enum: type[Enum]) -> list[str]:
-    """The words a model may send for ``enum``: IntEnum names in lower case, StrEnum values."""
+def choices(enum: type[IntEnum] | type[StrEnum]) -> list[str]:
+    """The words a model may send for ``enum``: IntEnum names as the Session takes them
+    (``_args.enum_words``), StrEnum values."""
     if issubclass(enum, StrEnum):
         return [m.value for m in enum]
-    return [m.name.lower() for m in enum if (enum, m.name) not in _NOT_OFFERED]
+    return enum_words(enum)
 
 
 def describe_tool(tool: Tool) -> str:

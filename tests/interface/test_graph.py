@@ -176,7 +176,7 @@ def test_a_well_formed_id_naming_nothing(db: memhop.DB) -> None:
         ([item("a", bogus=1)], "skip"),
         ([item("a", keywords="go")], "skip"),
         ("not a list", "skip"),
-        ([item("a", related=[{"titles": ["b"], "kind": "dependency"}])], "skip"),
+        ([item("a", related=[{"titles": ["b"], "kind": "sideways"}])], "skip"),
     ],
 )
 def test_a_malformed_batch_is_refused_whole(db: memhop.DB, items: Any, mode: Any) -> None:
