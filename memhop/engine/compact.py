@@ -172,8 +172,9 @@ def copy_frames(
     return True
 
 
-def _copy_live(source: Engine, dest: Engine) -> None:
+def _copy_live(source: Engine, dest: Engine, what: str) -> None:
     """Append every live frame of ``source`` to ``dest``, verified; refuse on the first bad one."""
+    source.confirm_index(what)  # what the copy leaves behind is only what a replay says is dead
     view, size = source.log_view()
     if not copy_frames(source.live_index(), view, size, dest):
         raise _first_refusal(source, view, size)
@@ -193,7 +194,7 @@ def write_live_copy(
     """
 
     def fill(dest: Engine) -> None:
-        _copy_live(source, dest)
+        _copy_live(source, dest, what)
         # The checkpoint's fsync makes every frame durable at once: the copy is
         # not anyone's data until it is renamed into place.
         dest.checkpoint()

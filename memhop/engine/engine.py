@@ -32,10 +32,10 @@ from memhop.engine.frame import (
 )
 from memhop.engine.header import DATA_START, HeaderPair
 from memhop.engine.index import LiveIndex, Placement
-from memhop.engine.recovery import frames_between
-from memhop.engine.seed import has_seed, prefix_digests, worth_a_seed, write_seed
+from memhop.engine.recovery import frames_between, scan_records
+from memhop.engine.seed import discard_seed, has_seed, prefix_digests, worth_a_seed, write_seed
 from memhop.engine.snapshot import Index
-from memhop.engine.storefile import StoreFile
+from memhop.engine.storefile import SEED_SUFFIX, StoreFile
 from memhop.engine.writes import LogWriter, RecordEntry, encode_batch
 from memhop.errors import (
     ClosedError,
@@ -57,6 +57,11 @@ _DIGESTS_KEPT = 16  # prefix digests remembered (a few ends are ever asked for)
 
 def _no_pause() -> None:
     """The pacer of a thread outside ``Engine.paced``."""
+
+
+def _flat(index: Mapping[int, IntMap]) -> dict[int, object]:
+    """An index as comparable values: each domain's (id, offset) pairs, empty domains left out."""
+    return {agent: ids.flat() for agent, ids in index.items() if ids}
 
 
 class Engine:
@@ -92,6 +97,7 @@ class Engine:
         self._unread_from = unread_from
         self._digests = dict(digests or {})
         self.index_source = "new"  # or where the open took the index: snapshot, seed, scan
+        self._index_confirmed = False  # an index from the seed, replayed once (confirm_index)
 
     # ---- state -------------------------------------------------------------------------
 
@@ -400,6 +406,34 @@ class Engine:
             if self._closed:
                 return 0, 0
             return self._file.size, self._live.count()
+
+    def confirm_index(self, what: str) -> None:
+        """Before frames are left behind for good (a compaction): an index the open took from
+        the seed must be the one a replay of the log gives.
+
+        The seed's digest vouches for the file's bytes, not for the index it
+        carries, and a frame it leaves out would be lost by the copy. So the
+        whole log is scanned once per open (the cost the seed saved) and compared;
+        on a difference the seed is deleted and CorruptionError (``what``: its
+        prefix) says to reopen, which rebuilds the index from the log. A no-op for
+        an index from the file's own snapshot or a scan.
+        """
+        with self._lock:
+            self._check_open()
+            if self.index_source != "seed" or self._index_confirmed:
+                return
+            view, end = self._file.view(), self._log.record_end
+            replayed: dict[int, IntMap] = {}
+            scan_records(view, DATA_START, end, replayed, 0)
+            if _flat(replayed) != _flat(self._live.offsets):
+                discard_seed(self._file.path)
+                msg = (
+                    f"{what}: the index this open took from {self._file.path}{SEED_SUFFIX} is"
+                    " not the one the log gives; nothing was copied or left behind, and the seed"
+                    f" was removed: reopen {self._file.path} to rebuild the index from the log"
+                )
+                raise CorruptionError(msg)
+            self._index_confirmed = True
 
     # ---- writes ------------------------------------------------------------------------
 

@@ -73,7 +73,7 @@ def open_engine(path: str) -> Engine:
         else:
             # No snapshot in the file (a kill after the session's first write cut it):
             # the seed a clean close left, if the bytes it was made from are still there.
-            seeded = restore_seed(path, file.view(), file.size)
+            seeded = restore_seed(path, file.view(), file.size, header)
             if seeded:
                 source, (start, digest, index) = "seed", seeded
                 checked = {start: digest}

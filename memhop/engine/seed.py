@@ -7,12 +7,20 @@ that leaves no snapshot, and the next open scans the whole log: seconds at
 ``<file>.seed``, with the record end it covers and an xxh3-128 digest of the
 record area up to that end. An open that finds no usable snapshot in the file
 takes the seed only when the file's bytes up to that end still give that
-digest, then scans just the frames after it.
+digest and it is the index of the file's last checkpoint (the active header's
+record end and live count, which the trim of the tail snapshot carries
+forward), then scans just the frames after it.
 
 Why that is enough: frames are only appended, and an index is a function of
 the bytes it was replayed from. The bytes that made the seed's index are the
 bytes there now, so the seed is the index a scan of them would build, and the
 scan from its end (a frame boundary then, so one now) adds the rest.
+
+What a well-formed but wrong seed can do: the digest vouches for the file's
+bytes, not for the index, so the header's count is what catches an entry
+dropped or added; an edit that keeps the count (one entry dropped, a
+superseded frame's put back) is caught by the replay ``Engine.confirm_index``
+makes before a compaction leaves any frame behind.
 
 Contract:
 - Layout: ``MAGIC`` (8 bytes), the end (u64 little-endian), the digest (16
@@ -35,7 +43,7 @@ from collections.abc import Sequence
 import xxhash
 
 from memhop.engine.frame import ByteView
-from memhop.engine.header import DATA_START
+from memhop.engine.header import DATA_START, FileHeader
 from memhop.engine.snapshot import PackedIndex, parse_snapshot
 from memhop.engine.storefile import SEED_SUFFIX, remove_side_file, replace_side_file
 from memhop.errors import InvalidQueryError, MemHopError
@@ -94,8 +102,11 @@ def write_seed(path: str, end: int, digest: bytes, snapshot: bytes, mode: int) -
         log.warning(msg, target, exc)
 
 
-def restore_seed(path: str, view: ByteView, size: int) -> tuple[int, bytes, PackedIndex] | None:
-    """(end, digest, index) from ``path``'s seed when the file still vouches for it, else None."""
+def restore_seed(
+    path: str, view: ByteView, size: int, header: FileHeader
+) -> tuple[int, bytes, PackedIndex] | None:
+    """(end, digest, index) from ``path``'s seed when the file, whose active header is
+    ``header``, still vouches for it; else None."""
     target = path + SUFFIX
     try:
         with open(target, "rb") as f:
@@ -105,18 +116,22 @@ def restore_seed(path: str, view: ByteView, size: int) -> tuple[int, bytes, Pack
     except OSError as exc:
         log.warning("index seed %s not read (scanning the log): %s", target, exc)
         return None
-    why = _mismatch(data, view, size)
+    why = _mismatch(data, view, size, header)
     if why is None:
         try:
             _, end, digest = _HEAD.unpack_from(data)
-            return end, digest, parse_snapshot(memoryview(data)[_HEAD.size :])
+            index = parse_snapshot(memoryview(data)[_HEAD.size :])
+            count = sum(map(len, index.values()))
+            if count == header.record_count:
+                return end, digest, index
+            why = f"it names {count} records, the file's last checkpoint {header.record_count}"
         except MemHopError as exc:
             why = str(exc)
     log.info("index seed %s not used (scanning the log): %s", target, why)
     return None
 
 
-def _mismatch(data: bytes, view: ByteView, size: int) -> str | None:
+def _mismatch(data: bytes, view: ByteView, size: int, header: FileHeader) -> str | None:
     """Why the seed ``data`` does not fit the file in ``view[:size]``; None when it does."""
     if len(data) < _HEAD.size:
         return "shorter than its header"
@@ -125,6 +140,8 @@ def _mismatch(data: bytes, view: ByteView, size: int) -> str | None:
         return "not a seed of this version"
     if not DATA_START <= end <= size:
         return f"it covers up to offset {end}, the file holds {size} bytes"
+    if end != header.record_end:  # a seed is written with a checkpoint, and names its end
+        return f"it covers up to offset {end}, the file's last checkpoint up to {header.record_end}"
     if prefix_digests(view, [end], end) != [digest]:
         return "the file's bytes up to its end are not the ones it was made from"
     return None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import struct
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given, settings
@@ -27,7 +28,8 @@ from memhop.engine import (
 )
 from memhop.engine.inplace import compact_in_place
 from memhop.engine.seed import MIN_LOG_BYTES, SUFFIX
-from tests.faults import flip_byte, truncate_to
+from memhop.errors import CorruptionError
+from tests.faults import flip_byte, snapshot_blob, snapshot_entries, truncate_to
 
 AGENT = 7
 PAYLOAD = b"x" * 200
@@ -282,3 +284,81 @@ def test_any_run_of_closes_and_kills_reopens_to_the_written_records(
     assert _index(engine) == _scanned(path)
     assert {i: engine.read(AGENT, i).payload for i in engine.all_ids(AGENT)} == model
     engine.close_without_checkpoint()
+
+
+def _rewrite_seed(path: str, edit: Callable[[dict[int, int]], None]) -> None:
+    """Apply ``edit`` to the seed's index of AGENT (id -> offset), CRC recomputed: a seed
+    that is well formed and wrong. Its header (end, digest) is kept."""
+    with open(path + SUFFIX, "rb") as f:
+        data = f.read()
+    ((agent, pairs),) = snapshot_entries(data[32:])
+    assert agent == AGENT
+    ids = dict(pairs)
+    edit(ids)
+    with open(path + SUFFIX, "wb") as f:
+        f.write(data[:32] + snapshot_blob([(AGENT, sorted(ids.items()))]))
+
+
+def _bytes(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def test_a_seed_that_leaves_a_record_out_is_refused_by_the_headers_count(
+    meh_path: str, tmp_path: os.PathLike[str]
+) -> None:
+    """One entry dropped: the open scans, the record is there and a compaction keeps it."""
+    live = _killed_after_a_close(meh_path)
+    control = os.path.join(tmp_path, "control.meh")
+    shutil.copyfile(meh_path, control)
+    shutil.copyfile(meh_path + SUFFIX, control + SUFFIX)
+    _rewrite_seed(meh_path, lambda ids: ids.pop(100))
+    assert _open_and_check(meh_path, live) == "scan"
+    assert _open_and_check(control, live) == "seed"  # control: the seed as it was written
+    engine = compact_in_place(open_engine(meh_path), os.path.abspath(meh_path))
+    assert engine.read(AGENT, 100).payload == live[100]
+    assert engine.damage() == (0, 0)
+    engine.close()
+
+
+def test_a_seed_that_keeps_the_count_is_caught_before_a_compaction_leaves_a_frame_behind(
+    meh_path: str, tmp_path: os.PathLike[str]
+) -> None:
+    """Record 100 left out and record 1, deleted before the close, put back on its old frame:
+    every entry names a frame of its own and the count holds, so the open takes the seed;
+    the compaction's replay refuses, keeps the file, and the reopen scans."""
+    engine = create_engine(meh_path)
+    engine.write_batch(_entries(range(1, BATCH)))
+    old_frame = engine.offset_of(AGENT, 1)
+    engine.delete(AGENT, 1)
+    engine.close()  # the seed
+    live = {i: PAYLOAD + str(i).encode() for i in range(2, BATCH)}
+    live.update(_killed_after_a_write(open_engine(meh_path)))
+    control = os.path.join(tmp_path, "control.meh")
+    shutil.copyfile(meh_path, control)
+    shutil.copyfile(meh_path + SUFFIX, control + SUFFIX)
+
+    def swap(ids: dict[int, int]) -> None:
+        del ids[100]
+        ids[1] = old_frame
+
+    _rewrite_seed(meh_path, swap)
+    engine = open_engine(meh_path)
+    assert engine.index_source == "seed"
+    assert not engine.contains(AGENT, 100)  # what the seed says, until a replay
+    assert engine.read(AGENT, 1).payload == PAYLOAD + b"1"
+    before = _bytes(meh_path)
+    with pytest.raises(CorruptionError, match="reopen"):
+        compact_in_place(engine, os.path.abspath(meh_path))
+    assert _bytes(meh_path) == before  # nothing left behind
+    assert not os.path.exists(meh_path + SUFFIX)
+    engine.close_without_checkpoint()
+    engine = open_engine(meh_path)
+    assert engine.index_source == "scan"
+    assert {i: engine.read(AGENT, i).payload for i in engine.all_ids(AGENT)} == live
+    engine.close_without_checkpoint()
+    engine = open_engine(control)  # control: the honest seed compacts
+    assert engine.index_source == "seed"
+    engine = compact_in_place(engine, os.path.abspath(control))
+    assert {i: engine.read(AGENT, i).payload for i in engine.all_ids(AGENT)} == live
+    engine.close()
