@@ -537,14 +537,16 @@ def db_stats(
     file_bytes: int,
     record_count: int,
     usage: Mapping[int, UsageCounts],
-    damage: tuple[int, int] = (0, 0),
+    damage: tuple[int, int, int] = (0, 0, 0),
 ) -> DBStats:
-    """File stats, each domain's model usage keyed by domain id in hex, and damage met."""
+    """File stats, each domain's model usage keyed by domain id in hex, and damage met
+    (records, frames, bytes cut from the tail)."""
     return DBStats(
         file_bytes=file_bytes,
         record_count=record_count,
         damaged_records=damage[0],
         damaged_frames=damage[1],
+        tail_bytes_cut=damage[2],
         model_usage={
             format_id(agent): ModelUsage(
                 operations=u.operations,

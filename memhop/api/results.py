@@ -431,6 +431,10 @@ class DBStats(_Shown):
     them behind). ``damaged_frames``: damaged regions the open's scan of the
     log skipped; one may have held a tombstone, so a deleted record can be
     back (docs/internals/engine.md, "What damage can undo").
+    ``tail_bytes_cut``: bytes the open cut from the end of the file: a write
+    torn by a crash, or a last frame that failed its checks, which cannot be
+    told apart and is not counted as damage; a delete whose tombstone was
+    there is undone (docs/reliability.md).
     """
 
     file_bytes: int = 0
@@ -438,6 +442,7 @@ class DBStats(_Shown):
     model_usage: Mapping[str, ModelUsage] = field(default_factory=dict, hash=False)
     damaged_records: int = 0
     damaged_frames: int = 0
+    tail_bytes_cut: int = 0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "model_usage", _frozen_map(self.model_usage))

@@ -97,6 +97,10 @@ class Engine:
         self._unread_from = unread_from
         self._digests = dict(digests or {})
         self.index_source = "new"  # or where the open took the index: snapshot, seed, scan
+        # Bytes the open cut from the tail: a torn write, an orphan snapshot blob, or a last
+        # frame that failed its checks (as SQLite's WAL drops a bad last frame, it cannot be
+        # told from a torn one). Not damage, but a tombstone cut there undoes its delete.
+        self.tail_bytes_cut = 0
         self._index_confirmed = False  # an index from the seed, replayed once (confirm_index)
 
     # ---- state -------------------------------------------------------------------------

@@ -88,6 +88,7 @@ def compact_in_place(engine: Engine, path: str) -> Engine:
     """
     with engine.exclusive():
         fresh = write_live_copy(engine, path, replace=True, what="compact in place")
+        fresh.tail_bytes_cut = engine.tail_bytes_cut  # what this file's open cut, still
         # The old seed went with the old file; a kill before the next close
         # would otherwise leave the copy's first write to a whole-log scan.
         fresh.checkpoint_if_stale(seed=True)

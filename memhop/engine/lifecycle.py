@@ -80,7 +80,8 @@ def open_engine(path: str) -> Engine:
             else:
                 source, start, index = "scan", DATA_START, {}
         scan = scan_records(file.view(), start, file.size, index, header.snapshot_offset)
-        if scan.truncate:
+        cut = file.size - scan.end if scan.truncate else 0
+        if cut:
             file.truncate(scan.end)
         if header.has_snapshot and not snapshot_broken and scan.frames == 0:
             # Nothing was written after the snapshot (at most an orphan blob,
@@ -99,6 +100,7 @@ def open_engine(path: str) -> Engine:
             digests=checked,
         )
         engine.index_source = source
+        engine.tail_bytes_cut = cut
         if source == "seed":
             msg = "index from the seed up to offset %d; %d frames scanned after it"
             log.info(msg, start, scan.frames)

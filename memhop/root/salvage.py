@@ -15,11 +15,12 @@ from memhop.engine import salvage_to as salvage_engine
 from memhop.root.root import Root
 
 
-def damage(root: Root) -> tuple[int, int]:
-    """Return (damaged records met by reads, damaged frames skipped by the open)."""
+def damage(root: Root) -> tuple[int, int, int]:
+    """Return (damaged records met by reads, damaged frames skipped by the open, bytes the
+    open cut from the tail)."""
     with root.pool_lock:
         root.check_open()
-        return root.engine.damage()
+        return (*root.engine.damage(), root.engine.tail_bytes_cut)
 
 
 def salvage_to(root: Root, new_path: str | os.PathLike[str]) -> tuple[int, list[LeftBehind]]:

@@ -358,6 +358,7 @@ def _zero_and_full() -> list[tuple[Result, dict[str, Any]]]:
                 "model_usage": {},
                 "damaged_records": 0,
                 "damaged_frames": 0,
+                "tail_bytes_cut": 0,
             },
         ),
         (res.SalvageReport(), {"records_copied": 0, "left_behind": []}),
@@ -396,6 +397,7 @@ def _zero_and_full() -> list[tuple[Result, dict[str, Any]]]:
                 model_usage={A: res.ModelUsage(operations=1)},
                 damaged_records=3,
                 damaged_frames=1,
+                tail_bytes_cut=26,
             ),
             {
                 "file_bytes": 10,
@@ -411,6 +413,7 @@ def _zero_and_full() -> list[tuple[Result, dict[str, Any]]]:
                 },
                 "damaged_records": 3,
                 "damaged_frames": 1,
+                "tail_bytes_cut": 26,
             },
         ),
         (

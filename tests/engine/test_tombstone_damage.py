@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from memhop.engine import RECORD_HEADER_SIZE, create_engine, open_engine
-from tests.faults import flip_byte
+from tests.faults import file_size, flip_byte
 
 
 def _deleted_then_more(path: str, *, checkpoint: bool) -> int:
@@ -73,5 +73,30 @@ def test_a_snapshot_protects_the_delete_until_it_is_damaged_too(meh_path: str) -
     try:
         assert engine.read(0, 1).payload == b"deleted"
         assert engine.damage() == (0, 1)
+    finally:
+        engine.close()
+
+
+@pytest.mark.parametrize("damaged", [False, True], ids=["control", "damaged"])
+def test_a_damaged_last_tombstone_is_cut_as_a_torn_tail_and_the_cut_is_reported(
+    meh_path: str, damaged: bool
+) -> None:
+    """The tombstone is the crashed log's last frame: damaged, it cannot be told from a torn
+    write, so it is cut (not counted as damage), the delete is undone, and the open says
+    how many bytes it cut."""
+    engine = create_engine(meh_path)
+    engine.write(0, 0x04, 1, b"deleted")
+    stone = engine.record_end
+    assert engine.delete(0, 1)
+    end = engine.record_end
+    engine.close_without_checkpoint()
+    if damaged:
+        flip_byte(meh_path, stone + 10, 0x01)
+    engine = open_engine(meh_path)
+    try:
+        assert engine.damage() == (0, 0)
+        assert engine.tail_bytes_cut == (end - stone if damaged else 0)
+        assert engine.contains(0, 1) == damaged
+        assert file_size(meh_path) == (stone if damaged else end)
     finally:
         engine.close()

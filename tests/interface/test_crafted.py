@@ -6,12 +6,13 @@ by the test, with checksums recomputed so the readers accept the bytes.
 
 from __future__ import annotations
 
+import os
 import struct
 
 import pytest
 
 import memhop
-from tests.faults import rewrite_active_header
+from tests.faults import append_bytes, rewrite_active_header
 from tests.interface.conftest import TS, open_new
 
 TOP = (1 << 64) - 1
@@ -49,3 +50,16 @@ def test_a_header_at_the_top_commit_id_refuses_writes_with_memhops_error(meh_pat
             write()
     db.close()  # nothing was written, so nothing to checkpoint
     assert _bytes(meh_path) == before
+
+
+@pytest.mark.parametrize("tail", [b"", b"\x04\x00\x10\x00\x00\x00torn"], ids=["control", "torn"])
+def test_stats_say_how_many_bytes_the_open_cut_from_the_tail(meh_path: str, tail: bytes) -> None:
+    _one_turn(meh_path)
+    size = os.path.getsize(meh_path)
+    append_bytes(meh_path, tail)  # half a frame after the snapshot: a crashed append
+    with memhop.open(meh_path, memhop.LocalModel()) as db:
+        stats = db.stats()
+        assert (stats.tail_bytes_cut, stats.damaged_frames) == (len(tail), 0)
+        assert stats.to_dict()["tail_bytes_cut"] == len(tail)
+        assert len(db.primary().list_scenes()) == 1
+    assert os.path.getsize(meh_path) == size
