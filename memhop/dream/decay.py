@@ -2,8 +2,11 @@
 
 A node's importance and an edge's weight decay exponentially from their clock
 (a node's ``updated_at``; an edge's ``last_decay_at``, else ``created_at``),
-so any pass computes them exactly whenever it runs; ``structure`` decides
-when a decayed value is worth storing back (``DECAY_WRITE_INTERVAL_MS``).
+so any pass computes them exactly whenever it runs. What a decay decides
+(detach a node from its edges below 0.15, delete it below 0.05, delete an edge
+below 0.05) happens when a value crosses a threshold, and ``node_due`` and
+``edge_due`` say when that is; nothing is stored back for the decay alone
+(beyond upstream, which rewrites every node and edge on every pass).
 """
 
 from __future__ import annotations
@@ -14,8 +17,6 @@ from collections.abc import Iterator, Mapping, Set
 from memhop.records import SceneEdge, SceneNode
 
 __all__ = [
-    "DECAY_WRITE_INTERVAL_MS",
-    "EDGE_DECAY_WRITE_INTERVAL_MS",
     "EDGE_REMOVE_THRESHOLD",
     "LAMBDA_EDGE",
     "LAMBDA_NODE",
@@ -29,6 +30,7 @@ __all__ = [
     "edge_weight_at",
     "hours_between",
     "jaccard",
+    "node_due",
     "node_importance_at",
     "node_lambda",
     "similar_pairs",
@@ -41,15 +43,7 @@ NODE_PRUNE_EDGES_THRESHOLD = 0.15
 EDGE_REMOVE_THRESHOLD = 0.05
 NEUTRAL_VALENCE = 0.5
 MAX_EMOTIONAL_SLOWDOWN = 0.9
-DECAY_WRITE_INTERVAL_MS = 3_600_000
-"""A decayed node is stored back once its clock is this old (beyond upstream)."""
 _MS_PER_HOUR = 3_600_000
-EDGE_DECAY_WRITE_INTERVAL_MS = math.floor(math.log(2) / LAMBDA_EDGE * _MS_PER_HOUR)
-"""A decayed edge is stored back once its clock is this old: its half-life, about 34.7 hours.
-
-Edges can number far more than nodes (a pair of scenes each), and nothing in
-memhop reads a stored weight without decaying it to now, so an edge is
-written for its decay alone only when it has lost half its stored weight."""
 
 
 def hours_between(earlier_ms: int, now_ms: int) -> float:
@@ -114,14 +108,26 @@ def edge_weight_at(edge: SceneEdge, now: int) -> float:
 
 
 def edge_due(edge: SceneEdge) -> int:
-    """When a decay must next look at the edge: write-back is due or it falls below 0.05."""
+    """When a decay must next look at the edge: when its weight falls below 0.05."""
     return edge_due_at(edge.weight, edge_clock(edge))
 
 
 def edge_due_at(weight: float, clock: int) -> int:
     """``edge_due`` of an edge stored with ``weight`` and decay clock ``clock``."""
-    if weight <= EDGE_REMOVE_THRESHOLD:
+    return _crossing(weight, EDGE_REMOVE_THRESHOLD, LAMBDA_EDGE, clock)
+
+
+def node_due(node: SceneNode) -> int:
+    """When a decay must next look at the node: when its importance falls below 0.15 while
+    it has edges (it leaves them), else below 0.05 (it goes)."""
+    floor = NODE_PRUNE_EDGES_THRESHOLD if node.edge_ids else NODE_REMOVE_THRESHOLD
+    rate = node_lambda(node.valence, node.arousal)
+    return _crossing(node.importance, floor, rate, node.updated_at)
+
+
+def _crossing(value: float, floor: float, rate: float, clock: int) -> int:
+    """When ``value``, decaying at ``rate`` an hour from ``clock``, falls below ``floor``."""
+    if not floor < value < math.inf:  # NaN and infinity too (a crafted file): look at it now
         return clock
-    # Floored: a visit a little early decides on the exact weight and reschedules.
-    until_floor = math.log(weight / EDGE_REMOVE_THRESHOLD) / LAMBDA_EDGE * _MS_PER_HOUR
-    return clock + min(EDGE_DECAY_WRITE_INTERVAL_MS, math.floor(until_floor))
+    # Floored: a visit a little early decides on the exact value and reschedules.
+    return clock + math.floor(math.log(value / floor) / rate * _MS_PER_HOUR)

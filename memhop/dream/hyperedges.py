@@ -151,7 +151,10 @@ def build_edges(held: Held, touched: Set[int], now: int, weighing: Weighing | No
     upstream, which decays a raised weight again for the time since the previous
     pass). Only pairs with an endpoint whose topics changed, or whose edge went,
     are weighed, or every pair on a cold cache (``weighing``, from ``weigh_cold``,
-    answers for those that did not change since). Returns edges written.
+    answers for those that did not change since). A pair with an end whose
+    importance decayed below 0.15 is passed over: this pass's decay would take
+    that end out of every edge again (upstream writes the edge and deletes it,
+    every pass). Returns edges written.
     """
     begun = l1domain.stages_begun(held.agent_id)
     with l1domain.checked(held) as cache:
@@ -162,7 +165,18 @@ def build_edges(held: Held, touched: Set[int], now: int, weighing: Weighing | No
         edges: list[SceneEdge] = []
         linked: dict[int, list[int]] = {}
         focus = touched | set(reworded)
+        faint: dict[int, bool] = {}
+
+        def is_faint(node_id: int) -> bool:
+            found = faint.get(node_id)
+            if found is None:
+                importance = decay.node_importance_at(nodes[node_id], now)
+                found = faint[node_id] = importance < decay.NODE_PRUNE_EDGES_THRESHOLD
+            return found
+
         for low, high, similarity, edge_id in _weighed(cache, focus, weighing, begun):
+            if is_faint(low) or is_faint(high):
+                continue
             edge = None
             if edge_id in cache.edges:
                 if low not in touched and high not in touched:

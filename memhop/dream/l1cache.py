@@ -46,8 +46,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from memhop.dream import decay
-from memhop.dream.edge_schedule import EdgeSchedule
 from memhop.dream.env import Held
+from memhop.dream.schedule import Schedule
 from memhop.engine import Engine
 from memhop.errors import MemHopError
 from memhop.index.l2meta import L2Meta
@@ -78,7 +78,8 @@ class L1Cache:
         self.listed_in: dict[int, tuple[int, ...]] = {}  # topic id -> nodes whose list holds it
         self.nodes: dict[int, SceneNode] = {}
         self.node_at: dict[int, int] = {}
-        self.edges = EdgeSchedule()  # when the next decay must look at each edge
+        self.edges = Schedule()  # when the next decay must look at each edge
+        self.node_due = Schedule()  # when the next decay must look at each node
         self.words: dict[int, frozenset[str]] = {}  # node id -> lowered keywords of its topics
         self.holders: dict[str, set[int]] = {}  # keyword -> node ids whose set holds it
         self.dirty_scenes: set[int] = set()
@@ -173,6 +174,7 @@ class L1Cache:
             for node_id in self.listed_in.get(topic_id, ()):
                 self.dirty_words.add(node_id)
                 self.dirty_scenes.add(self.nodes[node_id].scene_id)
+                self.node_due.put(node_id, 0)  # whether decay skips it (a deep node) may change
             scene_id = meta.scene_of(topic_id)
             if scene_id is not None:
                 self.dirty_scenes.add(scene_id)
@@ -237,6 +239,7 @@ class L1Cache:
                 self.listed_in[topic_id] = (*self.listed_in.get(topic_id, ()), node.id_hash)
         self.nodes[node.id_hash] = node
         self.node_at[node.id_hash] = at
+        self.node_due.put(node.id_hash, decay.node_due(node))
 
     def _unlist(self, node: SceneNode) -> None:
         for topic_id in node.topic_ids:
@@ -256,6 +259,7 @@ class L1Cache:
                 if edge_id in self.edges:
                     self.edges.put(edge_id, 0)
         self.node_at.pop(node_id, None)
+        self.node_due.drop(node_id)
         self.set_words(node_id, frozenset())
         self.words.pop(node_id, None)
 

@@ -11,15 +11,18 @@ Each stage costs what changed since the last pass (beyond upstream, which
 reads the whole domain every pass): the stages work on ``l1cache``, the
 domain's topics, nodes and edges as last checked, and write through it.
 
-Decay is written when due (beyond upstream, which rewrites every node and
+Decay is looked at when due (beyond upstream, which rewrites every node and
 edge on every pass): a value decays continuously from its clock (a node's
 ``updated_at``, an edge's ``last_decay_at`` or else ``created_at``), so a
-pass computes it exactly whenever it runs; it is stored back only when it
-crosses a threshold, its edges or members change, or its interval has passed
-since its clock (a node's ``decay.DECAY_WRITE_INTERVAL_MS``, an hour; an
-edge's ``decay.EDGE_DECAY_WRITE_INTERVAL_MS``, its half-life). What a pass
-decides (removals, detachments) is what decaying on every pass decides; a
-stored value lags its decay by at most its interval.
+pass computes it exactly whenever it runs, and what decay decides (a node
+leaves its edges below 0.15 and goes below 0.05, an edge goes below 0.05)
+happens when a value crosses a threshold. Each node and edge is scheduled for
+that moment (``decay.node_due``, ``decay.edge_due``), so a pass visits those
+due and those this pass changed; a value is stored back only with such a
+decision or another change of its record, never for the decay alone. What a
+pass decides is what decaying every node and edge on every pass decides; a
+stored importance or weight is the one of its last write, and decays from
+its clock.
 """
 
 from __future__ import annotations
@@ -227,36 +230,38 @@ def rebuild_from_l2(held: Held) -> tuple[int, int]:
 
 
 def decay_network(held: Held, now: int) -> tuple[int, int]:
-    """Decay every node and edge to ``now``; return (nodes, edges) removed.
+    """Decay the nodes and edges due by ``now`` (and those this pass changed); return
+    (nodes, edges) removed.
 
     Node: importance x e^(-lambda*dt), lambda from ``node_lambda``; below 0.05
-    the node goes, below 0.15 it leaves all its edges. Edge: weight x
-    e^(-0.02*dt) since its last decay; members gone are dropped; under 2
-    members or under 0.05 the edge goes. What survives is stored back (clock
-    at now) when it changed otherwise or its write-back is due (see the module);
-    only edges due, or touched by this pass, are looked at.
+    the node goes, below 0.15 it leaves all its edges (and is stored with its
+    clock at now). Edge: weight x e^(-0.02*dt) since its clock; members gone
+    are dropped; under 2 members or under 0.05 the edge goes; one that lost a
+    member is stored (clock at now). Nothing else is written (see the module).
     """
     with l1domain.checked(held) as cache:
         meta = held.mirrors.topics
         graph = _Graph(held, cache)
         nodes_removed = edges_removed = 0
         detach: list[tuple[int, tuple[int, ...]]] = []
-        for node_id, node in sorted(graph.nodes.items()):
-            if _is_deep(meta, node):
+        for node_id in sorted(cache.node_due.pop_due(now)):
+            node = graph.nodes.get(node_id)
+            if node is None:
+                continue
+            if _is_deep(meta, node):  # looked at again when its topics change
+                cache.node_due.drop(node_id)
                 continue
             importance = decay.node_importance_at(node, now)
             if importance < decay.NODE_REMOVE_THRESHOLD:
                 graph.delete_node(node_id)
                 nodes_removed += 1
-                continue
-            edge_ids = node.edge_ids
-            if importance < decay.NODE_PRUNE_EDGES_THRESHOLD:
+            elif importance < decay.NODE_PRUNE_EDGES_THRESHOLD and node.edge_ids:
                 detach.append((node_id, node.edge_ids))
-                edge_ids = ()
-            if edge_ids != node.edge_ids or now - node.updated_at >= decay.DECAY_WRITE_INTERVAL_MS:
                 graph.nodes[node_id] = dataclasses.replace(
-                    node, importance=importance, updated_at=now, edge_ids=edge_ids
+                    node, importance=importance, updated_at=now, edge_ids=()
                 )
+            else:  # looked at a little early (due times are floored): not crossed yet
+                cache.node_due.put(node_id, max(decay.node_due(node), now + 1))
         for node_id, edge_ids in detach:
             edges_removed += graph.detach(node_id, edge_ids)
         visit = cache.edges.pop_due(now) | graph.edges.keys()
@@ -272,11 +277,7 @@ def decay_network(held: Held, now: int) -> tuple[int, int]:
             if len(members) < MIN_EDGE_NODES or weight < decay.EDGE_REMOVE_THRESHOLD:
                 graph.delete_edge(edge_id, members)
                 edges_removed += 1
-            elif (
-                members != current.node_ids
-                or edge_id in graph.written_edges
-                or now - decay.edge_clock(current) >= decay.EDGE_DECAY_WRITE_INTERVAL_MS
-            ):
+            elif members != current.node_ids or edge_id in graph.written_edges:
                 graph.put_edge(
                     dataclasses.replace(current, node_ids=members, weight=weight, last_decay_at=now)
                 )

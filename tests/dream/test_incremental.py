@@ -28,7 +28,7 @@ from memhop.dream import decay, hyperedges, l1domain, structure
 from memhop.dream.l1cache import L1Cache
 from memhop.engine import create_engine
 from memhop.engine.inplace import compact_in_place
-from memhop.ids import scene_node_id
+from memhop.ids import l1_edge_id, scene_node_id
 from memhop.layers import scene, topic
 from memhop.records import SceneEdge, SceneNode
 from tests.dream.conftest import NOW, Domain
@@ -296,32 +296,25 @@ def _linked(dom: Domain) -> None:
     _dream(dom, NOW, cold=False)
 
 
-def test_an_idle_pass_writes_nothing_until_decay_is_due(dom: Domain) -> None:
-    """Passes within the write-back interval append no record; one past it does.
+def test_an_idle_pass_writes_nothing_until_a_threshold_is_crossed(dom: Domain) -> None:
+    """Idle passes append no record while no node or edge crosses a threshold.
 
-    A node's interval is an hour; an edge's is its half-life, so the pass an
-    hour on writes the nodes and leaves the edge as stored (its decay is exact
-    from its clock either way), and a pass a half-life on writes the edge.
+    The edge (1/3) falls below 0.05 after ln(20/3) / 0.02 = 94.9 hours: the pass
+    then deletes it and rewrites both nodes without it; before, nothing.
     """
     _linked(dom)
     assert len(scene.list_scene_edges(dom.engine, 0)) == 1
     end = dom.engine.stats()[0]
-    assert _dream(dom, NOW + HOUR - 1, cold=False)[1:] == [set(), 0, (0, 0), (0, 0)]
+    for hours in (1, 2, 35, 94):
+        assert _dream(dom, NOW + hours * HOUR, cold=False)[1:] == [set(), 0, (0, 0), (0, 0)]
     assert dom.engine.stats()[0] == end
-    _dream(dom, NOW + HOUR, cold=False)
-    assert dom.engine.stats()[0] > end
-    assert all(n.updated_at == NOW + HOUR for n in scene.list_scene_nodes(dom.engine, 0))
+    assert all(n.updated_at == NOW for n in scene.list_scene_nodes(dom.engine, 0))
     (edge,) = scene.list_scene_edges(dom.engine, 0)
     assert (edge.last_decay_at, edge.weight) == (0, pytest.approx(1 / 3))  # as created
-    half_life = decay.EDGE_DECAY_WRITE_INTERVAL_MS
-    assert half_life == pytest.approx(math.log(2) / 0.02 * HOUR, abs=1)
-    _dream(dom, NOW + half_life - 1, cold=False)
-    (edge,) = scene.list_scene_edges(dom.engine, 0)
-    assert edge.last_decay_at == 0  # not yet
-    _dream(dom, NOW + half_life, cold=False)
-    (edge,) = scene.list_scene_edges(dom.engine, 0)
-    assert edge.last_decay_at == NOW + half_life
-    assert edge.weight == pytest.approx(1 / 6)
+    assert _dream(dom, NOW + 95 * HOUR, cold=False)[-1] == (0, 1)
+    assert dom.engine.stats()[0] > end
+    assert scene.list_scene_edges(dom.engine, 0) == []
+    assert all(n.edge_ids == () for n in scene.list_scene_nodes(dom.engine, 0))
 
 
 def test_a_mirror_that_agrees_is_kept_and_one_that_drifted_is_rebuilt(dom: Domain) -> None:
@@ -379,10 +372,13 @@ def test_a_cold_cache_looks_at_an_edge_when_its_decay_is_due(
 ) -> None:
     """A cold cache schedules each edge from its stored weight and clock, as a warm one does.
 
-    An hour on, no edge is read; a half-life on, the edge is read and written
-    back. An edge whose member went behind the cache's back is read at once.
+    Before the edge falls below 0.05 (94.9 hours for 1/3), no edge is read; then it is
+    read and deleted. An edge whose member went behind the cache's back is read at once.
     """
     _linked(dom)
+    dom.turn(3, ("a", "b"), scene=300)
+    dom.turn(4, ("a", "b"), scene=400)
+    _dream(dom, NOW, cold=False)
     reads: list[int] = []
     read = scene.get_scene_edge_optional
 
@@ -390,22 +386,26 @@ def test_a_cold_cache_looks_at_an_edge_when_its_decay_is_due(
         reads.append(edge_id)
         return read(engine, agent_id, edge_id)
 
+    # {b,c} against {a,b}: 1/3, three edges; {a,b} against {a,b}: 1, three more.
+    faint = {e.id_hash for e in _layer(dom)[1] if e.weight < 0.5}
+    assert l1_edge_id(scene_node_id(100), scene_node_id(200)) in faint
+    assert len(faint) == 3
     monkeypatch.setattr(scene, "get_scene_edge_optional", counted)
     _dream(dom, NOW + HOUR, cold=True)
-    assert reads == []  # not due: the stored weight and clock say so
-    half_life = decay.EDGE_DECAY_WRITE_INTERVAL_MS
-    _dream(dom, NOW + half_life, cold=True)
-    (edge,) = scene.list_scene_edges(dom.engine, 0)
-    assert reads == [edge.id_hash]
-    assert edge.last_decay_at == NOW + half_life  # due, so read and written back
-    # As a host's merge: scene 200's node goes and its topic moves away (so it is not remade).
-    scene.delete_scene_nodes(dom.engine, 0, [scene_node_id(200)])
-    if topic.delete_topics(dom.engine, 0, [2]):
-        dom.mirrors.topics.remove([2])
+    assert reads == []  # not due: the stored weights and clocks say so
+    _dream(dom, NOW + 95 * HOUR, cold=True)
+    assert set(reads) == faint  # due: read once each, and deleted
+    assert len(_layer(dom)[1]) == 3  # control: the strong edges stay
+    # As a host's merge: scene 400's node goes and its topic moves away (so it is not remade).
+    gone = scene_node_id(400)
+    scene.delete_scene_nodes(dom.engine, 0, [gone])
+    if topic.delete_topics(dom.engine, 0, [4]):
+        dom.mirrors.topics.remove([4])
     reads.clear()
-    _dream(dom, NOW + half_life + 1, cold=True)
-    assert reads[:1] == [edge.id_hash]  # a member went: looked at at once
-    assert scene.list_scene_edges(dom.engine, 0) == []  # under two members, it goes
+    _dream(dom, NOW + 95 * HOUR + 1, cold=True)
+    touching = sorted(e.id_hash for e in _layer(dom)[1] if gone in e.node_ids)
+    assert touching == []  # under two members, each edge of the node that went goes
+    assert reads  # looked at at once, not when its weight would fall
 
 
 def _preload_cold(dom: Domain) -> L1Cache:

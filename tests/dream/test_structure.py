@@ -82,15 +82,29 @@ def test_new_nodes_start_at_one_and_an_unchanged_set_is_left_alone(dom: Domain) 
 
 
 def test_decay_composes_across_passes(dom: Domain, engine: object) -> None:
-    dom.turn(1, scene=100)
+    """Passes between change nothing stored, and the value they decide on is the same
+    however many ran: a node detached after 200 hours in four passes stores e^-2, as one
+    pass would."""
+    dom.turn(1, ("a",), scene=100)
+    dom.turn(2, ("a",), scene=200)
+    _sync_and_link(dom)
+    end = dom.engine.stats()[0]
     with dom.hold() as held:
-        structure.sync_nodes(held, NOW)
-        structure.decay_network(held, NOW + HOUR)
-        structure.decay_network(held, NOW + 2 * HOUR)
-    twice = scene.scene_node_of(dom.engine, 0, 100)
-    assert twice is not None
-    assert twice.importance == pytest.approx(math.exp(-0.02), abs=1e-12)
-    assert twice.updated_at == NOW + 2 * HOUR
+        for hours in (1, 2, 50, 100, 140):
+            assert structure.decay_network(held, NOW + hours * HOUR) == (0, 0)
+    assert dom.engine.stats()[0] == end  # nothing crossed a threshold: nothing written
+    once = scene.scene_node_of(dom.engine, 0, 100)
+    assert once is not None
+    assert (once.importance, once.updated_at) == (1.0, NOW)
+    assert decay.node_importance_at(once, NOW + 2 * HOUR) == pytest.approx(
+        math.exp(-0.02), abs=1e-12
+    )
+    with dom.hold() as held:  # 200 h at 0.01/h: e^-2 = 0.135 < 0.15, it leaves its edge
+        assert structure.decay_network(held, NOW + 200 * HOUR) == (0, 1)
+    detached = scene.scene_node_of(dom.engine, 0, 100)
+    assert detached is not None
+    assert detached.importance == pytest.approx(math.exp(-2), abs=1e-12)
+    assert (detached.updated_at, detached.edge_ids) == (NOW + 200 * HOUR, ())
 
 
 def test_decay_detaches_then_deletes(dom: Domain) -> None:
@@ -110,14 +124,24 @@ def test_decay_detaches_then_deletes(dom: Domain) -> None:
 
 
 def test_edges_decay_at_their_own_rate(dom: Domain) -> None:
+    """An edge's weight decays at 0.02/h from its clock; it is stored as created until it
+    falls below 0.05 (1.0 -> 0.05 takes ln 20 / 0.02 = 149.8 hours), and then goes."""
     dom.turn(1, ("a",), scene=100)
     dom.turn(2, ("a",), scene=200)
     _sync_and_link(dom)
-    with dom.hold() as held:  # 40 hours: past the half-life, so the decay is stored
+    with dom.hold() as held:
         structure.decay_network(held, NOW + 40 * HOUR)
     (edge,) = scene.list_scene_edges(dom.engine, 0)
-    assert edge.weight == pytest.approx(math.exp(-0.8))
-    assert edge.last_decay_at == NOW + 40 * HOUR
+    assert (edge.weight, edge.last_decay_at) == (1.0, 0)  # as created
+    assert decay.edge_weight_at(edge, NOW + 40 * HOUR) == pytest.approx(math.exp(-0.8))
+    assert decay.edge_due(edge) == NOW + math.floor(math.log(20) / 0.02 * HOUR)
+    with dom.hold() as held:
+        assert structure.decay_network(held, NOW + 149 * HOUR) == (0, 0)
+    assert len(scene.list_scene_edges(dom.engine, 0)) == 1  # control: still above 0.05
+    with dom.hold() as held:
+        assert structure.decay_network(held, NOW + 150 * HOUR) == (0, 1)
+    assert scene.list_scene_edges(dom.engine, 0) == []
+    assert all(n.edge_ids == () for n in scene.list_scene_nodes(dom.engine, 0))
 
 
 def test_rebuild_takes_a_stale_node_and_its_edge(dom: Domain) -> None:

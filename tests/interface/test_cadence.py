@@ -60,12 +60,13 @@ def turns(me: memhop.Session, count: int, at: int, *, new_scene: bool = False) -
 
 
 def folded(me: memhop.Session, scene_id: str) -> bool:
+    """Whether the scene shows a fold once the background passes in flight are done."""
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        if any(t.child_count >= 2 for t in me.scene_context(scene_id).topics):
-            return True
+    while time.monotonic() < deadline and any(
+        t.name.startswith("memhop-dream-") for t in threading.enumerate()
+    ):
         time.sleep(0.01)
-    return False
+    return folded_now(me, scene_id)
 
 
 def test_leaving_a_scene_folds_it_toward_the_settled_floor(meh_path: str) -> None:
