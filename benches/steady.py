@@ -40,6 +40,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -123,17 +124,30 @@ class Clock:
         return self.now
 
 
+LONG_HOLD_S = 0.020
+
+
+def _holder_stack() -> str:
+    """Where a long hold ends: memhop's frames on the releasing thread, innermost last."""
+    frames = [f for f in traceback.extract_stack()[:-2] if "/memhop/" in f.filename]
+    return " < ".join(f"{Path(f.filename).stem}.{f.name}" for f in reversed(frames[-4:]))
+
+
 @dataclass
 class Holds:
     """Domain-lock holds by thread: the host's thread apart from the background ones."""
 
     mu: threading.Lock = field(default_factory=threading.Lock)
     background: list[tuple[float, str]] = field(default_factory=list)
+    long: dict[str, tuple[int, float]] = field(default_factory=dict)  # where -> count, longest
 
-    def add(self, seconds: float, thread: str) -> None:
+    def add(self, seconds: float, thread: str, where: str = "") -> None:
         if thread != "MainThread":
             with self.mu:
                 self.background.append((seconds, thread))
+                if where:
+                    count, longest = self.long.get(where, (0, 0.0))
+                    self.long[where] = (count + 1, max(longest, seconds))
 
     def take(self) -> list[tuple[float, str]]:
         with self.mu:
@@ -159,9 +173,11 @@ class TimedLock:
     def release(self) -> None:
         since, owner = self.since, self.owner
         self.since = 0.0
+        held = time.perf_counter() - since if since else 0.0
+        where = _holder_stack() if held > LONG_HOLD_S and owner != "MainThread" else ""
         self.inner.release()
         if since:
-            self.holds.add(time.perf_counter() - since, owner)
+            self.holds.add(held, owner, where)
 
     def locked(self) -> bool:
         return bool(self.inner.locked())
@@ -481,11 +497,13 @@ class Run:
 
         beside = threading.Thread(target=first_recall, name="first-recall")
         beside.start()
-        time.sleep(0.002)
-        b0 = time.perf_counter()
-        me.search()
-        me.update(input=probe.said, output=probe.answered, created_at=probe.at)
-        turn_s = time.perf_counter() - b0
+        waits = []
+        while beside.is_alive() or not waits:  # turns until the first recall is done
+            b0 = time.perf_counter()
+            me.search()
+            me.update(input=probe.said, output=probe.answered, created_at=probe.at)
+            waits.append(time.perf_counter() - b0)
+        turn_s = max(waits)
         beside.join()
         holds = self.holds.take()
         return Reopen(
@@ -543,6 +561,8 @@ def run(
                 io = (os.path.getsize(path), wchar(), counter.calls)
         idle = bench.idle_pass()
         log(f"{label} idle whole pass: {idle}")
+        for where, (n, longest) in sorted(bench.holds.long.items(), key=lambda kv: -kv[1][1]):
+            log(f"{label} holds over 20 ms: {n} x, up to {longest * 1e3:,.0f} ms in {where}")
         stats = bench.db.primary().list_scenes()
         folded = 0
         for scene in stats:
@@ -625,7 +645,7 @@ def reopen_table(out: Outcome) -> str:
         "first recall",
         "warm recall",
         "first / warm",
-        "turn beside a first recall",
+        "longest turn beside a first recall",
         "that recall",
         "longest hold meanwhile",
     ]

@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping, Set
 from memhop.records import SceneEdge, SceneNode
 
 __all__ = [
+    "DISTILL_SAMPLE_LAMBDA",
     "EDGE_REMOVE_THRESHOLD",
     "LAMBDA_EDGE",
     "LAMBDA_NODE",
@@ -33,11 +34,13 @@ __all__ = [
     "node_due",
     "node_importance_at",
     "node_lambda",
+    "sample_rank_key",
     "similar_pairs",
 ]
 
 LAMBDA_NODE = 0.01  # per hour
 LAMBDA_EDGE = 0.02  # per hour
+DISTILL_SAMPLE_LAMBDA = 0.01  # per hour: distillation's discount of a node since it changed
 NODE_REMOVE_THRESHOLD = 0.05
 NODE_PRUNE_EDGES_THRESHOLD = 0.15
 EDGE_REMOVE_THRESHOLD = 0.05
@@ -105,6 +108,18 @@ def edge_clock(edge: SceneEdge) -> int:
 def edge_weight_at(edge: SceneEdge, now: int) -> float:
     """The edge's weight decayed from its clock (last decay, else creation) to ``now``."""
     return edge.weight * math.exp(-LAMBDA_EDGE * hours_between(edge_clock(edge), now))
+
+
+def sample_rank_key(node: SceneNode) -> float:
+    """An order key for distillation's rank, ``importance x e^(-0.01 x hours since
+    updated_at)`` (``DISTILL_SAMPLE_LAMBDA``), whenever it is taken.
+
+    The factor of "now" is the same for every node, so ranking by this key ranks by
+    that value whenever it is taken: the order changes only when a node is written.
+    """
+    if not node.importance > 0:  # NaN too
+        return -math.inf
+    return math.log(node.importance) + DISTILL_SAMPLE_LAMBDA * node.updated_at / _MS_PER_HOUR
 
 
 def edge_due(edge: SceneEdge) -> int:

@@ -11,16 +11,15 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from memhop.dream import l1domain
+from memhop.dream import decay, l1domain
 from memhop.dream.env import DreamEnv, Held
 from memhop.dream.report import OK, SKIPPED
-from memhop.errors import MemHopError, OperationCancelledError
-from memhop.layers import profile, scene, topic
+from memhop.errors import OperationCancelledError
+from memhop.layers import profile, scene
 from memhop.llm import Distillation, NodeDigest
 from memhop.records import EmotionScore, MBTIScore, SceneNode
 
 __all__ = [
-    "DISTILL_SAMPLE_LAMBDA",
     "MAX_DISTILL_KEYWORDS_PER_SAMPLE",
     "MAX_DISTILL_SAMPLES",
     "collect_samples",
@@ -31,38 +30,38 @@ __all__ = [
 
 MAX_DISTILL_SAMPLES = 200
 MAX_DISTILL_KEYWORDS_PER_SAMPLE = 20
-DISTILL_SAMPLE_LAMBDA = 0.01  # per hour
 _MS_PER_HOUR = 3_600_000
 
 
 def rank(node: SceneNode, now: int) -> float:
     """Importance discounted by the time since the node last changed."""
     hours = max(now - node.updated_at, 0) / _MS_PER_HOUR
-    return node.importance * math.exp(-DISTILL_SAMPLE_LAMBDA * hours)
+    return node.importance * math.exp(-decay.DISTILL_SAMPLE_LAMBDA * hours)
 
 
 def collect_samples(held: Held, now: int) -> list[NodeDigest]:
     """The top 200 nodes by rank (ties by id), each with up to 20 raw keywords.
 
-    A tolerant read: unreadable nodes and topics are skipped (nothing is decided
-    from this scan but what to show the model). Nodes with no keyword are dropped.
-    The nodes come from the structure stages' cache when it is warm (each node
-    decodes a list of edge ids: 0.2 s a pass at 1,000 scenes all linked).
+    A tolerant read: unreadable nodes are skipped (nothing is decided from this
+    scan but what to show the model). Nodes with no keyword are dropped. The
+    nodes come from the structure stages' cache when it is warm, which keeps
+    them in rank order (``L1Cache.ranked``), so the samples cost 200 nodes and
+    not the domain; the keywords from the topic mirror, which equals the records.
     """
-    nodes = l1domain.warm_nodes(held)
-    if nodes is None:
+    cache = l1domain.warm(held)
+    if cache is not None:
+        nodes = cache.ranked(MAX_DISTILL_SAMPLES)
+    else:
         nodes = scene.list_scene_nodes_lenient(held.engine, held.agent_id)
-    nodes.sort(key=lambda n: (-rank(n, now), n.id_hash))
+        nodes.sort(key=lambda n: (-rank(n, now), n.id_hash))
+    meta = held.mirrors.topics
     samples = []
     for node in nodes[:MAX_DISTILL_SAMPLES]:
         words: list[str] = []
         for topic_id in node.topic_ids:
             if len(words) >= MAX_DISTILL_KEYWORDS_PER_SAMPLE:
                 break
-            try:
-                row = topic.get_topic_optional(held.engine, held.agent_id, topic_id)
-            except MemHopError:
-                continue
+            row = meta.get(topic_id)
             if row is not None:
                 room = MAX_DISTILL_KEYWORDS_PER_SAMPLE - len(words)
                 words.extend(row.fused_keywords[:room])
@@ -102,19 +101,33 @@ def write_back(held: Held, result: Distillation, sampled: set[int], now: int) ->
             )
         )
     if stamped:
-        scene.put_scene_nodes(held.engine, held.agent_id, stamped)
+        cache = l1domain.warm(held)
+        if cache is not None:  # written through it: it needs no check of the nodes after
+            cache.put_nodes(stamped)
+        else:
+            scene.put_scene_nodes(held.engine, held.agent_id, stamped)
 
 
 def run_distill(env: DreamEnv) -> str:
-    """Sample, ask (unlocked), write back; return the stage status (``skipped`` with no samples)."""
+    """Sample, ask (unlocked), write back; return the stage status.
+
+    ``skipped`` with no samples, or with the very samples the last distillation of
+    this domain was given (beyond upstream, which asks again every pass): nothing
+    the model is shown changed, so neither would its answer, and an idle domain
+    costs no model call.
+    """
     with env.hold() as held:
         samples = collect_samples(held, env.clock())
-    if not samples:
-        return SKIPPED
+        cache = l1domain.warm(held)
+        if not samples or (cache is not None and cache.distilled == samples):
+            return SKIPPED
     result = env.model.distill(samples, cancel=env.cancel)
     if env.cancel.is_set():
         msg = "dream: cancelled during l0_distill stage"
         raise OperationCancelledError(msg)
     with env.hold() as held:
         write_back(held, result, {s.id for s in samples}, env.clock())
+        cache = l1domain.warm(held)
+        if cache is not None:
+            cache.distilled = samples
     return OK

@@ -42,6 +42,7 @@ Traps: call only under the domain lock (``Held``); not thread-safe (but
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -87,6 +88,10 @@ class L1Cache:
         self.orphans: set[tuple[int, int]] = set()
         self.all_pairs = False  # the next l1_hyperedges weighs every pair (a cold load)
         self.preload: Preload | None = None  # reads made without the domain lock (``preloaded``)
+        # Nodes by distillation rank, best first: (-key, id), the key ``sample_rank_key``.
+        self._ranked: list[tuple[float, int]] = []
+        self._rank_of: dict[int, float] = {}
+        self.distilled: object = None  # what distillation was last given (``distill``)
 
     @classmethod
     def preloaded(cls, engine: Engine, agent_id: int, begun: int) -> L1Cache | None:
@@ -240,6 +245,7 @@ class L1Cache:
         self.nodes[node.id_hash] = node
         self.node_at[node.id_hash] = at
         self.node_due.put(node.id_hash, decay.node_due(node))
+        self._rank(node.id_hash, -decay.sample_rank_key(node))
 
     def _unlist(self, node: SceneNode) -> None:
         for topic_id in node.topic_ids:
@@ -260,8 +266,23 @@ class L1Cache:
                     self.edges.put(edge_id, 0)
         self.node_at.pop(node_id, None)
         self.node_due.drop(node_id)
+        self._rank(node_id, None)
         self.set_words(node_id, frozenset())
         self.words.pop(node_id, None)
+
+    def _rank(self, node_id: int, negated_key: float | None) -> None:
+        """Place ``node_id`` in the rank order (None: take it out)."""
+        old = self._rank_of.pop(node_id, None)
+        if old is not None:
+            at = bisect.bisect_left(self._ranked, (old, node_id))
+            del self._ranked[at]
+        if negated_key is not None:
+            self._rank_of[node_id] = negated_key
+            bisect.insort(self._ranked, (negated_key, node_id))
+
+    def ranked(self, limit: int) -> list[SceneNode]:
+        """The ``limit`` best nodes by distillation rank (``sample_rank_key``), ties by id."""
+        return [self.nodes[node_id] for _, node_id in self._ranked[:limit]]
 
     def set_words(self, node_id: int, words: frozenset[str]) -> None:
         """Record a node's keyword set, keeping the keyword -> holders index."""

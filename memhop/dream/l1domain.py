@@ -10,7 +10,7 @@ Contract:
   after ``ticket``: ``of`` takes it only if no structure stage of the domain
   began since (``stages_begun``: only the stages write edges) and it was made
   from this engine.
-- ``warm_nodes`` lends the nodes of a warm cache to a reader (distillation).
+- ``warm`` lends a warm cache to distillation (its nodes in rank order; its writes).
 
 Traps: call under the domain lock (``Held``). A cache is found by the
 identity of the domain's mirrors object and lives as long as it does: a
@@ -28,9 +28,8 @@ from typing import Any
 from memhop.dream.env import Held
 from memhop.dream.l1cache import L1Cache
 from memhop.errors import MemHopError
-from memhop.records import SceneNode
 
-__all__ = ["checked", "drop", "of", "stages_begun", "ticket", "warm_nodes"]
+__all__ = ["checked", "drop", "of", "stages_begun", "ticket", "warm"]
 
 # Keyed by the id of the domain's mirrors object, whose weak reference drops the entry.
 # No lock: a domain's stages are serialised by its domain lock, other domains use other
@@ -108,13 +107,13 @@ def of(held: Held, *, check_topics: bool = False, preload: L1Cache | None = None
     return cache
 
 
-def warm_nodes(held: Held) -> list[SceneNode] | None:
-    """Every scene node, from a warm cache brought up to date (what changed is read); None
-    when there is none (a cold load costs what a scan does) or a node will not read."""
+def warm(held: Held) -> L1Cache | None:
+    """The domain's cache brought up to date, if it is warm (what changed is read); None
+    when there is none (a cold load costs what a scan does) or it will not refresh."""
     if _registered(held) is None:
         return None
     try:
-        return list(of(held).nodes.values())
+        return of(held)
     except MemHopError:  # ``of`` dropped the cache
         return None
 

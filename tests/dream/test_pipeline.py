@@ -166,3 +166,20 @@ def test_a_cold_cache_is_read_and_weighed_without_the_domain_lock(dom: Domain) -
         assert reads.call_count == 1  # the preload's own read
         run_dream(dom.env(clock=lambda: NOW + 60_000))
         assert locked == {"preloaded": [False], "similar_pairs": [False]}  # a warm cache
+
+
+def test_distillation_is_not_asked_again_for_the_samples_it_was_given(dom: Domain) -> None:
+    """An idle pass shows the model nothing new, so it is not asked (beyond upstream)."""
+    _seed(dom)
+    first, _ = run_dream(dom.env())
+    assert first.l0_updated
+    assert dom.model.calls["distill"] == 1
+    again, _ = run_dream(dom.env(clock=lambda: NOW + 3_600_000))
+    assert not again.l0_updated
+    assert [s.status for s in again.stages if s.name == "l0_distill"] == ["skipped"]
+    assert dom.model.calls["distill"] == 1
+    _scene(dom, SCENE + 2)  # control: a new scene's node changes the samples
+    dom.turn((SCENE + 2) * 100, ("harbour", "boats"), 2000, scene=SCENE + 2)
+    changed, _ = run_dream(dom.env(clock=lambda: NOW + 7_200_000))
+    assert changed.l0_updated
+    assert dom.model.calls["distill"] == 2

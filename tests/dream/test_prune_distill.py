@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
+import tempfile
+from pathlib import Path
 from unittest import mock
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memhop.dream import distill, hyperedges, l1domain, prune, structure
+from memhop.engine import create_engine
 from memhop.errors import MemHopError
 from memhop.ids import scene_node_id
 from memhop.layers import archive, plan, profile, scene
@@ -190,3 +195,39 @@ def test_samples_from_a_warm_cache_are_the_samples_a_scan_reads(dom: Domain) -> 
         l1domain.drop(held)
         assert distill.collect_samples(held, NOW) == from_cache  # the scan's, to the node
         assert {s.id for s in from_cache} == {scene_node_id(1), scene_node_id(2)}
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from((1.0, 0.7, 0.3, 0.05, 0.0)), st.integers(0, 400)),
+        min_size=1,
+        max_size=12,
+    ),
+    st.integers(0, 20),
+    st.integers(400, 2_000),
+)
+def test_the_cache_keeps_nodes_in_the_rank_a_sort_at_any_time_gives(
+    drawn: list[tuple[float, int]], limit: int, hours_on: int
+) -> None:
+    """``L1Cache.ranked`` (kept as nodes are written) is the sort by rank at a later time."""
+    nodes = [
+        SceneNode(
+            id_hash=100 + i,
+            scene_id=i + 1,
+            topic_ids=(i + 1,),
+            importance=importance,
+            updated_at=NOW + age * HOUR,
+        )
+        for i, (importance, age) in enumerate(drawn)
+    ]
+    with tempfile.TemporaryDirectory() as tmp:
+        dom = Domain(create_engine(str(Path(tmp) / "r.meh")))
+        try:
+            scene.put_scene_nodes(dom.engine, 0, nodes)
+            with dom.hold() as held:
+                ranked = l1domain.of(held).ranked(limit)
+        finally:
+            dom.engine.close()
+    later = NOW + hours_on * HOUR
+    wanted = sorted(nodes, key=lambda n: (-distill.rank(n, later), n.id_hash))[:limit]
+    assert [n.id_hash for n in ranked] == [n.id_hash for n in wanted]
