@@ -21,6 +21,7 @@ from contextlib import AbstractContextManager, contextmanager
 from types import MappingProxyType
 
 from memhop.engine.commits import Commits
+from memhop.engine.damage import DamageLog
 from memhop.engine.frame import (
     FLAG_DELETED,
     ByteView,
@@ -32,10 +33,16 @@ from memhop.engine.frame import (
 )
 from memhop.engine.header import DATA_START, HeaderPair
 from memhop.engine.index import LiveIndex, Placement
-from memhop.engine.recovery import frames_between, scan_records
-from memhop.engine.seed import discard_seed, has_seed, prefix_digests, worth_a_seed, write_seed
+from memhop.engine.recovery import frames_between
+from memhop.engine.seed import (
+    check_seeded_index,
+    has_seed,
+    prefix_digests,
+    worth_a_seed,
+    write_seed,
+)
 from memhop.engine.snapshot import Index
-from memhop.engine.storefile import SEED_SUFFIX, StoreFile
+from memhop.engine.storefile import StoreFile
 from memhop.engine.writes import LogWriter, RecordEntry, encode_batch
 from memhop.errors import (
     ClosedError,
@@ -57,11 +64,6 @@ _DIGESTS_KEPT = 16  # prefix digests remembered (a few ends are ever asked for)
 
 def _no_pause() -> None:
     """The pacer of a thread outside ``Engine.paced``."""
-
-
-def _flat(index: Mapping[int, IntMap]) -> dict[int, object]:
-    """An index as comparable values: each domain's (id, offset) pairs, empty domains left out."""
-    return {agent: ids.flat() for agent, ids in index.items() if ids}
 
 
 class Engine:
@@ -86,20 +88,15 @@ class Engine:
         self._pacing = threading.local()  # the pacer of a thread inside ``paced``
         self._commits = Commits(self._lock, self._log, file)
         self._closed = False
-        # Damage met so far: live records whose frame or payload would not
-        # read, (agent, id) -> the offset that failed; and frames the open's
-        # log replay resumed past (a damaged frame of any kind, tombstones included).
-        self._damaged: dict[tuple[int, int], int] = {}
-        self._damaged_frames = damaged_frames
+        self._damage = DamageLog(damaged_frames)
         # Where the open gave up on a damaged region too large to resync past
         # (0: it did not). Appending behind it would hide the new frames from
         # the next scan, so writes are refused.
         self._unread_from = unread_from
         self._digests = dict(digests or {})
         self.index_source = "new"  # or where the open took the index: snapshot, seed, scan
-        # Bytes the open cut from the tail: a torn write, an orphan snapshot blob, or a last
-        # frame that failed its checks (as SQLite's WAL drops a bad last frame, it cannot be
-        # told from a torn one). Not damage, but a tombstone cut there undoes its delete.
+        # Bytes the open cut from the tail: a torn write, or a bad last frame (not damage:
+        # it cannot be told from a torn one, as in SQLite's WAL); a tombstone there is undone.
         self.tail_bytes_cut = 0
         self._index_confirmed = False  # an index from the seed, replayed once (confirm_index)
 
@@ -140,8 +137,7 @@ class Engine:
 
     @property
     def writable(self) -> bool:
-        """Whether writes are taken: no damage too large to read past, no failed write or
-        fsync, and a header generation left to write (``_check_writable`` says why not)."""
+        """Whether writes are taken (``_check_writable`` raises why not)."""
         return not (self._unread_from or self._log.failure is not None or self._log.exhausted)
 
     def _check_writable(self) -> None:
@@ -174,7 +170,7 @@ class Engine:
             try:
                 return decode_record(self._file.view(), offset, self._file.size, agent_id, id_hash)
             except (CorruptionError, CRCMismatchError) as exc:
-                self._note_damage(agent_id, id_hash, offset, exc)
+                self._damage.note(agent_id, id_hash, offset, exc)
                 raise named_damage(exc, agent_id, id_hash, offset) from exc
 
     def payloads_of_type(self, agent_id: int, rec_type: int) -> Iterator[tuple[int, bytes]]:
@@ -198,7 +194,7 @@ class Engine:
         """
 
         def damaged(id_hash: int, offset: int, exc: Exception) -> None:
-            self._note_damage(agent_id, id_hash, offset, exc)
+            self._damage.note(agent_id, id_hash, offset, exc)
 
         pace: Callable[[], None] | None = getattr(self._pacing, "pace", None)
         for at in range(0, len(ids), _READ_CHUNK):
@@ -236,19 +232,7 @@ class Engine:
         with self._lock:
             offset = self._live.offsets.get(agent_id, NO_IDS).get(id_hash)
             if offset is not None:
-                self._note_damage(agent_id, id_hash, offset, reason)
-
-    def _note_damage(self, agent_id: int, id_hash: int, offset: int, reason: Exception) -> None:
-        """Remember a damaged record; log it the first time it is met at this offset."""
-        if self._damaged.get((agent_id, id_hash)) != offset:
-            self._damaged[(agent_id, id_hash)] = offset
-            log.warning(
-                "damaged record %016x of agent %016x at offset %d: %s",
-                id_hash,
-                agent_id,
-                offset,
-                reason,
-            )
+                self._damage.note(agent_id, id_hash, offset, reason)
 
     def damage(self) -> tuple[int, int]:
         """Return (damaged live records met by reads, damaged frames skipped by the open).
@@ -256,10 +240,7 @@ class Engine:
         A damaged record that was since overwritten or deleted is no longer counted.
         """
         with self._lock:
-            live = self._live.offsets
-            damaged = self._damaged.items()
-            records = sum(1 for (a, i), at in damaged if live.get(a, NO_IDS).get(i) == at)
-            return records, self._damaged_frames
+            return self._damage.counts(self._live.offsets)
 
     def contains(self, agent_id: int, id_hash: int) -> bool:
         with self._lock:
@@ -412,32 +393,14 @@ class Engine:
             return self._file.size, self._live.count()
 
     def confirm_index(self, what: str) -> None:
-        """Before frames are left behind for good (a compaction): an index the open took from
-        the seed must be the one a replay of the log gives.
-
-        The seed's digest vouches for the file's bytes, not for the index it
-        carries, and a frame it leaves out would be lost by the copy. So the
-        whole log is scanned once per open (the cost the seed saved) and compared;
-        on a difference the seed is deleted and CorruptionError (``what``: its
-        prefix) says to reopen, which rebuilds the index from the log. A no-op for
-        an index from the file's own snapshot or a scan.
-        """
+        """Before a compaction leaves frames behind, check an index taken from the seed against
+        a replay of the log, once (``check_seeded_index``); a no-op for any other index."""
         with self._lock:
             self._check_open()
-            if self.index_source != "seed" or self._index_confirmed:
-                return
-            view, end = self._file.view(), self._log.record_end
-            replayed: dict[int, IntMap] = {}
-            scan_records(view, DATA_START, end, replayed, 0)
-            if _flat(replayed) != _flat(self._live.offsets):
-                discard_seed(self._file.path)
-                msg = (
-                    f"{what}: the index this open took from {self._file.path}{SEED_SUFFIX} is"
-                    " not the one the log gives; nothing was copied or left behind, and the seed"
-                    f" was removed: reopen {self._file.path} to rebuild the index from the log"
-                )
-                raise CorruptionError(msg)
-            self._index_confirmed = True
+            if self.index_source == "seed" and not self._index_confirmed:
+                view, end = self._file.view(), self._log.record_end
+                check_seeded_index(self._file.path, view, end, self._live.offsets, what)
+                self._index_confirmed = True
 
     # ---- writes ------------------------------------------------------------------------
 
@@ -577,7 +540,7 @@ class Engine:
 
     def _seed(self, snapshot: bytes) -> None:
         end = self.record_end
-        if not self._damaged and not self._damaged_frames and worth_a_seed(end):  # clean bytes
+        if self._damage.clean and worth_a_seed(end):  # clean bytes
             digest = self.prefix_digests([end])[0]
             write_seed(self._file.path, end, digest, snapshot, self._file.permission_bits())
 

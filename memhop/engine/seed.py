@@ -19,8 +19,8 @@ scan from its end (a frame boundary then, so one now) adds the rest.
 What a well-formed but wrong seed can do: the digest vouches for the file's
 bytes, not for the index, so the header's count is what catches an entry
 dropped or added; an edit that keeps the count (one entry dropped, a
-superseded frame's put back) is caught by the replay ``Engine.confirm_index``
-makes before a compaction leaves any frame behind.
+superseded frame's put back) is caught by the replay ``check_seeded_index``
+makes before a compaction leaves any frame behind (``Engine.confirm_index``).
 
 Contract:
 - Layout: ``MAGIC`` (8 bytes), the end (u64 little-endian), the digest (16
@@ -38,19 +38,22 @@ from __future__ import annotations
 import logging
 import os
 import struct
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import xxhash
 
 from memhop.engine.frame import ByteView
 from memhop.engine.header import DATA_START, FileHeader
+from memhop.engine.recovery import scan_records
 from memhop.engine.snapshot import PackedIndex, parse_snapshot
 from memhop.engine.storefile import SEED_SUFFIX, remove_side_file, replace_side_file
-from memhop.errors import InvalidQueryError, MemHopError
+from memhop.errors import CorruptionError, InvalidQueryError, MemHopError
+from memhop.intmap import IntMap
 
 __all__ = [
     "MIN_LOG_BYTES",
     "SUFFIX",
+    "check_seeded_index",
     "discard_seed",
     "has_seed",
     "prefix_digests",
@@ -145,6 +148,34 @@ def _mismatch(data: bytes, view: ByteView, size: int, header: FileHeader) -> str
     if prefix_digests(view, [end], end) != [digest]:
         return "the file's bytes up to its end are not the ones it was made from"
     return None
+
+
+def check_seeded_index(
+    path: str, view: ByteView, end: int, index: Mapping[int, IntMap], what: str
+) -> None:
+    """Check that ``index``, taken from ``path``'s seed, is the one a replay of the record
+    area up to ``end`` gives; else delete the seed and raise CorruptionError (``what``: its
+    prefix) asking for a reopen, which rebuilds the index from the log.
+
+    For a compaction, before it leaves any frame behind: the seed's digest vouches
+    for the file's bytes, not for the index, and a frame the index leaves out
+    would be lost with the old file. Costs the scan the seed saved.
+    """
+    replayed: PackedIndex = {}
+    scan_records(view, DATA_START, end, replayed, 0)
+    if _pairs(replayed) != _pairs(index):
+        discard_seed(path)
+        msg = (
+            f"{what}: the index this open took from {path}{SUFFIX} is not the one the log"
+            " gives; nothing was copied or left behind, and the seed was removed: reopen"
+            f" {path} to rebuild the index from the log"
+        )
+        raise CorruptionError(msg)
+
+
+def _pairs(index: Mapping[int, IntMap]) -> dict[int, object]:
+    """An index as comparable values: each domain's (id, offset) pairs, empty ones left out."""
+    return {agent: ids.flat() for agent, ids in index.items() if ids}
 
 
 def has_seed(path: str) -> bool:
