@@ -88,8 +88,14 @@ def _pairs(cache: L1Cache, focus: Iterable[int]) -> set[tuple[int, int]]:
     return pairs
 
 
-def _weigh(sets: Mapping[int, frozenset[str]], pairs: Iterable[tuple[int, int]]) -> list[Pair]:
-    weighed = ((low, high, decay.jaccard(sets[low], sets[high])) for low, high in sorted(pairs))
+def _weigh(cache: L1Cache, pairs: Iterable[tuple[int, int]]) -> list[Pair]:
+    """``pairs`` at or above the floor, weighed on the cache's keyword sets, in pair order."""
+    words = cache.words
+    nothing: frozenset[str] = frozenset()
+    weighed = (
+        (low, high, decay.jaccard(words.get(low, nothing), words.get(high, nothing)))
+        for low, high in sorted(pairs)
+    )
     return [(a, b, s, l1_edge_id(a, b)) for a, b, s in weighed if s >= L1_EDGE_MIN_SIMILARITY]
 
 
@@ -126,9 +132,9 @@ def _weighed(
     """The pairs to weigh at or above the floor, in pair order: every pair on a cold cache
     (``weighing``'s where neither set changed since, if it stands), else those ``_pairs``
     finds. ``begun``: the stages begun before this one."""
+    if not cache.all_pairs:  # a warm cache: the pairs with a changed end, nothing else
+        return _weigh(cache, _pairs(cache, focus & cache.nodes.keys()))
     sets = _sets(cache)
-    if not cache.all_pairs:
-        return _weigh(sets, _pairs(cache, focus & sets.keys()))
     if weighing is None or weighing.begun != begun:
         return _every_pair(sets)
     then = weighing.sets
@@ -138,7 +144,7 @@ def _weighed(
         return kept
     fresh = [p for p in _pairs(cache, changed) if p[0] in changed or p[1] in changed]
     unchanged = (p for p in kept if p[0] not in changed and p[1] not in changed)
-    return sorted([*unchanged, *_weigh(sets, fresh)])
+    return sorted([*unchanged, *_weigh(cache, fresh)])
 
 
 def build_edges(held: Held, touched: Set[int], now: int, weighing: Weighing | None = None) -> int:

@@ -51,12 +51,16 @@ from memhop.dream.env import Held
 from memhop.dream.schedule import Schedule
 from memhop.engine import Engine
 from memhop.errors import MemHopError
+from memhop.ids import scene_node_id
 from memhop.index.l2meta import L2Meta
 from memhop.layers import scene, topic
 from memhop.layers.edge_clocks import edge_clocks
-from memhop.records import RecordType, SceneEdge, SceneNode, TopicSlot
+from memhop.records import RecordType, SceneEdge, SceneNode
 
-__all__ = ["L1Cache", "Preload"]
+__all__ = ["SPOT_CHECK", "L1Cache", "Preload"]
+
+SPOT_CHECK = 1024
+"""Topics a warm ``index_rebuild`` checks against the records by offset, round robin."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +68,10 @@ class Preload:
     """Reads of a cold load made without the domain lock (``preloaded``)."""
 
     begun: int  # the domain's stages begun before it (``l1domain.ticket``)
-    rows: Mapping[int, tuple[int, TopicSlot]]  # topic id -> (frame offset, row)
+    meta: L2Meta  # the topic mirror the rows were compared with
+    start: int  # the log's record end before the reads: frames from there on came after
+    node_writes: int  # ``Engine.writes`` of scene nodes before the nodes were read
+    suspect: frozenset[int]  # topics whose row read differs from the mirror's
 
 
 class L1Cache:
@@ -76,15 +83,18 @@ class L1Cache:
         self.cold = True
         self.meta: L2Meta | None = None  # the topic mirror whose journal this cache drains
         self.topic_at: dict[int, int] = {}  # topic id -> frame offset when last checked
+        self._spot = 0  # where the next spot check of the topic offsets starts
         self.listed_in: dict[int, tuple[int, ...]] = {}  # topic id -> nodes whose list holds it
         self.nodes: dict[int, SceneNode] = {}
         self.node_at: dict[int, int] = {}
+        self.node_writes = -1  # ``Engine.writes`` of scene nodes when the copies last agreed
         self.edges = Schedule()  # when the next decay must look at each edge
         self.node_due = Schedule()  # when the next decay must look at each node
         self.words: dict[int, frozenset[str]] = {}  # node id -> lowered keywords of its topics
         self.holders: dict[str, set[int]] = {}  # keyword -> node ids whose set holds it
         self.dirty_scenes: set[int] = set()
         self.dirty_words: set[int] = set()
+        self.restale: set[int] = set()  # nodes l1_rebuild must judge again
         self.orphans: set[tuple[int, int]] = set()
         self.all_pairs = False  # the next l1_hyperedges weighs every pair (a cold load)
         self.preload: Preload | None = None  # reads made without the domain lock (``preloaded``)
@@ -94,46 +104,104 @@ class L1Cache:
         self.distilled: object = None  # what distillation was last given (``distill``)
 
     @classmethod
-    def preloaded(cls, engine: Engine, agent_id: int, begun: int) -> L1Cache | None:
+    def preloaded(cls, engine: Engine, agent_id: int, begun: int, meta: L2Meta) -> L1Cache | None:
         """A cold cache holding the reads a cold load makes, made now without the domain
         lock (None if one failed: the load under the lock meets the failure again and
-        reports it); ``begun``: ``l1domain.ticket``.
+        reports it); ``begun``: ``l1domain.ticket``; ``meta``: the domain's topic mirror.
 
         Each read is whole under the engine's lock; every offset is taken before
-        its record is read, so a record written meanwhile shows a new offset.
+        its record is read, so a record written meanwhile shows a new offset. The
+        rows read are compared with the mirror here too, without the lock (a
+        dict read at a time; a topic changed meanwhile is in the mirror's journal
+        and read again under the lock).
         """
         cache = cls(engine, agent_id)
         try:
+            start = engine.record_end
+            node_writes = engine.writes(agent_id, RecordType.SCENE_NODE)
             topic_at = cache._offsets(RecordType.TOPIC)
             node_at = cache._offsets(RecordType.SCENE_NODE)
             cache._load(node_at, engine.ids_of_type(agent_id, RecordType.SCENE_EDGE))
-            rows = {
-                row.id: (topic_at[row.id], row)
-                for row in topic.all_topics_strict(engine, agent_id)
-                if row.id in topic_at
-            }
+            rows = topic.all_topics_strict(engine, agent_id)
         except MemHopError:
             return None
-        cache.preload = Preload(begun, rows)
+        cache.topic_at = topic_at
+        suspect = frozenset(r.id for r in rows if r.id not in topic_at or meta.get(r.id) != r)
+        cache.preload = Preload(begun, meta, start, node_writes, suspect)
         return cache
 
     # ---- bringing the copies up to date ------------------------------------------------
 
     def refresh(self, held: Held, *, check_topics: bool = False) -> None:
-        """Bring the copies up to date (see the module); ``check_topics`` also checks the
-        topic mirror against the records by offset, which costs a pass over the topic ids."""
+        """Bring the copies up to date (see the module); ``check_topics`` also spot-checks
+        the topic mirror against the records (``SPOT_CHECK`` topics by offset a time)."""
         engine, agent = self.engine, self.agent_id
-        check_topics = check_topics or self.cold
         # The domain lock is held: no other thread writes this domain meanwhile.
-        nodes = self._offsets(RecordType.SCENE_NODE)
-        topics = self._offsets(RecordType.TOPIC) if check_topics else None
-        self._refresh_topics(held, topics)
-        if self.cold and self.preload is None:
-            self._load(nodes, engine.ids_of_type(agent, RecordType.SCENE_EDGE))
-        else:  # a warm cache, or nodes a preload read without the lock
-            self._refresh_nodes(nodes)
+        if not self.cold:
+            self._refresh_topics(held, self._spot_check(held) if check_topics else False)
+            if engine.writes(agent, RecordType.SCENE_NODE) != self.node_writes:
+                self._refresh_nodes(self._offsets(RecordType.SCENE_NODE))
+        elif self.preload is not None and self.preload.meta is held.mirrors.topics:
+            self._refresh_preloaded(held, self.preload)
+        else:
+            self.topic_at = self._offsets(RecordType.TOPIC)
+            rows = topic.all_topics_strict(engine, agent)
+            meta = held.mirrors.topics
+            drift = len(rows) != len(meta) or any(meta.get(r.id) != r for r in rows)
+            self._load(
+                self._offsets(RecordType.SCENE_NODE),
+                engine.ids_of_type(agent, RecordType.SCENE_EDGE),
+            )
+            self._refresh_topics(held, drift)
+        self.node_writes = engine.writes(agent, RecordType.SCENE_NODE)
         self.cold = False
         self.preload = None
+
+    def _refresh_preloaded(self, held: Held, pre: Preload) -> None:
+        """A cold load from a preload: only what changed since it (the topics written since,
+        the rows that differed, the nodes if any was written) is read under the lock."""
+        engine, agent, meta = self.engine, self.agent_id, held.mirrors.topics
+        written = engine.frames_since(agent, pre.start)
+        since = {i for _, t, i in written if t == RecordType.TOPIC} | pre.suspect
+        now_at = dict(zip(since, engine.offsets_of(agent, since), strict=True))
+        drift = len(engine.ids_of_type(agent, RecordType.TOPIC)) != len(meta)
+        for topic_id, at in now_at.items():
+            if at is None:
+                self.topic_at.pop(topic_id, None)
+                drift = drift or topic_id in meta
+            else:
+                self.topic_at[topic_id] = at
+                drift = drift or topic.get_topic_optional(engine, agent, topic_id) != meta.get(
+                    topic_id
+                )
+        if engine.writes(agent, RecordType.SCENE_NODE) != pre.node_writes:
+            self._refresh_nodes(self._offsets(RecordType.SCENE_NODE))
+        self._refresh_topics(held, drift)
+
+    def _spot_check(self, held: Held) -> bool:
+        """Whether the topic mirror drifted from the records: the counts, and the next
+        ``SPOT_CHECK`` topics of the mirror by offset (a moved one is read and compared).
+
+        Every write memhop makes goes through the mirror, so a pass checks a slice of
+        the domain at a time rather than all of it: a topic changed behind the mirror's
+        back is found within a round of passes.
+        """
+        engine, agent, meta = self.engine, self.agent_id, held.mirrors.topics
+        if len(engine.ids_of_type(agent, RecordType.TOPIC)) != len(meta):
+            return True
+        ids = meta.topic_ids()
+        if self._spot >= len(ids):
+            self._spot = 0
+        window = ids[self._spot : self._spot + SPOT_CHECK]
+        self._spot += len(window)
+        for topic_id, at in zip(window, engine.offsets_of(agent, window), strict=True):
+            if at is None:
+                return True
+            if self.topic_at.get(topic_id) != at:
+                if topic.get_topic_optional(engine, agent, topic_id) != meta.get(topic_id):
+                    return True
+                self.topic_at[topic_id] = at
+        return False
 
     def _offsets(self, rec_type: RecordType) -> dict[int, int]:
         """Each live record of ``rec_type`` in the domain -> its frame offset."""
@@ -142,68 +210,58 @@ class L1Cache:
         offsets = engine.offsets_of(agent, ids)  # one hold of the engine's lock
         return {i: at for i, at in zip(ids, offsets, strict=True) if at is not None}
 
-    def _refresh_topics(self, held: Held, live: dict[int, int] | None) -> None:
+    def _refresh_topics(self, held: Held, drift: bool) -> None:
+        """Take in the topics changed since the last stage (``drift``: the mirror disagrees
+        with the records, and is rebuilt from them)."""
         engine, agent = self.engine, self.agent_id
         meta = held.mirrors.topics
         # What the root changed through the mirror since the last stage; a mirror
         # installed whole since then (or a cold cache) may have changed anything.
         changed = set(meta.l1_journal.drain())
-        if self.cold or meta is not self.meta:
-            changed.update(meta.topic_ids())
-            changed.update(self.listed_in)
-        drift = False
-        if live is not None:
-            if self.cold:
-                rows = self._cold_rows(live)
-                drift = len(rows) != len(meta) or any(meta.get(r.id) != r for r in rows)
-            else:
-                # A topic at a new offset that equals its mirror row changed through the
-                # root (the journal has it) or not at all (a compaction moved it).
-                moved = [t for t, at in live.items() if self.topic_at.get(t) != at]
-                drift = len(live) != len(meta) or any(
-                    topic.get_topic_optional(engine, agent, t) != meta.get(t) for t in moved
-                )
-            self.topic_at = live
+        everything = self.cold or meta is not self.meta
         if drift:
             meta = L2Meta.from_topics(topic.all_topics_strict(engine, agent))
             held.mirrors.topics = meta
-            changed.update(meta.topic_ids())
-            changed.update(self.listed_in)
+            everything = True
         if meta is not self.meta:
             meta.l1_journal.drain()  # a new mirror: note from here on
             self.meta = meta
+        if everything:
+            self.dirty_scenes.update(meta.scenes())
+            self.dirty_scenes.update(n.scene_id for n in self.nodes.values())
+            self.dirty_words.update(self.nodes)
+            self.restale.update(self.nodes)
+            for node_id in self.nodes:
+                self.node_due.put(node_id, 0)
+            return
         # A changed topic changes the keywords of the nodes listing it (a node's list is
         # a snapshot: it may name a topic since moved to another scene), the listing
-        # of those nodes' scenes, and the listing of the scene it is in now.
+        # of those nodes' scenes, and the listing of the scene it is in now, whose node
+        # may go stale (a fold moves depths within a scene).
         for topic_id in changed:
             for node_id in self.listed_in.get(topic_id, ()):
                 self.dirty_words.add(node_id)
                 self.dirty_scenes.add(self.nodes[node_id].scene_id)
+                self.restale.add(node_id)
                 self.node_due.put(node_id, 0)  # whether decay skips it (a deep node) may change
             scene_id = meta.scene_of(topic_id)
             if scene_id is not None:
                 self.dirty_scenes.add(scene_id)
-
-    def _cold_rows(self, live: dict[int, int]) -> list[TopicSlot]:
-        """Every live topic row: a preload's where its offset is unchanged, else read now."""
-        if self.preload is None:
-            return topic.all_topics_strict(self.engine, self.agent_id)
-        kept = self.preload.rows
-        rows = [row for t, (at, row) in kept.items() if live.get(t) == at]
-        moved = [t for t, at in live.items() if t not in kept or kept[t][0] != at]
-        rows += topic.read_topics_strict(self.engine, self.agent_id, moved)
-        return rows
+                self.restale.add(scene_node_id(scene_id))
 
     def rebase(self, engine: Engine) -> None:
         """Follow a compaction: the same records in a new file, at new offsets.
 
-        The offsets are forgotten, so the next refresh decodes and checks every
-        topic and node once; the edge schedule is kept (only these stages write
-        edges, and a compaction copies them unchanged).
+        The copies stand (a compaction copies every record unchanged, and runs while
+        no call of the domain does); the offsets are forgotten, so spot checks read
+        their topics again, and a node written elsewhere later reads every node.
         """
+        agreed = self.engine.writes(self.agent_id, RecordType.SCENE_NODE) == self.node_writes
         self.engine = engine
         self.topic_at = {}
         self.node_at = {}
+        # Nodes written elsewhere before the compaction and not taken in yet: read them all.
+        self.node_writes = engine.writes(self.agent_id, RecordType.SCENE_NODE) if agreed else -1
 
     def _load(self, live: dict[int, int], edge_ids: list[int]) -> None:
         for node in scene.list_scene_nodes(self.engine, self.agent_id):
@@ -238,6 +296,7 @@ class L1Cache:
         if old is None or old.topic_ids != node.topic_ids:
             self.dirty_words.add(node.id_hash)
             self.dirty_scenes.add(node.scene_id)
+            self.restale.add(node.id_hash)
             if old is not None:
                 self._unlist(old)
             for topic_id in node.topic_ids:

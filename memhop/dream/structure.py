@@ -67,8 +67,8 @@ def preload_cold(env: DreamEnv) -> L1Cache | None:
     ``rebuild_index``); None for a warm cache. Turns go on meanwhile: a cold load of a
     large domain reads every topic, node and edge (seconds at 10^4 scenes)."""
     with env.hold() as held:
-        begun, engine = l1domain.ticket(held), held.engine
-    return None if begun is None else L1Cache.preloaded(engine, env.agent_id, begun)
+        begun, engine, meta = l1domain.ticket(held), held.engine, held.mirrors.topics
+    return None if begun is None else L1Cache.preloaded(engine, env.agent_id, begun, meta)
 
 
 def rebuild_index(held: Held, preload: L1Cache | None = None) -> L2Meta:
@@ -210,11 +210,15 @@ def _is_stale(meta: L2Meta, node: SceneNode) -> bool:
 def rebuild_from_l2(held: Held) -> tuple[int, int]:
     """Delete nodes whose topics are gone or sunk too deep; return (nodes, edges) removed.
 
-    Every node is judged before anything is deleted, so a read failure changes nothing.
+    Only nodes whose topics (or their scene's) changed since the last rebuild are
+    judged (``L1Cache.restale``), each before anything is deleted, so a read failure
+    changes nothing.
     """
     with l1domain.checked(held) as cache:
         meta = held.mirrors.topics
-        stale = [n for _, n in sorted(cache.nodes.items()) if _is_stale(meta, n)]
+        judged = sorted(cache.restale & cache.nodes.keys())
+        cache.restale.clear()
+        stale = [cache.nodes[n] for n in judged if _is_stale(meta, cache.nodes[n])]
         if not stale:
             return 0, 0
         graph = _Graph(held, cache)

@@ -21,6 +21,7 @@ from contextlib import AbstractContextManager, contextmanager
 from types import MappingProxyType
 
 from memhop.engine.commits import Commits
+from memhop.engine.counts import WriteCounts
 from memhop.engine.damage import DamageLog
 from memhop.engine.frame import (
     FLAG_DELETED,
@@ -31,9 +32,9 @@ from memhop.engine.frame import (
     named_damage,
     record_payloads,
 )
-from memhop.engine.header import DATA_START, HeaderPair
+from memhop.engine.header import HeaderPair
 from memhop.engine.index import LiveIndex, Placement
-from memhop.engine.recovery import frames_between
+from memhop.engine.recovery import live_frames_since
 from memhop.engine.seed import (
     check_seeded_index,
     has_seed,
@@ -99,6 +100,7 @@ class Engine:
         # it cannot be told from a torn one, as in SQLite's WAL); a tombstone there is undone.
         self.tail_bytes_cut = 0
         self._index_confirmed = False  # an index from the seed, replayed once (confirm_index)
+        self._writes = WriteCounts()
 
     # ---- state -------------------------------------------------------------------------
 
@@ -246,6 +248,12 @@ class Engine:
         with self._lock:
             return not self._closed and id_hash in self._live.offsets.get(agent_id, NO_IDS)
 
+    def writes(self, agent_id: int, rec_type: int) -> int:
+        """How many records of ``rec_type`` the domain wrote or deleted through this engine
+        (``memhop.engine.counts``)."""
+        with self._lock:
+            return self._writes.of(agent_id, rec_type)
+
     def ids_of_type(self, agent_id: int, rec_type: int) -> list[int]:
         """Return the live ids of one type in one domain, ascending.
 
@@ -350,18 +358,8 @@ class Engine:
         """
         with self._lock:
             self._check_open()
-            end = self._log.record_end
-            if not DATA_START <= start <= end:
-                msg = f"{start} is outside the record area [{DATA_START}, {end}]"
-                raise CorruptionError(msg)
             live = self._live.offsets.get(agent_id, NO_IDS)
-            return [
-                (offset, rec_type, id_hash)
-                for offset, rec_type, flags, agent, id_hash, _ in frames_between(
-                    self._file.view(), start, end
-                )
-                if agent == agent_id and not flags & FLAG_DELETED and live.get(id_hash) == offset
-            ]
+            return live_frames_since(self._file.view(), start, self._log.record_end, agent_id, live)
 
     def log_view(self) -> tuple[ByteView, int]:
         """Return the mapping of the file and its size, for the engine's own readers.
@@ -433,6 +431,7 @@ class Engine:
                 return []
             self._check_writable()
             base = self._log.append(blob)
+            self._writes.add((p[0], p[2]) for p in placements)
             if sync:
                 self._commits.commit(
                     self._file.size, lambda: self._live.put(base, placements), "sync"
@@ -480,6 +479,7 @@ class Engine:
                 return 0
             stones = b"".join(encode_frame(agent_id, t, FLAG_DELETED, i, b"") for i, t in doomed)
             self._log.append(stones)
+            self._writes.add((agent_id, t) for _, t in doomed)
 
             def drop() -> None:
                 for id_hash, _ in doomed:

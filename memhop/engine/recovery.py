@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from memhop.engine.frame import FLAG_DELETED, RECORD_HEADER_SIZE, ByteView, frame_bounds
@@ -236,3 +236,19 @@ def frames_between(
     if offset != end:
         msg = f"the frames from {start} run past the record end {end}"
         raise CorruptionError(msg)
+
+
+def live_frames_since(
+    buf: ByteView, start: int, end: int, agent_id: int, live: Mapping[int, int]
+) -> list[tuple[int, int, int]]:
+    """(offset, type, id) of ``agent_id``'s frames in ``[start, end)`` that ``live`` (the
+    domain's id -> offset index) holds where they are, in log order (``frames_between``'s
+    errors for a ``start`` that is not a frame boundary of the record area)."""
+    if not DATA_START <= start <= end:
+        msg = f"{start} is outside the record area [{DATA_START}, {end}]"
+        raise CorruptionError(msg)
+    return [
+        (offset, rec_type, id_hash)
+        for offset, rec_type, flags, agent, id_hash, _ in frames_between(buf, start, end)
+        if agent == agent_id and not flags & FLAG_DELETED and live.get(id_hash) == offset
+    ]

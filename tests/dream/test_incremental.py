@@ -237,7 +237,7 @@ def test_a_cache_preloaded_without_the_lock_writes_what_a_cold_one_writes(
             l1domain.drop(held)  # cold, as after an open
             begun = l1domain.ticket(held)
         assert begun is not None
-        preload = L1Cache.preloaded(preloading.engine, 0, begun)
+        preload = L1Cache.preloaded(preloading.engine, 0, begun, preloading.mirrors.topics)
         assert preload is not None
         for op in between:
             _meanwhile(op, (preloading, cold), now, parents)
@@ -414,7 +414,7 @@ def _preload_cold(dom: Domain) -> L1Cache:
         l1domain.drop(held)
         begun = l1domain.ticket(held)
     assert begun is not None
-    preload = L1Cache.preloaded(dom.engine, 0, begun)
+    preload = L1Cache.preloaded(dom.engine, 0, begun, dom.mirrors.topics)
     assert preload is not None
     return preload
 
