@@ -36,9 +36,12 @@ Contract:
   the last pass (``l1cache``): ``index_rebuild`` decodes only topics whose
   frames moved and installs a rebuilt mirror only when the records disagree
   with it; ``l1_nodes``/``l1_hyperedges`` visit changed scenes and pairs with
-  a changed end; decay is computed exactly every pass but written back only
-  when a value crosses a threshold, its links change, or its interval has
-  passed (an hour for a node, an edge's half-life for an edge).
+  a changed end; ``l1_rebuild`` judges nodes whose topics changed; decay
+  looks only at the nodes and edges whose value crosses a threshold by now
+  (each is scheduled for that moment) and stores a value only with such a
+  decision. A node whose edge list only grew is stored once it has grown by
+  half (``L1Cache.link``); ``flush`` stores the rest (the root calls it at a
+  close, a checkpoint, and before ``list_l1``).
 - **No O(domain) work under the domain lock on a cold cache** (the first
   pass after an open; beyond upstream): its reads of every topic, node and
   edge (``L1Cache.preloaded``) and its weighing of every pair
@@ -56,7 +59,17 @@ topic snapshot into a write without the re-check in ``compress``.
 from __future__ import annotations
 
 from memhop.dream.env import AnyEvent, DreamEnv, Held
+from memhop.dream.l1domain import flush
 from memhop.dream.pipeline import run_dream
 from memhop.dream.report import STAGES, Report, StageRecord
 
-__all__ = ["STAGES", "AnyEvent", "DreamEnv", "Held", "Report", "StageRecord", "run_dream"]
+__all__ = [
+    "STAGES",
+    "AnyEvent",
+    "DreamEnv",
+    "Held",
+    "Report",
+    "StageRecord",
+    "flush",
+    "run_dream",
+]

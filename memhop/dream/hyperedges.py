@@ -207,7 +207,7 @@ def build_edges(held: Held, touched: Set[int], now: int, weighing: Weighing | No
             extra = [e for e in dict.fromkeys(edge_ids) if e not in held_ids]
             if extra:
                 grown.append(dataclasses.replace(node, edge_ids=(*node.edge_ids, *extra)))
-        cache.put_nodes(grown)
+        cache.link(grown)
         cache.all_pairs = False
         cache.orphans.clear()
         return len(edges)

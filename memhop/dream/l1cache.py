@@ -43,6 +43,7 @@ Traps: call only under the domain lock (``Held``); not thread-safe (but
 from __future__ import annotations
 
 import bisect
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -57,7 +58,10 @@ from memhop.layers import scene, topic
 from memhop.layers.edge_clocks import edge_clocks
 from memhop.records import RecordType, SceneEdge, SceneNode
 
-__all__ = ["SPOT_CHECK", "L1Cache", "Preload"]
+__all__ = ["LINK_SLACK", "SPOT_CHECK", "L1Cache", "Preload"]
+
+LINK_SLACK = 8
+"""A node whose edge list only grew is stored once it has grown by half, or by this many."""
 
 SPOT_CHECK = 1024
 """Topics a warm ``index_rebuild`` checks against the records by offset, round robin."""
@@ -95,6 +99,9 @@ class L1Cache:
         self.dirty_scenes: set[int] = set()
         self.dirty_words: set[int] = set()
         self.restale: set[int] = set()  # nodes l1_rebuild must judge again
+        # Nodes whose edge list grew in memory since they were stored -> its stored length
+        # (``link``): written when it has grown enough, at ``flush``, or with any other change.
+        self.unsaved: dict[int, int] = {}
         self.orphans: set[tuple[int, int]] = set()
         self.all_pairs = False  # the next l1_hyperedges weighs every pair (a cold load)
         self.preload: Preload | None = None  # reads made without the domain lock (``preloaded``)
@@ -272,12 +279,25 @@ class L1Cache:
         # Each edge is first looked at when its stored weight and clock make it due, as a
         # warm cache would; one with a member gone, or not in the usual shape, at once.
         clocks = edge_clocks(self.engine, self.agent_id)
+        unlisted: dict[int, list[int]] = {}
         for edge_id in edge_ids:
             known = clocks.get(edge_id)
             if known is None or not all(m in self.nodes for m in known[0]):
                 self.edges.put(edge_id, 0)
-            else:
-                self.edges.put(edge_id, decay.edge_due_at(known[1], known[2]))
+                continue
+            self.edges.put(edge_id, decay.edge_due_at(known[1], known[2]))
+            for member in known[0]:
+                unlisted.setdefault(member, []).append(edge_id)
+        # An edge its member does not list: that node's longer list was not stored yet
+        # (``link``; the process ended first). It is taken as unsaved, as it was.
+        for node_id, linked in unlisted.items():
+            node = self.nodes[node_id]
+            listed = set(node.edge_ids)
+            extra = [e for e in linked if e not in listed]
+            if extra:
+                self.unsaved[node_id] = len(node.edge_ids)
+                grown = dataclasses.replace(node, edge_ids=(*node.edge_ids, *extra))
+                self._take_node(grown, self.node_at[node_id])
 
     def _refresh_nodes(self, live: dict[int, int]) -> None:
         engine, agent = self.engine, self.agent_id
@@ -287,7 +307,20 @@ class L1Cache:
             if self.node_at.get(node_id) != at:
                 node = scene.get_scene_node_optional(engine, agent, node_id)
                 if node is not None:
-                    self._take_node(node, at)
+                    self._take_node(self._relinked(node), at)
+
+    def _relinked(self, stored: SceneNode) -> SceneNode:
+        """A node read from the file, with the edges its unsaved list held that still stand."""
+        old = self.nodes.get(stored.id_hash)
+        if old is None or stored.id_hash not in self.unsaved:
+            return stored
+        listed = set(stored.edge_ids)
+        extra = [e for e in old.edge_ids if e not in listed and e in self.edges]
+        if not extra:
+            del self.unsaved[stored.id_hash]
+            return stored
+        self.unsaved[stored.id_hash] = len(stored.edge_ids)
+        return dataclasses.replace(stored, edge_ids=(*stored.edge_ids, *extra))
 
     # ---- copies ------------------------------------------------------------------------
 
@@ -324,6 +357,7 @@ class L1Cache:
                 if edge_id in self.edges:
                     self.edges.put(edge_id, 0)
         self.node_at.pop(node_id, None)
+        self.unsaved.pop(node_id, None)
         self.node_due.drop(node_id)
         self._rank(node_id, None)
         self.set_words(node_id, frozenset())
@@ -361,9 +395,35 @@ class L1Cache:
             return
         scene.put_scene_nodes(self.engine, self.agent_id, nodes)
         for node in nodes:
+            self.unsaved.pop(node.id_hash, None)
             at = self.engine.offset_of(self.agent_id, node.id_hash)
             if at is not None:
                 self._take_node(node, at)
+
+    def link(self, grown: Sequence[SceneNode]) -> None:
+        """Take nodes whose edge lists only grew (new edges appended).
+
+        A node is stored once its list has grown by half since it was stored (or
+        by ``LINK_SLACK``), else kept in memory until then, until another change
+        stores it, or until ``flush``: a new scene links to many old ones, and
+        writing each old node whole for one more edge id costs its whole list
+        (beyond upstream, which rewrites every end of every edge it writes).
+        The edges themselves are stored at once, so a load finds every link
+        from them (``_load``).
+        """
+        due = []
+        for node in grown:
+            stored = self.unsaved.get(node.id_hash, len(self.nodes[node.id_hash].edge_ids))
+            if len(node.edge_ids) >= stored + max(LINK_SLACK, stored // 2):
+                due.append(node)
+            else:
+                self.unsaved[node.id_hash] = stored
+                self._take_node(node, self.node_at[node.id_hash])
+        self.put_nodes(due)
+
+    def flush(self) -> None:
+        """Store every node whose edge list grew in memory only (``link``)."""
+        self.put_nodes([self.nodes[node_id] for node_id in sorted(self.unsaved)])
 
     def delete_nodes(self, node_ids: Sequence[int]) -> None:
         if not node_ids:

@@ -29,7 +29,7 @@ from memhop.dream.env import Held
 from memhop.dream.l1cache import L1Cache
 from memhop.errors import MemHopError
 
-__all__ = ["checked", "drop", "of", "stages_begun", "ticket", "warm"]
+__all__ = ["checked", "drop", "flush", "of", "stages_begun", "ticket", "warm"]
 
 # Keyed by the id of the domain's mirrors object, whose weak reference drops the entry.
 # No lock: a domain's stages are serialised by its domain lock, other domains use other
@@ -134,3 +134,11 @@ def checked(
 def drop(held: Held) -> None:
     """Forget the domain's cache (after a failed stage: what was written is unknown)."""
     _caches.pop(id(held.mirrors), None)
+
+
+def flush(held: Held) -> None:
+    """Store what a warm cache holds in memory only (``L1Cache.flush``): at a close, a
+    checkpoint, or before the host lists the nodes."""
+    cache = warm(held)
+    if cache is not None:
+        cache.flush()

@@ -39,6 +39,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from typing import Protocol
 
+from memhop import dream
 from memhop.config import Defaults
 from memhop.dream import AnyEvent, DreamEnv, Held, Report, run_dream
 from memhop.engine import Engine
@@ -52,6 +53,7 @@ __all__ = [
     "Report",
     "after_search",
     "after_update",
+    "flush",
     "run_pass",
     "thread_name",
 ]
@@ -245,3 +247,16 @@ def after_search(root: Root, agent_id: int, scene_id: int, left: bool, idle_ms: 
     else:
         return
     root.dreams.start(agent_id, scene_id, lambda: _background(root, agent_id, scene_id, floor))
+
+
+def flush(engine: Engine, ctx: DomainContext) -> None:
+    """Store what Dream keeps of the domain in memory only (called holding its lock; a
+    domain whose mirrors are not built has nothing there). A failure is logged: what it
+    held is found again from the stored edges at the next load."""
+    mirrors = ctx.settled_mirrors()
+    if mirrors is None:
+        return
+    try:
+        dream.flush(Held(engine, ctx.agent_id, mirrors, ctx.dream_declined))
+    except MemHopError as exc:
+        log.warning("dream: the association layer of %016x was not stored: %s", ctx.agent_id, exc)

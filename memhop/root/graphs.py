@@ -28,6 +28,7 @@ from memhop.layers.graph_query import (
     check_import,
 )
 from memhop.records import HypergraphEdge, HypergraphNode, HypergraphSlot, SceneNode
+from memhop.root import dreams
 from memhop.root.domain import DomainContext
 from memhop.root.ops import AgentOps
 from memhop.root.root import Root
@@ -59,7 +60,9 @@ class GraphView:
 
 
 def list_l1(engine: Engine, ctx: DomainContext) -> list[SceneNode]:
-    """The domain's L1 scene nodes ascending by id; [] before any Dream; strict."""
+    """The domain's L1 scene nodes ascending by id, as stored once Dream has stored what it
+    held in memory; [] before any Dream; strict."""
+    dreams.flush(engine, ctx)
     return scene.list_scene_nodes(engine, ctx.agent_id)
 
 

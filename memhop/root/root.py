@@ -105,7 +105,7 @@ class Root:
         self.dreams.close_and_join()
         for ctx in contexts:  # a barrier: no call is mid-write when the file closes
             with ctx.lock:
-                pass
+                dreams.flush(self.engine, ctx)
         try:
             # The snapshot first, so the maps can name it (``WarmStart`` checks it cheaply).
             self.engine.checkpoint_if_stale(seed=True)
@@ -119,6 +119,9 @@ class Root:
     def checkpoint(self) -> None:
         with self._agents_mu:  # the engine is not swapped meanwhile
             self.check_open()
+            for ctx in list(self._contexts.values()):
+                with ctx.lock:
+                    dreams.flush(self.engine, ctx)
             self.engine.checkpoint(seed=True)
 
     def compact_to(self, new_path: str | os.PathLike[str]) -> None:

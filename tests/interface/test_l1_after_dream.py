@@ -179,6 +179,25 @@ def test_edges_need_a_jaccard_of_at_least_0_15(fake_mem: Mem) -> None:
     assert_scoped(node[te.scene_id].edge_ids, node[ta.scene_id].edge_ids, "E, disjoint")
 
 
+def test_every_edge_is_listed_by_both_its_nodes(mem: Mem) -> None:
+    """Scenes that each link to all before them (a hub's list grows by one a pass, which
+    memhop keeps in memory until it has grown by half): ``list_l1`` lists each edge on
+    both its nodes, in this session and after a reopen."""
+    me = mem.primary()
+    for i in range(6):
+        say(me, i, SHARED, new_scene=True)
+        me.dream()
+    for reopened in (False, True):
+        nodes = (mem.settle().primary() if reopened else me).list_l1()
+        assert len(nodes) == 6
+        listed: dict[str, int] = {}
+        for node in nodes:
+            for edge in node.edge_ids:
+                listed[edge] = listed.get(edge, 0) + 1
+        assert len(listed) == 15  # every pair of six scenes sharing their words
+        assert set(listed.values()) == {2}
+
+
 # ---- per domain -----------------------------------------------------------------------------
 
 
