@@ -4,8 +4,9 @@ Replays the first sessions of LoCoMo conv-26 (``examples/data``) through the tur
 against the endpoint in ``LLM_URL`` / ``LLM_KEY`` / ``LLM_MODEL`` (it skips cleanly without
 them), once per mode, then runs one Dream pass, and prints a markdown report: the share of
 ``update`` calls that produced keywords, requests per operation, the share of keywords
-found in the turn's own words, the median latency of an ``update``, what the Dream
-pass did and the summaries it wrote. ``docs/model.md`` records a run against a local
+found in the turn's own words, the share of keywords of at most six words (a keyword, not
+a sentence), the median latency of an ``update``, what the Dream pass did and the
+summaries it wrote. ``docs/model.md`` records a run against a local
 llama.cpp server (SmolLM2-135M).
 
     python benches/real_model.py                       # every mode, three sessions
@@ -13,6 +14,7 @@ llama.cpp server (SmolLM2-135M).
     python benches/real_model.py --keep /tmp/rm        # keep each mode's .meh file
     python benches/real_model.py --dream-only /tmp/rm  # one more Dream pass on kept files
     python benches/real_model.py --no-dream            # the turns only
+    python benches/real_model.py --modes auto --turns 20 --no-dream --show-keywords
 
 A real model is slow: ``--turns`` caps the turns per mode (the report says so).
 """
@@ -36,6 +38,7 @@ import memhop
 
 MODES = ("auto", "json_schema", "json_object", "off")
 TURN_SPACING_MS = 60_000
+SHORT_WORDS = 6  # an item of more words than this is a sentence, not a keyword
 _WORD = re.compile(r"\w+")
 
 
@@ -58,6 +61,7 @@ class ModeRun:
     failed: int = 0
     keywords: int = 0
     grounded: int = 0
+    short: int = 0
     latencies: list[float] = field(default_factory=list)
     operations: int = 0
     requests: int = 0
@@ -90,7 +94,7 @@ def defaults(floor: int) -> memhop.Defaults:
     return memhop.Defaults(scene_dream_topic_threshold=-1, dream_compress_min_topics=floor)
 
 
-def replay(run: ModeRun, db: memhop.DB, sessions: int, cap: int) -> None:
+def replay(run: ModeRun, db: memhop.DB, sessions: int, cap: int, show: bool) -> None:
     quickstart = _quickstart()
     conversation = quickstart.load_conversation(quickstart.DATA)  # type: ignore[attr-defined]
     session = db.primary()
@@ -118,7 +122,10 @@ def replay(run: ModeRun, db: memhop.DB, sessions: int, cap: int) -> None:
             run.with_keywords += bool(kws)
             run.keywords += len(kws)
             run.grounded += sum(grounded(k, words) for k in kws)
+            run.short += sum(len(k.split()) <= SHORT_WORDS for k in kws)
             log(f"  {run.mode} turn {run.turns}: {len(kws)} keywords, {run.latencies[-1]:.1f} s")
+            if show:
+                log(f"    {list(kws)}")
 
 
 def dream_once(run: ModeRun, db: memhop.DB) -> None:
@@ -145,7 +152,7 @@ def measure(mode: str, path: Path, args: argparse.Namespace) -> ModeRun:
     with memhop.open(
         str(path), llm, defaults(args.floor), profile=memhop.ProfileInput("Melanie")
     ) as db:
-        replay(run, db, args.sessions, args.turns)
+        replay(run, db, args.sessions, args.turns, args.show_keywords)
         usage = db.stats().model_usage["0000000000000000"]
         run.operations, run.requests = usage.operations, usage.requests
         if args.dream:
@@ -165,6 +172,7 @@ def report(runs: Sequence[ModeRun], args: argparse.Namespace, tmp: str) -> str:
                 f"{r.with_keywords}/{r.turns} ({100 * r.with_keywords / answered:.0f}%)",
                 f"{r.requests / max(r.operations, 1):.2f} ({r.requests}/{r.operations})",
                 f"{100 * r.grounded / max(r.keywords, 1):.0f}% of {r.keywords}",
+                f"{100 * r.short / max(r.keywords, 1):.0f}%",
                 f"{med(r.latencies):.1f} s" if r.latencies else "-",
                 f"{r.dream} ({r.dream_s:.0f} s)",
             ]
@@ -175,6 +183,7 @@ def report(runs: Sequence[ModeRun], args: argparse.Namespace, tmp: str) -> str:
         "updates with keywords",
         "requests per operation",
         "keywords in the turn's words",
+        f"keywords of <= {SHORT_WORDS} words",
         "median update",
         "one Dream pass",
     ]
@@ -203,6 +212,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--dream-only", default=None, help="one Dream pass on kept files")
     parser.add_argument(
         "--no-dream", dest="dream", action="store_false", help="measure the turns only"
+    )
+    parser.add_argument(
+        "--show-keywords", action="store_true", help="log each update's keywords (stderr)"
     )
     args = parser.parse_args(argv)
     if not all(os.environ.get(n) for n in ("LLM_URL", "LLM_KEY", "LLM_MODEL")):

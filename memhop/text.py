@@ -1,7 +1,8 @@
 """Words in text: the tokenizer, the English stop list and CJK splitting, shared by readers.
 
-A leaf module (stdlib only) so that the offline model (``memhop.llm.local``)
-and the recall index (``memhop.index.recall``) cut text the same way.
+A leaf module (stdlib only) so that the offline model (``memhop.llm.local``),
+the keyword reader (``memhop.llm.keywords``) and the recall index
+(``memhop.index.recall``) cut text the same way.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-__all__ = ["STOP_WORDS", "content_words", "is_stop_word", "tokens"]
+__all__ = ["STOP_WORDS", "content_words", "is_stop_word", "phrases", "tokens"]
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
 _LETTER = rf"(?:(?![{_CJK}])[^\W_])"
@@ -69,6 +70,11 @@ def tokens(text: str) -> list[str]:
     return _TOKEN.findall(text)
 
 
+def _carries(word: str) -> bool:
+    """A Latin word carries content unless it is a stop word or a single letter (a digit does)."""
+    return not is_stop_word(word) and (len(word) > 1 or word.isdigit())
+
+
 def content_words(text: str) -> Iterator[tuple[str, bool]]:
     """Every word of ``text`` in order, as written, with whether it carries content.
 
@@ -85,4 +91,34 @@ def content_words(text: str) -> Iterator[tuple[str, bool]]:
             else:
                 yield token, False
             continue
-        yield token, not is_stop_word(token) and (len(token) > 1 or token.isdigit())
+        yield token, _carries(token)
+
+
+def phrases(text: str) -> list[str]:
+    """The runs of content words in ``text``, in order, each as written.
+
+    A run is a stretch of Latin words that carry content (``content_words``' rule) with
+    only blank space between them: a stop word, a single letter or any other character
+    (punctuation, a symbol) ends it ("I ran a charity race for mental health." gives
+    "ran", "charity race", "mental health"). A CJK run gives its pieces, each on its own.
+    """
+    found: list[str] = []
+    start = end = -1  # the open run's span; start < 0: none open
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        joins = start >= 0 and text[end : match.start()].isspace()
+        if not _CJK_RUN.fullmatch(token) and _carries(token):
+            if not joins:
+                if start >= 0:
+                    found.append(text[start:end])
+                start = match.start()
+            end = match.end()
+            continue
+        if start >= 0:
+            found.append(text[start:end])
+            start = -1
+        if _CJK_RUN.fullmatch(token):
+            found.extend(_cjk_pieces(token))
+    if start >= 0:
+        found.append(text[start:end])
+    return found

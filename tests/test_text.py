@@ -23,3 +23,19 @@ def test_local_model_keeps_month_names_among_keywords() -> None:
     keywords = memhop.LocalModel().extract_keywords("Caroline: The parade was on 7 May 2023.")
     assert "May" in keywords
     assert "was" not in keywords  # control: stop words are still dropped
+
+
+def test_phrases_are_runs_of_content_words_as_written() -> None:
+    from memhop.text import phrases
+
+    said = "Hey Caroline, since we last chatted I ran a charity race for mental health!"
+    assert phrases(said) == [
+        "Hey Caroline",
+        "since",
+        "last chatted",
+        "ran",
+        "charity race",
+        "mental health",
+    ]
+    assert phrases("AI时代 big data") == ["AI", "时代", "big data"]  # CJK pieces stand alone
+    assert phrases("it is what it is") == []  # only stop words: no phrase

@@ -13,11 +13,11 @@ from memhop.llm.chat import TruncationError
 from memhop.llm.keywords import (
     KEYWORD_CHUNK_RUNES,
     KEYWORDS_FORMAT_SUFFIX,
-    KEYWORDS_SCHEMA,
     KEYWORDS_SYSTEM,
     KEYWORDS_TASK,
     build_keywords_user,
     extract_keywords,
+    keywords_schema,
     normalise_keywords,
     parse_keywords,
     split_chunks,
@@ -36,7 +36,7 @@ def test_the_prompt_states_the_contract() -> None:
     assert '{"keywords": ' in KEYWORDS_SYSTEM
     assert '"keywords"' in KEYWORDS_FORMAT_SUFFIX
     assert "..." not in KEYWORDS_FORMAT_SUFFIX  # no template for a weak model to echo back
-    assert KEYWORDS_SCHEMA.schema["required"] == ["keywords"]
+    assert keywords_schema("x").schema["required"] == ["keywords"]
     assert build_keywords_user("a\nb").endswith("\na\nb")
     assert build_keywords_user("x").count("\n") == 1
 
@@ -105,7 +105,7 @@ def test_truncation_climbs_the_ladder_within_the_ceiling_and_stops(
     assert chat.budgets == ladder
     assert _truncated(info.value)
     assert not any(c.user.endswith(KEYWORDS_FORMAT_SUFFIX) for c in chat.calls)
-    assert all(c.schema == KEYWORDS_SCHEMA for c in chat.calls)
+    assert all(c.schema == keywords_schema("some text") for c in chat.calls)
 
 
 def test_an_unreadable_reply_is_retried_once_for_format_at_the_same_budget() -> None:
