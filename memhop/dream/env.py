@@ -35,6 +35,7 @@ class MirrorsLike(Protocol):
     topics: L2Meta
     contents: L4Index
     plans: PlanTrees
+    dream: object  # Dream's own state of the domain (``dream.state``); None until then
 
 
 @dataclass(slots=True)

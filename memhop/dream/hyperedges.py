@@ -115,7 +115,7 @@ def weigh_cold(env: DreamEnv, touched: Set[int]) -> Weighing | None:
         _reword(held, cache)
         sets = _sets(cache)
         # Counted under the lock: a stage that begins once it is released counts after.
-        begun = l1domain.stages_begun(held.agent_id)
+        begun = l1domain.stages_begun(held)
     # Read without the lock: a stage that changes it meanwhile changes the count too.
     standing = cache.edges
     pairs, similarities = array("Q"), array("d")
@@ -162,7 +162,7 @@ def build_edges(held: Held, touched: Set[int], now: int, weighing: Weighing | No
     that end out of every edge again (upstream writes the edge and deletes it,
     every pass). Returns edges written.
     """
-    begun = l1domain.stages_begun(held.agent_id)
+    begun = l1domain.stages_begun(held)
     with l1domain.checked(held) as cache:
         nodes = cache.nodes
         if len(nodes) < MIN_EDGE_NODES:

@@ -12,59 +12,40 @@ Contract:
   from this engine.
 - ``warm`` lends a warm cache to distillation (its nodes in rank order; its writes).
 
-Traps: call under the domain lock (``Held``). A cache is found by the
-identity of the domain's mirrors object and lives as long as it does: a
+Traps: call under the domain lock (``Held``). A cache is held by the
+domain's mirrors (``state.DreamState``) and lives as long as they do: a
 domain context rebuilt from records starts cold.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
-import weakref
 from collections.abc import Iterator
-from typing import Any
 
 from memhop.dream.env import Held
 from memhop.dream.l1cache import L1Cache
+from memhop.dream.state import state_of
 from memhop.errors import MemHopError
 
 __all__ = ["checked", "drop", "flush", "of", "stages_begun", "ticket", "warm"]
 
-# Keyed by the id of the domain's mirrors object, whose weak reference drops the entry.
-# No lock: a domain's stages are serialised by its domain lock, other domains use other
-# keys, and a single dict operation is atomic (the drop callback may run inside any
-# allocation, so it must not take a lock).
-_caches: dict[int, tuple[weakref.ref[Any], L1Cache]] = {}
-# Agent id -> the structure stages begun for it (``of`` calls), so a preload can tell
-# whether one may have written edges since it began.
-_begun: dict[int, int] = {}
-
-
-def _forget(key: int, ref: weakref.ref[Any]) -> None:
-    found = _caches.get(key)
-    if found is not None and found[0] is ref:
-        _caches.pop(key, None)
-
 
 def _registered(held: Held) -> L1Cache | None:
-    found = _caches.get(id(held.mirrors))
-    if found is not None and found[0]() is held.mirrors and found[1].agent_id == held.agent_id:
-        return found[1]
-    return None
+    cache = state_of(held).l1
+    return cache if cache is not None and cache.agent_id == held.agent_id else None
 
 
-def stages_begun(agent_id: int) -> int:
+def stages_begun(held: Held) -> int:
     """How many stages of the domain began to date (``of`` calls): equal counts at two
     moments mean that no stage wrote an edge between them."""
-    return _begun.get(agent_id, 0)
+    return state_of(held).begun
 
 
 def ticket(held: Held) -> int | None:
     """For a domain with no cache yet (its next one loads cold): the count
     ``L1Cache.preloaded`` is made against; else None. A registered cache is never cold:
     ``of`` refreshes it at once, and drops it if that fails."""
-    return stages_begun(held.agent_id) if _registered(held) is None else None
+    return stages_begun(held) if _registered(held) is None else None
 
 
 def _takes(held: Held, cache: L1Cache, begun: int) -> bool:
@@ -82,23 +63,16 @@ def _takes(held: Held, cache: L1Cache, begun: int) -> bool:
 def of(held: Held, *, check_topics: bool = False, preload: L1Cache | None = None) -> L1Cache:
     """The domain's cache, checked against the file (see the module contract); a cold one
     takes ``preload`` (from ``L1Cache.preloaded``) if it still stands."""
-    mirrors: Any = held.mirrors
-    key = id(mirrors)
-    begun = stages_begun(held.agent_id)
-    _begun[held.agent_id] = begun + 1
+    state = state_of(held)
+    begun = state.begun
+    state.begun = begun + 1
     cache = _registered(held)
     if cache is not None and cache.engine is not held.engine:
         cache.rebase(held.engine)
     if cache is None:
         if preload is None or not _takes(held, preload, begun):
             preload = L1Cache(held.engine, held.agent_id)
-        cache = preload
-        try:
-            ref = weakref.ref(mirrors, functools.partial(_forget, key))
-        except TypeError:  # mirrors that take no weak reference: a cold cache each stage
-            pass
-        else:
-            _caches[key] = (ref, cache)
+        cache = state.l1 = preload
     try:
         cache.refresh(held, check_topics=check_topics)
     except BaseException:
@@ -133,7 +107,7 @@ def checked(
 
 def drop(held: Held) -> None:
     """Forget the domain's cache (after a failed stage: what was written is unknown)."""
-    _caches.pop(id(held.mirrors), None)
+    state_of(held).l1 = None
 
 
 def flush(held: Held) -> None:

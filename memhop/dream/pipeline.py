@@ -88,10 +88,16 @@ def _run(env: DreamEnv, report: Report, scene_id: int, sweep: bool) -> None:
     line = prune.cutoff(env.clock(), env.retention_ms)
 
     def l4() -> str:
-        with env.hold() as held:
-            swept = prune.prune_contents(held, line, sweep_unfolded=env.sweep_unfolded)
-        report.l4_records_pruned = swept.pruned
-        report.l4_records_kept_unfolded = swept.kept_unfolded
+        done = False
+        while not done:  # a bounded number of turns a hold: turns go on between
+            with env.hold() as held:
+                swept = prune.prune_contents(held, line, sweep_unfolded=env.sweep_unfolded)
+            report.l4_records_pruned += swept.pruned
+            report.l4_records_kept_unfolded = swept.kept_unfolded
+            done = swept.done
+            if not done and env.cancel.is_set():
+                msg = "dream: cancelled during l4_prune stage"
+                raise OperationCancelledError(msg)
         return OK
 
     def l5() -> str:

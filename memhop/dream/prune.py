@@ -2,7 +2,9 @@
 
 Both cover the whole domain whatever scene a pass names. Topic rows, their
 keyword tracks and L3 graphs are never swept. Each sweep runs under the
-domain lock and keeps the mirror it reads in step with what it deleted.
+domain lock and keeps the mirror it reads in step with what it deleted. The
+content sweep looks only at the turns whose rows crossed the line, or that
+changed, since the last (``retention``), a bounded number per hold.
 
 Beyond upstream, retention never takes the only words: an original line or
 event past the window goes only once its turn is *carried*, i.e. folded
@@ -16,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memhop.dream.env import Held
+from memhop.dream.retention import SWEEP_BUDGET
+from memhop.dream.state import state_of
 from memhop.index.l2meta import L2Meta
 from memhop.layers import archive, plan
 
@@ -32,10 +36,12 @@ def cutoff(now_ms: int, retention_ms: int) -> int:
 
 @dataclass(frozen=True, slots=True)
 class ContentSweep:
-    """What the content sweep did: records tombstoned, and those past the window it kept."""
+    """What one hold of the content sweep did: records tombstoned, rows past the window
+    kept (as of then), and whether the sweep is done."""
 
     pruned: int = 0
     kept_unfolded: int = 0
+    done: bool = True
 
 
 def carried(topics: L2Meta, topic_id: int) -> bool:
@@ -54,27 +60,27 @@ def carried(topics: L2Meta, topic_id: int) -> bool:
     return False
 
 
-def prune_contents(held: Held, line: int, *, sweep_unfolded: bool = False) -> ContentSweep:
-    """Tombstone content records created before ``line`` whose turn is carried (or all of them)."""
-    old = held.mirrors.contents.created_before(line)
-    if sweep_unfolded:
-        doomed = [id_hash for id_hash, _ in old]
-    else:
-        topics = held.mirrors.topics
-        verdict: dict[int, bool] = {}
-        doomed = []
-        for id_hash, topic_id in old:
-            keep = verdict.get(topic_id)
-            if keep is None:
-                keep = verdict[topic_id] = not carried(topics, topic_id)
-            if not keep:
-                doomed.append(id_hash)
-    kept = len(old) - len(doomed)
-    if not doomed:
-        return ContentSweep(0, kept)
-    gone = archive.delete_contents(held.engine, held.agent_id, doomed)
-    held.mirrors.contents.remove_many(doomed)
-    return ContentSweep(gone, kept)
+def prune_contents(
+    held: Held, line: int, *, sweep_unfolded: bool = False, budget: int = SWEEP_BUDGET
+) -> ContentSweep:
+    """Tombstone content records created before ``line`` whose turn is carried (or all of
+    them), judging about ``budget`` topics of those whose rows crossed the line since the
+    last sweep (``retention``); call again until ``done``."""
+    topics, contents = held.mirrors.topics, held.mirrors.contents
+    queue = state_of(held).retention
+    step = queue.take(
+        topics,
+        contents,
+        line,
+        lambda topic_id: carried(topics, topic_id),
+        sweep_unfolded=sweep_unfolded,
+        budget=budget,
+    )
+    gone = 0
+    if step.doomed:
+        gone = archive.delete_contents(held.engine, held.agent_id, step.doomed)
+        contents.remove_many(step.doomed)
+    return ContentSweep(gone, queue.kept, step.done)
 
 
 def prune_plans(held: Held, line: int) -> int:

@@ -105,11 +105,20 @@ def _drop_sorted(rows: list[TopicSlot], topic: TopicSlot, key: _Key) -> None:
 class L2Meta:
     """The topic cache of one domain."""
 
-    __slots__ = ("_by_id", "_by_scene", "_scene_ids", "_words", "journal", "l1_journal")
+    __slots__ = (
+        "_by_id",
+        "_by_scene",
+        "_scene_ids",
+        "_words",
+        "journal",
+        "l1_journal",
+        "retention_journal",
+    )
 
     def __init__(self) -> None:
         self.journal = Journal()  # notes every topic put, removed or moved
         self.l1_journal = Journal()  # the same notes, drained by Dream's association layer
+        self.retention_journal = Journal()  # and by Dream's content sweep
         self._by_id: dict[int, TopicSlot] = {}
         # Per-scene rows keep a scene's reads off the rest of the domain; each scene
         # keeps its surface and listing sorted as rows come and go, so a read of a
@@ -148,6 +157,7 @@ class L2Meta:
         """
         self.journal.note(topic.id)
         self.l1_journal.note(topic.id)
+        self.retention_journal.note(topic.id)
         topic = self._pooled(topic)
         old = self._by_id.get(topic.id)
         if old is not None:
@@ -164,6 +174,7 @@ class L2Meta:
             if old is not None:
                 self.journal.note(topic_id)
                 self.l1_journal.note(topic_id)
+                self.retention_journal.note(topic_id)
                 self._forget(old)
                 removed += 1
         return removed

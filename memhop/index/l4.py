@@ -102,6 +102,7 @@ class L4Index:
 
     def __init__(self) -> None:
         self.journal = Journal()
+        self.retention_journal = Journal()  # the same notes, drained by Dream's content sweep
         self._row_of = IntMap()  # id -> row
         # A topic's rows as a chain from its highest seq down: its top row, then
         # each row's next lower one (+1; 0 ends it). An array per topic cost 30
@@ -261,6 +262,7 @@ class L4Index:
         self.remove(entry.id_hash)
         topic_id, seq = entry.topic_id, entry.seq
         self.journal.note(topic_id)
+        self.retention_journal.note(topic_id)
         seqs, lower = self._seq, self._next
         top = self._top.get(topic_id)
         if top is None or seqs[top] < seq:  # the usual write: a new highest slot
@@ -293,6 +295,7 @@ class L4Index:
             return False
         topic_id = self._topic[at]
         self.journal.note(topic_id)
+        self.retention_journal.note(topic_id)
         self._dropped(at)
         rows = self._rows(topic_id)
         self._unsplice(topic_id, rows, rows.index(at))
@@ -308,6 +311,7 @@ class L4Index:
         rows = self._rows(topic_id)
         if rows:
             self.journal.note(topic_id)
+            self.retention_journal.note(topic_id)
             self._top.discard(topic_id)
         ids = sorted(self._ids[at] for at in rows)
         for at in rows:
@@ -407,6 +411,11 @@ class L4Index:
         A plan ordinal still named by a surviving event is never reissued.
         """
         return max(map(self._node.__getitem__, self._rows(topic_id)), default=0)
+
+    def created_in(self, topic_id: int) -> list[tuple[int, int]]:
+        """(id, created_at) of every slot of the topic, in seq order, no ``SlotRef`` made."""
+        ids, created = self._ids, self._created
+        return [(ids[at], created[at]) for at in self._rows(topic_id)]
 
     def created_before(self, cutoff: int) -> list[tuple[int, int]]:
         """(id, topic) of every slot with ``created_at < cutoff`` (strict), ascending by id.

@@ -23,6 +23,7 @@ class Mirrors:
     contents: L4Index
     plans: PlanTrees
     recall: RecallState | None = None  # built on the domain's first recall
+    dream: object = None  # what Dream keeps of the domain between passes (memhop.dream.state)
     # Whether the scene map can list these topics by their addresses: not when a
     # topic's payload names another id than the one it is stored at (a foreign writer).
     mappable: bool = True

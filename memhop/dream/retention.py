@@ -1,0 +1,135 @@
+"""When each turn's content rows cross the retention line, so a sweep costs what crossed.
+
+The content sweep (``prune.prune_contents``) removes the rows stamped before
+the line whose turn is carried (folded under a Dream row that still exists),
+and keeps the others. Upstream looks at every row of the domain on every
+pass; here each topic with content waits in a queue keyed by the stamp of
+its oldest row not yet past the line, and a sweep takes the topics whose
+key the line has passed. A topic kept (its turn not carried) waits for its
+next row to cross, or for a change to it: the topic and content mirrors note
+every topic they change (their ``retention_journal``), and a changed topic
+is queued again at once, so a fold that carries a kept turn sweeps it at
+the next pass.
+
+Contract: ``take(held, line, sweep_unfolded, budget)`` judges at most about
+``budget`` topics under the caller's hold and returns the ids to remove and
+whether the sweep is done; the caller tombstones them, removes them from the
+content mirror (which notes their topics again) and calls again until done.
+A cold queue (new, or its mirrors replaced) first queues every topic of the
+domain, ``budget`` at a time. ``kept`` is the number of rows past the line
+kept, as of the last sweep that ran to the end.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from memhop.index.l2meta import L2Meta
+from memhop.index.l4 import L4Index
+
+__all__ = ["SWEEP_BUDGET", "RetentionQueue", "Step"]
+
+SWEEP_BUDGET = 2048
+"""Topics a sweep judges under one hold of the domain lock."""
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """What one hold of a sweep decided."""
+
+    doomed: list[int]  # content ids to remove
+    done: bool
+
+
+@dataclass(slots=True)
+class RetentionQueue:
+    """Topics by the stamp of their oldest row not yet past the line (see the module)."""
+
+    topics: L2Meta | None = None  # the mirrors the queue was filled from
+    contents: L4Index | None = None
+    unfolded: bool | None = None  # the rule it judged by (``sweep_unfolded``)
+    _unqueued: list[int] = field(default_factory=list)  # topics of a cold fill not queued yet
+    _heap: list[tuple[int, int]] = field(default_factory=list)  # (key, topic)
+    _key: dict[int, int] = field(default_factory=dict)  # topic -> its key in the heap now
+    _kept: dict[int, int] = field(default_factory=dict)  # topic -> its rows past the line kept
+    kept: int = 0
+
+    def take(
+        self,
+        topics: L2Meta,
+        contents: L4Index,
+        line: int,
+        carried: Callable[[int], bool],
+        *,
+        sweep_unfolded: bool,
+        budget: int = SWEEP_BUDGET,
+    ) -> Step:
+        """Judge up to about ``budget`` topics whose rows crossed ``line`` (see the module)."""
+        if (
+            topics is not self.topics
+            or contents is not self.contents
+            or sweep_unfolded != self.unfolded
+        ):
+            self._cold(topics, contents)
+        self.unfolded = sweep_unfolded
+        # Changed since the last call: queued again at once (a row may have come, gone or
+        # been carried). Drained first, so the rows this call removes are noted after it.
+        for topic_id in topics.retention_journal.drain() | contents.retention_journal.drain():
+            self._queue(topic_id, contents, now=True)
+        if self._unqueued:  # a cold fill, ``budget`` topics a hold
+            chunk = self._unqueued[-budget:]
+            del self._unqueued[-len(chunk) :]
+            for topic_id in chunk:
+                self._queue(topic_id, contents, now=False)
+            if self._unqueued:
+                return Step([], False)
+            budget -= len(chunk)
+        doomed: list[int] = []
+        heap, keys = self._heap, self._key
+        while heap and heap[0][0] < line and budget > 0:
+            key, topic_id = heapq.heappop(heap)
+            if keys.get(topic_id) != key:
+                continue  # queued again since, under another key
+            del keys[topic_id]
+            budget -= 1
+            rows = contents.created_in(topic_id)
+            old = [i for i, at in rows if at < line]
+            self._count(topic_id, 0)
+            if old and (sweep_unfolded or carried(topic_id)):
+                doomed += old
+            elif old:
+                self._count(topic_id, len(old))
+            younger = [at for _, at in rows if at >= line]
+            if younger:
+                self._push(topic_id, min(younger))
+        done = not heap or heap[0][0] >= line
+        return Step(doomed, done)
+
+    def _cold(self, topics: L2Meta, contents: L4Index) -> None:
+        """Start again from the mirrors: every topic holding content is to be queued."""
+        self.topics, self.contents = topics, contents
+        topics.retention_journal.drain()  # noted from here on
+        contents.retention_journal.drain()
+        self._unqueued = contents.topics()
+        self._heap, self._key, self._kept, self.kept = [], {}, {}, 0
+
+    def _queue(self, topic_id: int, contents: L4Index, *, now: bool) -> None:
+        """Queue a topic by its oldest row (``now``: at once, whatever its rows' stamps)."""
+        self._count(topic_id, 0)
+        rows = contents.created_in(topic_id)
+        if not rows:
+            self._key.pop(topic_id, None)
+            return
+        self._push(topic_id, -1 if now else min(at for _, at in rows))
+
+    def _push(self, topic_id: int, key: int) -> None:
+        self._key[topic_id] = key
+        heapq.heappush(self._heap, (key, topic_id))
+
+    def _count(self, topic_id: int, rows: int) -> None:
+        """Set how many of the topic's rows past the line are kept."""
+        self.kept += rows - self._kept.pop(topic_id, 0)
+        if rows:
+            self._kept[topic_id] = rows

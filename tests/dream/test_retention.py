@@ -1,0 +1,117 @@
+"""The content sweep, queued by when rows cross the line, sweeps what a sweep of every row sweeps.
+
+Upstream (and memhop before the queue) looks at every content row of the domain on every
+pass. ``retention.RetentionQueue`` looks only at the turns whose rows crossed the line or
+that changed. Random rows, folds (a turn becomes carried), unfolds (its Dream row goes),
+new rows in old turns and sweeps at rising lines run on a domain; after every sweep the
+rows left, and the count kept, must be those of a full scan with the same rule.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from memhop.dream import prune
+from memhop.engine import create_engine
+from memhop.ids import fused_topic_id
+from memhop.layers import archive, topic
+from memhop.records import ArchiveSlot
+from tests.dream.conftest import NOW, Domain
+
+HOUR = 3_600_000
+TURNS = (1, 2, 3, 4)
+
+_op_row = st.tuples(st.just("row"), st.sampled_from(TURNS), st.integers(0, 24))
+_op_fold = st.tuples(st.just("fold"), st.sampled_from(TURNS))
+_op_unfold = st.tuples(st.just("unfold"), st.sampled_from(TURNS))
+_op_sweep = st.tuples(st.just("sweep"), st.integers(0, 8))
+OPS = st.lists(
+    st.one_of(_op_row, _op_row, _op_row, _op_fold, _op_unfold, _op_sweep, _op_sweep), max_size=40
+)
+
+
+class World:
+    """A domain of turns (one topic each, all in one scene), with Dream rows folding some."""
+
+    def __init__(self, dom: Domain) -> None:
+        self.dom = dom
+        self.seqs: dict[int, int] = {}
+        self.parents: dict[int, int] = {}  # turn -> the Dream row folding it
+        for turn in TURNS:
+            dom.turn(turn, (f"k{turn}",), user_ts=NOW + turn)
+
+    def row(self, turn: int, hours: int) -> None:
+        seq = self.seqs[turn] = self.seqs.get(turn, 2) + 1
+        slot = ArchiveSlot(id_hash=0, topic_id=turn, seq=seq, created_at=NOW + hours * HOUR)
+        self.dom.mirrors.contents.put(archive.write_content(self.dom.engine, 0, slot))
+
+    def fold(self, turn: int) -> None:
+        if turn in self.parents:
+            return
+        parent = fused_topic_id(1, turn, turn, [turn])
+        self.dom.turn(parent, ("folded",), user_ts=NOW + turn)
+        meta = self.dom.mirrors.topics
+        for row in topic.sink_members(self.dom.engine, 0, parent, [turn]):
+            meta.put(row)
+        self.parents[turn] = parent
+
+    def unfold(self, turn: int) -> None:
+        parent = self.parents.pop(turn, None)
+        if parent is not None and topic.delete_topics(self.dom.engine, 0, [parent]):
+            self.dom.mirrors.topics.remove([parent])
+
+    def carried(self, turn: int) -> bool:
+        return prune.carried(self.dom.mirrors.topics, turn)
+
+
+def _rows(dom: Domain) -> dict[int, int]:
+    return {i: at for t in TURNS for i, at in dom.mirrors.contents.created_in(t)}
+
+
+@given(OPS, st.booleans(), st.integers(1, 3))
+# A kept turn folded later, with nothing of its own written since: its rows go at once.
+@example([("row", 1, 0), ("sweep", 2), ("fold", 1), ("sweep", 0)], False, 1)
+# A turn judged with a row past the line and one not yet: the second is looked at later.
+@example([("row", 1, 0), ("row", 1, 5), ("sweep", 2), ("sweep", 6)], False, 1)
+def test_the_queued_sweep_leaves_what_a_sweep_of_every_row_leaves(
+    ops: list[tuple[object, ...]], sweep_unfolded: bool, budget: int
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        dom = Domain(create_engine(str(Path(tmp) / "r.meh")))
+        try:
+            world = World(dom)
+            hours = 0
+            for op in ops:
+                if op[0] == "row":
+                    world.row(int(op[1]), int(op[2]))  # type: ignore[call-overload]
+                elif op[0] == "fold":
+                    world.fold(int(op[1]))  # type: ignore[call-overload]
+                elif op[0] == "unfold":
+                    world.unfold(int(op[1]))  # type: ignore[call-overload]
+                else:
+                    hours += int(op[1])  # type: ignore[call-overload]
+                    line = NOW + hours * HOUR
+                    before = _rows(dom)
+                    owner = {i: t for t in TURNS for i, _ in dom.mirrors.contents.created_in(t)}
+                    doomed = {
+                        i
+                        for i, at in before.items()
+                        if at < line and (sweep_unfolded or world.carried(owner[i]))
+                    }
+                    pruned, kept, done = 0, 0, False
+                    while not done:  # the pipeline's loop: a bounded number of turns a hold
+                        with dom.hold() as held:
+                            step = prune.prune_contents(
+                                held, line, sweep_unfolded=sweep_unfolded, budget=budget
+                            )
+                        pruned, kept, done = pruned + step.pruned, step.kept_unfolded, step.done
+                    assert set(_rows(dom)) == set(before) - doomed
+                    assert pruned == len(doomed)
+                    left = _rows(dom)
+                    assert kept == sum(1 for at in left.values() if at < line)
+        finally:
+            dom.engine.close()
