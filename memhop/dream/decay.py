@@ -19,6 +19,7 @@ from memhop.records import SceneEdge, SceneNode
 __all__ = [
     "DISTILL_SAMPLE_LAMBDA",
     "EDGE_REMOVE_THRESHOLD",
+    "L1_EDGE_MIN_SIMILARITY",
     "LAMBDA_EDGE",
     "LAMBDA_NODE",
     "MAX_EMOTIONAL_SLOWDOWN",
@@ -44,6 +45,7 @@ DISTILL_SAMPLE_LAMBDA = 0.01  # per hour: distillation's discount of a node sinc
 NODE_REMOVE_THRESHOLD = 0.05
 NODE_PRUNE_EDGES_THRESHOLD = 0.15
 EDGE_REMOVE_THRESHOLD = 0.05
+L1_EDGE_MIN_SIMILARITY = 0.15  # the Jaccard of two nodes' keyword sets an edge needs
 NEUTRAL_VALENCE = 0.5
 MAX_EMOTIONAL_SLOWDOWN = 0.9
 _MS_PER_HOUR = 3_600_000
@@ -132,12 +134,14 @@ def edge_due_at(weight: float, clock: int) -> int:
     return _crossing(weight, EDGE_REMOVE_THRESHOLD, LAMBDA_EDGE, clock)
 
 
-def node_due(node: SceneNode) -> int:
+def node_due(node: SceneNode) -> int | None:
     """When a decay must next look at the node: when its importance falls below 0.15 while
-    it has edges (it leaves them), else below 0.05 (it goes)."""
-    floor = NODE_PRUNE_EDGES_THRESHOLD if node.edge_ids else NODE_REMOVE_THRESHOLD
+    it has edges (it leaves them); None for a node without edges, which decay leaves as it
+    is (a faded node is kept: see ``structure.decay_network``)."""
+    if not node.edge_ids:
+        return None
     rate = node_lambda(node.valence, node.arousal)
-    return _crossing(node.importance, floor, rate, node.updated_at)
+    return _crossing(node.importance, NODE_PRUNE_EDGES_THRESHOLD, rate, node.updated_at)
 
 
 def _crossing(value: float, floor: float, rate: float, clock: int) -> int:

@@ -21,16 +21,15 @@ from dataclasses import dataclass
 
 from memhop.dream import decay, l1domain
 from memhop.dream.env import DreamEnv, Held
-from memhop.dream.l1cache import L1Cache
+from memhop.dream.l1cache import L1Cache, keyword_set
 from memhop.dream.structure import MIN_EDGE_NODES
 from memhop.ids import l1_edge_id
-from memhop.index.l2meta import L2Meta
 from memhop.layers import scene
 from memhop.records import SceneEdge, SceneNode
 
 __all__ = ["L1_EDGE_MIN_SIMILARITY", "Weighing", "build_edges", "weigh_cold"]
 
-L1_EDGE_MIN_SIMILARITY = 0.15
+L1_EDGE_MIN_SIMILARITY = decay.L1_EDGE_MIN_SIMILARITY
 
 Pair = tuple[int, int, float, int]
 """(lower node id, higher node id, similarity, edge id)."""
@@ -52,21 +51,15 @@ class Weighing:
             yield pairs[3 * i], pairs[3 * i + 1], similarity, pairs[3 * i + 2]
 
 
-def _keyword_set(meta: L2Meta, node: SceneNode) -> frozenset[str]:
-    found: set[str] = set()
-    for topic_id in node.topic_ids:
-        row = meta.get(topic_id)
-        if row is not None:
-            found.update(k.lower() for k in row.fused_keywords)
-    return frozenset(found)
-
-
 def _reword(held: Held, cache: L1Cache) -> list[int]:
     """Recompute the keyword sets of the nodes whose topics changed; return their ids."""
     nodes, meta = cache.nodes, held.mirrors.topics
     reworded = sorted(cache.dirty_words & nodes.keys())
     for node_id in reworded:
-        cache.set_words(node_id, _keyword_set(meta, nodes[node_id]))
+        cache.set_words(node_id, keyword_set(meta, nodes[node_id]))
+        for edge_id in nodes[node_id].edge_ids:  # a faint edge kept for its words is judged again
+            if edge_id in cache.edges:
+                cache.edges.put(edge_id, 0)
     cache.dirty_words.clear()
     return reworded
 

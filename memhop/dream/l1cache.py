@@ -58,13 +58,23 @@ from memhop.layers import scene, topic
 from memhop.layers.edge_clocks import edge_clocks
 from memhop.records import RecordType, SceneEdge, SceneNode
 
-__all__ = ["LINK_SLACK", "SPOT_CHECK", "L1Cache", "Preload"]
+__all__ = ["LINK_SLACK", "SPOT_CHECK", "L1Cache", "Preload", "keyword_set"]
 
 LINK_SLACK = 8
 """A node whose edge list only grew is stored once it has grown by half, or by this many."""
 
 SPOT_CHECK = 1024
 """Topics a warm ``index_rebuild`` checks against the records by offset, round robin."""
+
+
+def keyword_set(meta: L2Meta, node: SceneNode) -> frozenset[str]:
+    """The lowered keywords of the topics ``node`` lists, as the mirror holds them."""
+    found: set[str] = set()
+    for topic_id in node.topic_ids:
+        row = meta.get(topic_id)
+        if row is not None:
+            found.update(k.lower() for k in row.fused_keywords)
+    return frozenset(found)
 
 
 @dataclass(frozen=True, slots=True)
@@ -336,7 +346,11 @@ class L1Cache:
                 self.listed_in[topic_id] = (*self.listed_in.get(topic_id, ()), node.id_hash)
         self.nodes[node.id_hash] = node
         self.node_at[node.id_hash] = at
-        self.node_due.put(node.id_hash, decay.node_due(node))
+        due = decay.node_due(node)
+        if due is None:
+            self.node_due.drop(node.id_hash)
+        else:
+            self.node_due.put(node.id_hash, due)
         self._rank(node.id_hash, -decay.sample_rank_key(node))
 
     def _unlist(self, node: SceneNode) -> None:
@@ -376,6 +390,13 @@ class L1Cache:
     def ranked(self, limit: int) -> list[SceneNode]:
         """The ``limit`` best nodes by distillation rank (``sample_rank_key``), ties by id."""
         return [self.nodes[node_id] for _, node_id in self._ranked[:limit]]
+
+    def words_now(self, node_id: int, meta: L2Meta) -> frozenset[str]:
+        """The node's keyword set as its topics are now (its own copy may wait for
+        ``l1_hyperedges`` to be recomputed; this leaves that to it)."""
+        if node_id in self.dirty_words and node_id in self.nodes:
+            return keyword_set(meta, self.nodes[node_id])
+        return self.words.get(node_id, frozenset())
 
     def set_words(self, node_id: int, words: frozenset[str]) -> None:
         """Record a node's keyword set, keeping the keyword -> holders index."""

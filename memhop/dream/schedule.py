@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import heapq
 
-__all__ = ["Schedule"]
+__all__ = ["PARKED", "Schedule"]
+
+PARKED = -1
+"""The time of an id kept in the schedule but never due (``park``)."""
 
 
 class Schedule:
@@ -41,6 +44,10 @@ class Schedule:
             bucket = self._buckets[due_ms] = []
             heapq.heappush(self._keys, due_ms)
         bucket.append(item)
+
+    def park(self, item: int) -> None:
+        """Keep ``item`` scheduled but never due: only a ``put`` brings it back."""
+        self.due[item] = PARKED
 
     def drop(self, item: int) -> None:
         """Forget ``item`` (deleted, or not to be visited until scheduled again)."""

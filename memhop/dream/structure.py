@@ -233,20 +233,40 @@ def rebuild_from_l2(held: Held) -> tuple[int, int]:
 # ---- l1_decay ------------------------------------------------------------------------------
 
 
+def _still_similar(cache: L1Cache, meta: L2Meta, members: tuple[int, ...]) -> bool:
+    """Whether every pair of ``members`` still weighs at least 0.15 on their keyword sets:
+    an edge upstream deletes below 0.05 and makes again at its next pass."""
+    sets = [cache.words_now(m, meta) for m in members]
+    return all(
+        decay.jaccard(a, b) >= decay.L1_EDGE_MIN_SIMILARITY
+        for i, a in enumerate(sets)
+        for b in sets[i + 1 :]
+    )
+
+
 def decay_network(held: Held, now: int) -> tuple[int, int]:
     """Decay the nodes and edges due by ``now`` (and those this pass changed); return
     (nodes, edges) removed.
 
-    Node: importance x e^(-lambda*dt), lambda from ``node_lambda``; below 0.05
-    the node goes, below 0.15 it leaves all its edges (and is stored with its
-    clock at now). Edge: weight x e^(-0.02*dt) since its clock; members gone
-    are dropped; under 2 members or under 0.05 the edge goes; one that lost a
-    member is stored (clock at now). Nothing else is written (see the module).
+    Node: importance x e^(-lambda*dt), lambda from ``node_lambda``; below 0.15 it
+    leaves all its edges (and is stored with its clock at now). Edge: weight x
+    e^(-0.02*dt) since its clock; members gone are dropped; under 2 members the
+    edge goes, and below 0.05 it goes unless its members still weigh 0.15 on
+    their words. One that lost a member is stored (clock at now). Nothing else
+    is written (see the module).
+
+    Beyond upstream: upstream deletes a node below 0.05 and an edge below 0.05,
+    and its next pass makes both again (the scene still lists topics, the pair
+    still weighs 0.15), a node at importance 1.0: a saw-tooth that rewrites every
+    idle scene every 12.5 days and lifts a long-idle scene back to full weight.
+    Here such a node or edge is kept as it is: a faded node stays listed, without
+    edges, its importance decaying on; the edge stays until its members' words
+    change or one of them leaves it.
     """
     with l1domain.checked(held) as cache:
         meta = held.mirrors.topics
         graph = _Graph(held, cache)
-        nodes_removed = edges_removed = 0
+        edges_removed = 0
         detach: list[tuple[int, tuple[int, ...]]] = []
         for node_id in sorted(cache.node_due.pop_due(now)):
             node = graph.nodes.get(node_id)
@@ -256,38 +276,45 @@ def decay_network(held: Held, now: int) -> tuple[int, int]:
                 cache.node_due.drop(node_id)
                 continue
             importance = decay.node_importance_at(node, now)
-            if importance < decay.NODE_REMOVE_THRESHOLD:
-                graph.delete_node(node_id)
-                nodes_removed += 1
-            elif importance < decay.NODE_PRUNE_EDGES_THRESHOLD and node.edge_ids:
+            if importance < decay.NODE_PRUNE_EDGES_THRESHOLD and node.edge_ids:
                 detach.append((node_id, node.edge_ids))
                 graph.nodes[node_id] = dataclasses.replace(
                     node, importance=importance, updated_at=now, edge_ids=()
                 )
-            else:  # looked at a little early (due times are floored): not crossed yet
-                cache.node_due.put(node_id, max(decay.node_due(node), now + 1))
+            else:  # looked at a little early (due times are floored), or without edges
+                due = decay.node_due(node)
+                if due is None:
+                    cache.node_due.drop(node_id)
+                else:
+                    cache.node_due.put(node_id, max(due, now + 1))
         for node_id, edge_ids in detach:
             edges_removed += graph.detach(node_id, edge_ids)
         visit = cache.edges.pop_due(now) | graph.edges.keys()
-        for node_id in graph.dead_nodes:
-            visit.update(cache.nodes[node_id].edge_ids)
         kept: list[SceneEdge] = []
+        parked: list[int] = []
         for edge_id in sorted(visit):
             current = graph.edge(edge_id)
             if current is None:
                 continue
             weight = decay.edge_weight_at(current, now)
             members = tuple(m for m in current.node_ids if m in graph.nodes)
-            if len(members) < MIN_EDGE_NODES or weight < decay.EDGE_REMOVE_THRESHOLD:
+            faint = weight < decay.EDGE_REMOVE_THRESHOLD
+            if len(members) < MIN_EDGE_NODES or (
+                faint and not _still_similar(cache, meta, members)
+            ):
                 graph.delete_edge(edge_id, members)
                 edges_removed += 1
             elif members != current.node_ids or edge_id in graph.written_edges:
                 graph.put_edge(
                     dataclasses.replace(current, node_ids=members, weight=weight, last_decay_at=now)
                 )
+            elif faint:
+                parked.append(edge_id)
             else:
                 kept.append(current)
         graph.commit()
         for edge in kept:
             cache.edges.put(edge.id_hash, max(decay.edge_due(edge), now + 1))
-        return nodes_removed, edges_removed
+        for edge_id in parked:
+            cache.edges.park(edge_id)
+        return 0, edges_removed

@@ -1,5 +1,5 @@
-"""l1_decay, scheduled by threshold crossings, decides what upstream's decay of every node and
-edge on every pass decides.
+"""l1_decay, scheduled by threshold crossings, decides what decaying every node and edge on
+every pass decides.
 
 memhop looks at a node or an edge only when its value crosses a threshold and stores a value
 only with a decision; upstream decays and stores every node and edge on every pass. A reference
@@ -45,15 +45,18 @@ class RefEdge:
 
 
 def reference_pass(nodes: dict[int, RefNode], edges: dict[int, RefEdge], now: int) -> None:
-    """Upstream's decay: every node, then the detachments, then every edge; all stored."""
+    """Upstream's decay: every node, then the detachments, then every edge; all stored.
+
+    With memhop's one departure (``structure.decay_network``): a node below 0.05 is kept
+    (upstream deletes it, and its next pass makes it again at 1.0). An edge below 0.05 is
+    kept only while its members' words still weigh 0.15; these nodes hold no words, so
+    every such edge goes, as upstream's does.
+    """
     detach: list[tuple[int, set[int]]] = []
     for node_id in sorted(nodes):
         node = nodes[node_id]
         rate = decay.node_lambda(node.valence, node.arousal)
         value = node.importance * math.exp(-rate * decay.hours_between(node.clock, now))
-        if value < decay.NODE_REMOVE_THRESHOLD:
-            del nodes[node_id]
-            continue
         if value < decay.NODE_PRUNE_EDGES_THRESHOLD:
             detach.append((node_id, node.edges))
             node.edges = set()

@@ -304,24 +304,30 @@ def _linked(dom: Domain) -> None:
 
 
 def test_an_idle_pass_writes_nothing_until_a_threshold_is_crossed(dom: Domain) -> None:
-    """Idle passes append no record while no node or edge crosses a threshold.
+    """Idle passes append no record while no node crosses 0.15 with edges.
 
-    The edge (1/3) falls below 0.05 after ln(20/3) / 0.02 = 94.9 hours: the pass
-    then deletes it and rewrites both nodes without it; before, nothing.
+    The edge (1/3) falls below 0.05 after ln(20/3) / 0.02 = 94.9 hours, but its nodes
+    still weigh 1/3 on their words, so it is kept (upstream deletes it and makes it
+    again at its next pass). The nodes fall below 0.15 after ln(1/0.15) / 0.01 = 189.7
+    hours: that pass takes them out of the edge, which goes, and rewrites them.
     """
     _linked(dom)
     assert len(scene.list_scene_edges(dom.engine, 0)) == 1
     end = dom.engine.stats()[0]
-    for hours in (1, 2, 35, 94):
+    for hours in (1, 2, 35, 94, 95, 150, 189):
         assert _dream(dom, NOW + hours * HOUR, cold=False)[1:] == [set(), 0, (0, 0), (0, 0)]
     assert dom.engine.stats()[0] == end
     assert all(n.updated_at == NOW for n in scene.list_scene_nodes(dom.engine, 0))
     (edge,) = scene.list_scene_edges(dom.engine, 0)
     assert (edge.last_decay_at, edge.weight) == (0, pytest.approx(1 / 3))  # as created
-    assert _dream(dom, NOW + 95 * HOUR, cold=False)[-1] == (0, 1)
+    assert _dream(dom, NOW + 190 * HOUR, cold=False)[-1] == (0, 1)
     assert dom.engine.stats()[0] > end
     assert scene.list_scene_edges(dom.engine, 0) == []
     assert all(n.edge_ids == () for n in scene.list_scene_nodes(dom.engine, 0))
+    assert len(scene.list_scene_nodes(dom.engine, 0)) == 2  # faded, not deleted
+    end = dom.engine.stats()[0]
+    assert _dream(dom, NOW + 400 * HOUR, cold=False)[1:] == [set(), 0, (0, 0), (0, 0)]
+    assert dom.engine.stats()[0] == end  # below 0.05 too: kept as it is
 
 
 def test_a_mirror_that_agrees_is_kept_and_one_that_drifted_is_rebuilt(dom: Domain) -> None:
@@ -401,8 +407,8 @@ def test_a_cold_cache_looks_at_an_edge_when_its_decay_is_due(
     _dream(dom, NOW + HOUR, cold=True)
     assert reads == []  # not due: the stored weights and clocks say so
     _dream(dom, NOW + 95 * HOUR, cold=True)
-    assert set(reads) == faint  # due: read once each, and deleted
-    assert len(_layer(dom)[1]) == 3  # control: the strong edges stay
+    assert set(reads) == faint  # due: read once each (kept: their words still weigh 1/3)
+    assert len(_layer(dom)[1]) == 6
     # As a host's merge: scene 400's node goes and its topic moves away (so it is not remade).
     gone = scene_node_id(400)
     scene.delete_scene_nodes(dom.engine, 0, [gone])
@@ -447,7 +453,9 @@ def test_a_preload_is_refused_once_a_stage_began_after_it(
     edges = scene.list_scene_edges(dom.engine, 0)
     if written_between:
         assert spy.call_count > 0  # loaded under the lock
-        assert edges == []  # the faint edge went at this pass's decay
+        # The file's faint edge, judged at this pass's decay: kept, as its nodes still weigh
+        # 1 on their words (upstream would delete it and make it again at its next pass).
+        assert [(e.id_hash, e.weight) for e in edges] == [(edge.id_hash, 0.01)]
     else:  # control: the preload was taken, and the edge it scheduled stays
         assert spy.call_count == 0
         assert [e.id_hash for e in edges] == [edge.id_hash]

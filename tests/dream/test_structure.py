@@ -107,7 +107,7 @@ def test_decay_composes_across_passes(dom: Domain, engine: object) -> None:
     assert (detached.updated_at, detached.edge_ids) == (NOW + 200 * HOUR, ())
 
 
-def test_decay_detaches_then_deletes(dom: Domain) -> None:
+def test_decay_detaches_and_a_faded_node_is_kept(dom: Domain) -> None:
     dom.turn(1, ("a",), scene=100)
     dom.turn(2, ("a",), scene=200)
     _sync_and_link(dom)
@@ -117,15 +117,22 @@ def test_decay_detaches_then_deletes(dom: Domain) -> None:
     assert (nodes_gone, edges_gone) == (0, 1)
     assert scene.list_scene_edges(dom.engine, 0) == []
     assert all(n.edge_ids == () for n in scene.list_scene_nodes(dom.engine, 0))
-    # Another 100 h: e^-3 = 0.0498 < 0.05 -> deleted.
+    # Another 100 h: e^-3 = 0.0498 < 0.05. Upstream deletes the node and its next pass
+    # makes it again at 1.0 (the scene still lists its topic); memhop keeps it as it is.
+    end = dom.engine.stats()[0]
     with dom.hold() as held:
-        assert structure.decay_network(held, NOW + 300 * HOUR) == (2, 0)
-    assert scene.list_scene_nodes(dom.engine, 0) == []
+        assert structure.decay_network(held, NOW + 300 * HOUR) == (0, 0)
+    assert dom.engine.stats()[0] == end
+    faded = scene.scene_node_of(dom.engine, 0, 100)
+    assert faded is not None
+    assert decay.node_importance_at(faded, NOW + 300 * HOUR) < decay.NODE_REMOVE_THRESHOLD
 
 
 def test_edges_decay_at_their_own_rate(dom: Domain) -> None:
-    """An edge's weight decays at 0.02/h from its clock; it is stored as created until it
-    falls below 0.05 (1.0 -> 0.05 takes ln 20 / 0.02 = 149.8 hours), and then goes."""
+    """An edge's weight decays at 0.02/h from its clock and is stored as created. Below
+    0.05 (1.0 -> 0.05 takes ln 20 / 0.02 = 149.8 hours) it is kept while its nodes still
+    weigh 0.15 on their words (upstream would make it again at once), and goes once
+    they do not."""
     dom.turn(1, ("a",), scene=100)
     dom.turn(2, ("a",), scene=200)
     _sync_and_link(dom)
@@ -136,10 +143,13 @@ def test_edges_decay_at_their_own_rate(dom: Domain) -> None:
     assert decay.edge_weight_at(edge, NOW + 40 * HOUR) == pytest.approx(math.exp(-0.8))
     assert decay.edge_due(edge) == NOW + math.floor(math.log(20) / 0.02 * HOUR)
     with dom.hold() as held:
-        assert structure.decay_network(held, NOW + 149 * HOUR) == (0, 0)
-    assert len(scene.list_scene_edges(dom.engine, 0)) == 1  # control: still above 0.05
+        assert structure.decay_network(held, NOW + 150 * HOUR) == (0, 0)
+    assert len(scene.list_scene_edges(dom.engine, 0)) == 1  # below 0.05, still {a} and {a}
+    dom.turn(3, tuple(f"w{i}" for i in range(9)), scene=200)  # 200 now weighs 1/10 with 100
     with dom.hold() as held:
-        assert structure.decay_network(held, NOW + 150 * HOUR) == (0, 1)
+        structure.rebuild_index(held)
+        hyperedges.build_edges(held, structure.sync_nodes(held, NOW + 151 * HOUR), NOW + 151 * HOUR)
+        assert structure.decay_network(held, NOW + 151 * HOUR) == (0, 1)
     assert scene.list_scene_edges(dom.engine, 0) == []
     assert all(n.edge_ids == () for n in scene.list_scene_nodes(dom.engine, 0))
 
