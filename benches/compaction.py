@@ -7,7 +7,11 @@ In this one process, with the in-process ``memhop.LocalModel()`` (no network is 
    a new scene every 24 turns; built with ``os.fsync`` switched off, which is setup, not
    measured), the oldest 30% of scenes are deleted. Then, with fsync back on: a turn's
    median latency at that size, the dead-bytes check the policy runs
-   (``memhop.engine.inplace.occupancy``), and one ``DB.compact()``.
+   (``memhop.engine.inplace.occupancy``), and one ``DB.compact()`` while a second thread
+   makes turns back to back and a third times a one-lock engine call every millisecond:
+   the compaction's time and bytes written (its thread's ``write`` calls), its longest
+   hold of every call (``Root.quiesced``), and the longest turn and engine call made
+   meanwhile.
 2. From those figures, per ratio: how many turns pass between two compactions when every
    byte a turn writes eventually dies (the worst case: a retention window), the amortised
    cost per turn (the compaction spread over those turns, plus one check per Dream pass,
@@ -16,25 +20,34 @@ In this one process, with the in-process ``memhop.LocalModel()`` (no network is 
    deleting the oldest scene every 24 turns (fsync on), with the policy off and at each
    ratio: mean time per turn (deletes and compactions included), compactions, peak file.
 
+4. Write amplification as a file grows: turns (fsync on, no deletes), each superseding a
+   700-byte scratch record (dead bytes), the policy run every 24 turns, per ratio: every
+   byte the process
+   writes (frames, snapshots, compactions, side files, the close) per turn, against the
+   live bytes a turn adds.
+
 A "Compaction" section is written into docs/performance.md (``--out``) between markers.
 This file is not a pytest module: nothing here is named ``test_*``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from _common import (
     REPO,
     busy_processes,
     fsync_off,
+    fsync_reference,
     load_average,
     log,
     machine,
@@ -48,7 +61,9 @@ from _common import (
 import memhop
 from memhop import ids
 from memhop.config import DEFAULT_COMPACT_DEAD_RATIO
+from memhop.engine.header import DATA_START
 from memhop.engine.inplace import occupancy
+from memhop.root import compaction
 from memhop.root.compaction import POLICY_SAMPLE
 
 DATA = REPO / "examples" / "data" / "locomo-conv-26.json"
@@ -64,10 +79,42 @@ class Sizes:
     sim_turns: int
     sim_window: int
     turn_samples: int
+    growth_turns: int
 
 
-FULL = Sizes(files=(10_000, 100_000), sim_turns=3_000, sim_window=960, turn_samples=30)
-QUICK = Sizes(files=(1_000, 10_000), sim_turns=480, sim_window=192, turn_samples=10)
+FULL = Sizes(
+    files=(10_000, 100_000), sim_turns=3_000, sim_window=960, turn_samples=30, growth_turns=3_000
+)
+QUICK = Sizes(
+    files=(1_000, 10_000), sim_turns=480, sim_window=192, turn_samples=10, growth_turns=480
+)
+GROWTH_RATIOS = (0.25, 1 / 3, 0.5)
+SCRATCH_AGENT, SCRATCH_TYPE = 0xD0D0, 0x7F  # a domain no layer reads
+SCRATCH_BYTES = 700  # superseded each turn: the dead bytes a turn leaves (issue 27: 0.5-1 KB)
+
+
+@dataclass(frozen=True)
+class UnderLoad:
+    """One ``DB.compact()`` with turns made beside it."""
+
+    compact_s: float
+    written: int  # bytes the compacting thread wrote
+    hold_max_s: float  # its longest hold of every call (Root.quiesced), 0 if none
+    holds: int
+    turns: int  # turns that overlapped the compaction
+    turn_med_s: float
+    turn_max_s: float
+    probe_max_s: float  # the longest one-lock engine call meanwhile
+
+
+@dataclass(frozen=True)
+class Growth:
+    ratio: float
+    turns: int
+    written_per_turn: float
+    live_per_turn: float
+    dead_per_turn: float  # with the policy off: what a turn leaves dead
+    compactions: int
 
 
 @dataclass(frozen=True)
@@ -83,6 +130,7 @@ class FileResult:
     estimate_error: float
     compact_s: float
     compacted_bytes: int
+    load: UnderLoad
 
 
 @dataclass(frozen=True)
@@ -165,8 +213,8 @@ def bench_file(tmp: str, turns: int, sizes: Sizes, lines: list[tuple[str, str]])
         measured = occupancy(engine)
         estimate = occupancy(engine, sample=POLICY_SAMPLE)
         records = db.stats().record_count
-        log(f"{turns:,} turns: compacting {measured.file_bytes / 2**20:.1f} MiB")
-        compact_s = timed(db.compact)
+        log(f"{turns:,} turns: compacting {measured.file_bytes / 2**20:.1f} MiB beside turns")
+        load = compact_under_turns(db, me, lines, turns + sizes.turn_samples)
         return FileResult(
             turns=turns,
             records=records,
@@ -177,9 +225,153 @@ def bench_file(tmp: str, turns: int, sizes: Sizes, lines: list[tuple[str, str]])
             check_s=med(checks),
             exact_s=med(exact),
             estimate_error=estimate.dead_ratio - measured.dead_ratio,
-            compact_s=compact_s,
+            compact_s=load.compact_s,
             compacted_bytes=db.stats().file_bytes,
+            load=load,
         )
+
+
+def thread_written() -> int:
+    """Bytes this thread has passed to ``write`` calls so far (Linux; 0 elsewhere)."""
+    try:
+        with open("/proc/thread-self/io", encoding="ascii") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith("wchar:"))
+    except (OSError, StopIteration):
+        return 0
+
+
+@contextlib.contextmanager
+def timed_holds(db: memhop.DB, holds: list[float]) -> Iterator[None]:
+    """Record how long each ``Root.quiesced`` (every call of the handle waits) is held."""
+    root = db._root
+    real = type(root).quiesced
+
+    @contextlib.contextmanager
+    def quiesced() -> Iterator[object]:
+        with real(root) as contexts:
+            t0 = time.perf_counter()
+            try:
+                yield contexts
+            finally:
+                holds.append(time.perf_counter() - t0)
+
+    root.quiesced = quiesced  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        del root.quiesced
+
+
+def compact_under_turns(
+    db: memhop.DB, me: memhop.Session, lines: list[tuple[str, str]], first: int
+) -> UnderLoad:
+    """``DB.compact()`` while one thread makes turns back to back and another times a
+    one-lock engine call every millisecond; figures for what overlapped the compaction."""
+    root = db._root
+    done = threading.Event()
+    turns: list[tuple[float, float]] = []  # (start, seconds)
+    probes: list[tuple[float, float]] = []
+
+    def talk() -> None:
+        i = first
+        while not done.is_set():
+            t0 = time.perf_counter()
+            turn(me, lines, i)
+            turns.append((t0, time.perf_counter() - t0))
+            i += 1
+
+    def probe() -> None:
+        while not done.is_set():
+            t0 = time.perf_counter()
+            root.engine.contains(ids.PRIMARY_AGENT_ID, 1)
+            probes.append((t0, time.perf_counter() - t0))
+            time.sleep(0.001)
+
+    workers = [threading.Thread(target=talk), threading.Thread(target=probe)]
+    holds: list[float] = []
+    with timed_holds(db, holds):
+        for w in workers:
+            w.start()
+        time.sleep(0.3)
+        written = thread_written()
+        start = time.perf_counter()
+        db.compact()
+        end = time.perf_counter()
+        written = thread_written() - written
+        time.sleep(0.3)
+        done.set()
+        for w in workers:
+            w.join()
+
+    def during(rows: list[tuple[float, float]]) -> list[float]:
+        return [s for t0, s in rows if t0 < end and t0 + s > start]
+
+    made, waits = during(turns), during(probes)
+    return UnderLoad(
+        compact_s=end - start,
+        written=written,
+        hold_max_s=max(holds, default=0.0),
+        holds=len(holds),
+        turns=len(made),
+        turn_med_s=med(made) if made else 0.0,
+        turn_max_s=max(made, default=0.0),
+        probe_max_s=max(waits, default=0.0),
+    )
+
+
+def process_written() -> int:
+    """Bytes the whole process has passed to ``write`` calls so far (Linux; 0 elsewhere)."""
+    try:
+        with open("/proc/self/io", encoding="ascii") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith("wchar:"))
+    except (OSError, StopIteration):
+        return 0
+
+
+def growth(
+    tmp: str, ratios: Sequence[float], sizes: Sizes, lines: list[tuple[str, str]]
+) -> list[Growth]:
+    """A growing file (no deletes, Dream off), each turn also superseding one scratch record
+    of ``SCRATCH_BYTES`` (dead bytes as a Dream pass leaves them), the policy run every 24
+    turns as a pass runs it: bytes written per turn, against the live bytes a turn adds."""
+    out = []
+    ran: list[bool] = []
+    real = compaction.compact
+
+    def counted(root: object, *, above: float = 0.0) -> bool:
+        done = real(root, above=above)  # type: ignore[arg-type]
+        ran.append(done)
+        return done
+
+    compaction.compact = counted  # type: ignore[assignment]
+    try:
+        for ratio in (0.0, *ratios):
+            path = os.path.join(tmp, f"growth-{ratio:.3f}.meh")
+            before, ran[:] = process_written(), []
+            with open_db(path, ratio) as db:
+                me = db.primary()
+                for i in range(sizes.growth_turns):
+                    turn(me, lines, i)
+                    db._root.engine.write(SCRATCH_AGENT, SCRATCH_TYPE, 1, b"s" * SCRATCH_BYTES)
+                    if i % TURNS_PER_SCENE == TURNS_PER_SCENE - 1:
+                        db._root.compact_if_due()  # what a Dream pass runs once it returns
+                measured = occupancy(db._root.engine)
+            written = process_written() - before
+            n = sizes.growth_turns
+            out.append(
+                Growth(
+                    ratio=ratio,
+                    turns=n,
+                    written_per_turn=written / n,
+                    live_per_turn=(measured.live_bytes - DATA_START) / n,
+                    dead_per_turn=measured.dead_bytes / n,
+                    compactions=sum(ran),
+                )
+            )
+            log(f"growth at ratio {ratio:g}: {written / n:,.0f} B written a turn")
+    finally:
+        compaction.compact = real
+    return out
 
 
 def simulate(
@@ -225,7 +417,11 @@ def mib(n: float) -> str:
 
 
 def report(
-    files: Sequence[FileResult], sims: Sequence[SimResult], info: list[tuple[str, str]], quick: bool
+    files: Sequence[FileResult],
+    sims: Sequence[SimResult],
+    grown: Sequence[Growth],
+    info: list[tuple[str, str]],
+    quick: bool,
 ) -> str:
     out = ["## Compaction (benches/compaction.py)", ""]
     if quick:
@@ -270,6 +466,45 @@ def report(
                     f"{f.compact_s * 1e3:.0f}",
                     f"{f.live_bytes / 2**20 / f.compact_s:.0f}",
                     mib(f.compacted_bytes),
+                ]
+                for f in files
+            ],
+        ),
+        "",
+        "### Beside turns",
+        "",
+        "The same `DB.compact()`, while one thread makes turns back to back on the file and "
+        "another times a one-lock engine call (`contains`) every millisecond. 'hold' is the "
+        "longest time the compaction held every call of the handle (`Root.quiesced`: the "
+        "registry, every domain lock, the pool lock); 'longest turn' and 'longest engine "
+        "call' are over those that overlapped the compaction. 'written' is what the "
+        "compacting thread passed to `write` (the copy, its snapshot, the side files).",
+        "",
+        table(
+            [
+                "turns",
+                "file MiB",
+                "compact ms",
+                "written MiB",
+                "holds",
+                "hold ms",
+                "turns beside",
+                "median turn ms",
+                "longest turn ms",
+                "longest engine call ms",
+            ],
+            [
+                [
+                    f"{f.turns:,}",
+                    mib(f.file_bytes),
+                    f"{f.load.compact_s * 1e3:.0f}",
+                    mib(f.load.written),
+                    str(f.load.holds),
+                    f"{f.load.hold_max_s * 1e3:.1f}",
+                    str(f.load.turns),
+                    f"{f.load.turn_med_s * 1e3:.2f}",
+                    f"{f.load.turn_max_s * 1e3:.1f}",
+                    f"{f.load.probe_max_s * 1e3:.1f}",
                 ]
                 for f in files
             ],
@@ -338,6 +573,32 @@ def report(
             ],
         ),
         "",
+        "### Bytes written per turn as the file grows",
+        "",
+        f"{grown[0].turns:,} turns on a new file (fsync on, no deletes, Dream off), each also "
+        f"superseding one {SCRATCH_BYTES}-byte record (the dead bytes a Dream pass leaves, "
+        "which the in-process model does not), the policy run every 24 turns as a Dream pass "
+        "runs it: every byte the process wrote (frames, "
+        "snapshots, compactions, side files, the close) per turn, against the live bytes a "
+        "turn adds ('x live'). 'dead/turn' is what is dead in the file at the end. With d "
+        "dead and b live bytes a turn, a ratio r writes about b + d + d (1 - r) / r a turn: "
+        "a compaction copies (1 - r) / r live bytes per dead byte.",
+        "",
+        table(
+            ["ratio", "compactions", "written B/turn", "live B/turn", "x live", "dead B/turn"],
+            [
+                [
+                    "off (0)" if g.ratio == 0 else f"{g.ratio:.2f}",
+                    str(g.compactions),
+                    f"{g.written_per_turn:,.0f}",
+                    f"{g.live_per_turn:,.0f}",
+                    f"{g.written_per_turn / g.live_per_turn:.2f}",
+                    f"{g.dead_per_turn:,.0f}",
+                ]
+                for g in grown
+            ],
+        ),
+        "",
     ]
     return "\n".join(out) + "\n"
 
@@ -356,12 +617,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         log("retention window, ratios off, 0.25 and 0.5 in lockstep")
         sims = simulate(tmp, (0.0, *RATIOS[1:3]), sizes, lines)
         busy.append(f"window: {busy_processes() or 'none'}")
+        grown = growth(tmp, GROWTH_RATIOS, sizes, lines)
+        busy.append(f"growth: {busy_processes() or 'none'}")
+        info.append(
+            ("fsync reference (300-byte append + fsync)", f"{fsync_reference(tmp) * 1e3:.2f} ms")
+        )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     info.append(("Load average at end", load_average()))
     info.append(("Benchmark wall time", f"{time.perf_counter() - started:.0f} s"))
     info.append(("Other test runs seen", "; ".join(busy)))
-    section = report(files, sims, info, args.quick)
+    section = report(files, sims, grown, info, args.quick)
     return publish(args, "compaction.py", section)
 
 
