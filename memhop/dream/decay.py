@@ -30,6 +30,7 @@ __all__ = [
     "edge_due",
     "edge_due_at",
     "edge_weight_at",
+    "faint_at",
     "hours_between",
     "jaccard",
     "node_due",
@@ -140,6 +141,12 @@ def node_due(node: SceneNode) -> int | None:
     is (a faded node is kept: see ``structure.decay_network``)."""
     if not node.edge_ids:
         return None
+    rate = node_lambda(node.valence, node.arousal)
+    return _crossing(node.importance, NODE_PRUNE_EDGES_THRESHOLD, rate, node.updated_at)
+
+
+def faint_at(node: SceneNode) -> int:
+    """When the node's importance falls below 0.15: from then on it takes no edge."""
     rate = node_lambda(node.valence, node.arousal)
     return _crossing(node.importance, NODE_PRUNE_EDGES_THRESHOLD, rate, node.updated_at)
 

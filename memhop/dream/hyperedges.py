@@ -64,16 +64,15 @@ def _reword(held: Held, cache: L1Cache) -> list[int]:
     return reworded
 
 
-def _sets(cache: L1Cache) -> dict[int, frozenset[str]]:
-    return {n: cache.words.get(n, frozenset()) for n in cache.nodes}
-
-
-def _pairs(cache: L1Cache, focus: Iterable[int]) -> set[tuple[int, int]]:
+def _pairs(cache: L1Cache, focus: Iterable[int], now: int) -> set[tuple[int, int]]:
     """Node pairs sharing a keyword with an endpoint in ``focus``, plus the orphans (pairs
-    whose edge went) still standing."""
+    whose edge went) still standing; a node faded below 0.15 by ``now`` is in none."""
     nodes = cache.nodes
+    cache.fade_by(now)
     pairs = {(a, b) for a, b in cache.orphans if a in nodes and b in nodes}
     for node_id in focus:
+        if cache.faded(node_id):
+            continue
         words = cache.words.get(node_id, frozenset())
         others = set().union(*(cache.holders[w] for w in words))
         others.discard(node_id)
@@ -106,7 +105,7 @@ def weigh_cold(env: DreamEnv, touched: Set[int]) -> Weighing | None:
         if not cache.all_pairs or len(cache.nodes) < MIN_EDGE_NODES:
             return None
         _reword(held, cache)
-        sets = _sets(cache)
+        sets = cache.bright(env.clock())
         # Counted under the lock: a stage that begins once it is released counts after.
         begun = l1domain.stages_begun(held)
     # Read without the lock: a stage that changes it meanwhile changes the count too.
@@ -120,14 +119,14 @@ def weigh_cold(env: DreamEnv, touched: Set[int]) -> Weighing | None:
 
 
 def _weighed(
-    cache: L1Cache, focus: Set[int], weighing: Weighing | None, begun: int
+    cache: L1Cache, focus: Set[int], weighing: Weighing | None, begun: int, now: int
 ) -> Iterable[Pair]:
     """The pairs to weigh at or above the floor, in pair order: every pair on a cold cache
     (``weighing``'s where neither set changed since, if it stands), else those ``_pairs``
     finds. ``begun``: the stages begun before this one."""
     if not cache.all_pairs:  # a warm cache: the pairs with a changed end, nothing else
-        return _weigh(cache, _pairs(cache, focus & cache.nodes.keys()))
-    sets = _sets(cache)
+        return _weigh(cache, _pairs(cache, focus & cache.nodes.keys(), now))
+    sets = cache.bright(now)
     if weighing is None or weighing.begun != begun:
         return _every_pair(sets)
     then = weighing.sets
@@ -135,7 +134,7 @@ def _weighed(
     kept = (p for p in weighing if p[0] in sets and p[1] in sets)
     if not changed:
         return kept
-    fresh = [p for p in _pairs(cache, changed) if p[0] in changed or p[1] in changed]
+    fresh = [p for p in _pairs(cache, changed, now) if p[0] in changed or p[1] in changed]
     unchanged = (p for p in kept if p[0] not in changed and p[1] not in changed)
     return sorted([*unchanged, *_weigh(cache, fresh)])
 
@@ -173,7 +172,7 @@ def build_edges(held: Held, touched: Set[int], now: int, weighing: Weighing | No
                 found = faint[node_id] = importance < decay.NODE_PRUNE_EDGES_THRESHOLD
             return found
 
-        for low, high, similarity, edge_id in _weighed(cache, focus, weighing, begun):
+        for low, high, similarity, edge_id in _weighed(cache, focus, weighing, begun, now):
             if is_faint(low) or is_faint(high):
                 continue
             edge = None

@@ -105,7 +105,11 @@ class L1Cache:
         self.edges = Schedule()  # when the next decay must look at each edge
         self.node_due = Schedule()  # when the next decay must look at each node
         self.words: dict[int, frozenset[str]] = {}  # node id -> lowered keywords of its topics
-        self.holders: dict[str, set[int]] = {}  # keyword -> node ids whose set holds it
+        # keyword -> the nodes whose set holds it, but those faded below 0.15 (``fade``),
+        # which take no edge: a domain's pairs are weighed among its recent scenes.
+        self.holders: dict[str, set[int]] = {}
+        self.fade = Schedule()  # node -> when its importance falls below 0.15
+        self._faded: set[int] = set()
         self.dirty_scenes: set[int] = set()
         self.dirty_words: set[int] = set()
         self.restale: set[int] = set()  # nodes l1_rebuild must judge again
@@ -351,6 +355,10 @@ class L1Cache:
             self.node_due.drop(node.id_hash)
         else:
             self.node_due.put(node.id_hash, due)
+        self.fade.put(node.id_hash, decay.faint_at(node))
+        if node.id_hash in self._faded:  # judged again at the next ``fade_by``
+            self._faded.discard(node.id_hash)
+            self._index(node.id_hash, self.words.get(node.id_hash, frozenset()))
         self._rank(node.id_hash, -decay.sample_rank_key(node))
 
     def _unlist(self, node: SceneNode) -> None:
@@ -373,9 +381,11 @@ class L1Cache:
         self.node_at.pop(node_id, None)
         self.unsaved.pop(node_id, None)
         self.node_due.drop(node_id)
+        self.fade.drop(node_id)
         self._rank(node_id, None)
         self.set_words(node_id, frozenset())
         self.words.pop(node_id, None)
+        self._faded.discard(node_id)
 
     def _rank(self, node_id: int, negated_key: float | None) -> None:
         """Place ``node_id`` in the rank order (None: take it out)."""
@@ -400,14 +410,44 @@ class L1Cache:
 
     def set_words(self, node_id: int, words: frozenset[str]) -> None:
         """Record a node's keyword set, keeping the keyword -> holders index."""
-        for word in self.words.get(node_id, frozenset()) - words:
+        if node_id not in self._faded:
+            self._unindex(node_id, self.words.get(node_id, frozenset()) - words)
+            self._index(node_id, words)
+        self.words[node_id] = words
+
+    def _index(self, node_id: int, words: frozenset[str]) -> None:
+        for word in words:
+            self.holders.setdefault(word, set()).add(node_id)
+
+    def _unindex(self, node_id: int, words: frozenset[str]) -> None:
+        for word in words:
             holders = self.holders[word]
             holders.discard(node_id)
             if not holders:
                 del self.holders[word]
-        for word in words:
-            self.holders.setdefault(word, set()).add(node_id)
-        self.words[node_id] = words
+
+    def fade_by(self, now: int) -> None:
+        """Take the nodes faded below 0.15 by ``now`` out of ``holders``."""
+        for node_id in self.fade.pop_due(now):
+            node = self.nodes.get(node_id)
+            if node is None or decay.faint_at(node) > now:  # floored: not yet
+                if node is not None:
+                    self.fade.put(node_id, decay.faint_at(node))
+                continue
+            self.fade.drop(node_id)
+            if node_id not in self._faded:
+                self._faded.add(node_id)
+                self._unindex(node_id, self.words.get(node_id, frozenset()))
+
+    def bright(self, now: int) -> dict[int, frozenset[str]]:
+        """The keyword sets of the nodes not faded below 0.15 by ``now``."""
+        self.fade_by(now)
+        words, nothing, faded = self.words, frozenset[str](), self._faded
+        return {n: words.get(n, nothing) for n in self.nodes if n not in faded}
+
+    def faded(self, node_id: int) -> bool:
+        """Whether the node had faded below 0.15 at the last ``fade_by``."""
+        return node_id in self._faded
 
     # ---- writes through the cache ------------------------------------------------------
 

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from memhop.dream import decay, hyperedges, structure
+from memhop.dream import decay, hyperedges, l1domain, structure
 from memhop.ids import l1_edge_id, scene_node_id
 from memhop.layers import scene, topic
 from tests.dream.conftest import NOW, Domain
@@ -166,3 +166,22 @@ def test_rebuild_takes_a_stale_node_and_its_edge(dom: Domain) -> None:
     assert survivor.scene_id == 200
     assert survivor.edge_ids == ()
     assert scene.list_scene_edges(dom.engine, 0) == []
+
+
+def test_a_node_faded_below_0_15_is_weighed_against_no_new_scene(dom: Domain) -> None:
+    """Its words leave the cache's keyword index, so a new scene sharing them is not even
+    weighed against it (it could take no edge): a domain's pairs are its recent scenes'."""
+    dom.turn(1, ("harbour", "boats"), scene=100)
+    _sync_and_link(dom)
+    old = scene_node_id(100)
+    later = NOW + 200 * HOUR  # e^-2 = 0.135: faded
+    dom.turn(2, ("harbour", "boats"), scene=200)
+    dom.turn(3, ("harbour", "boats"), scene=300)
+    with dom.hold() as held:
+        structure.rebuild_index(held)
+        assert hyperedges.build_edges(held, structure.sync_nodes(held, later), later) == 1
+        cache = l1domain.of(held)
+        assert old not in cache.holders.get("harbour", set())
+        assert {scene_node_id(200), scene_node_id(300)} <= cache.holders["harbour"]  # control
+    (edge,) = scene.list_scene_edges(dom.engine, 0)
+    assert old not in edge.node_ids
