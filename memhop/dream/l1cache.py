@@ -275,14 +275,14 @@ class L1Cache:
 
         The copies stand (a compaction copies every record unchanged, and runs while
         no call of the domain does); the offsets are forgotten, so spot checks read
-        their topics again, and a node written elsewhere later reads every node.
+        their topics again, and the next refresh reads every node once.
         """
-        agreed = self.engine.writes(self.agent_id, RecordType.SCENE_NODE) == self.node_writes
         self.engine = engine
         self.topic_at = {}
         self.node_at = {}
-        # Nodes written elsewhere before the compaction and not taken in yet: read them all.
-        self.node_writes = engine.writes(self.agent_id, RecordType.SCENE_NODE) if agreed else -1
+        # The new engine's count may already hold writes made since the compaction: the
+        # nodes are checked again (read whole, as their offsets all moved).
+        self.node_writes = -1
 
     def _load(self, live: dict[int, int], edge_ids: list[int]) -> None:
         for node in scene.list_scene_nodes(self.engine, self.agent_id):
@@ -301,9 +301,12 @@ class L1Cache:
                 continue
             self.edges.put(edge_id, decay.edge_due_at(known[1], known[2]))
             for member in known[0]:
-                unlisted.setdefault(member, []).append(edge_id)
+                if self.nodes[member].created_at <= known[2]:
+                    unlisted.setdefault(member, []).append(edge_id)
         # An edge its member does not list: that node's longer list was not stored yet
-        # (``link``; the process ended first). It is taken as unsaved, as it was.
+        # (``link``; the process ended first), and it is taken as unsaved, as it was; but
+        # not by a node made after the edge's clock (one deleted and made again lists none
+        # of the edges of the one before, as upstream's does not, until one is written).
         for node_id, linked in unlisted.items():
             node = self.nodes[node_id]
             listed = set(node.edge_ids)
