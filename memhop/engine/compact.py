@@ -51,7 +51,7 @@ def check_destination(source: Engine, new_path: object, what: str = "compact") -
     return new_path
 
 
-def _refusal(view: ByteView, size: int, offset: int, id_hash: int) -> MemHopError:
+def refusal(view: ByteView, size: int, offset: int, id_hash: int) -> MemHopError:
     """Name the live record at ``offset`` that will not read, with the decoder's own reason."""
     try:
         bounds = frame_bounds(view, offset, size)
@@ -73,7 +73,7 @@ def _refusal(view: ByteView, size: int, offset: int, id_hash: int) -> MemHopErro
     return err
 
 
-def _first_refusal(source: Engine, view: ByteView, size: int) -> MemHopError:
+def first_refusal(source: Engine, view: ByteView, size: int) -> MemHopError:
     """Find the first live frame, in log order, that fails a check, and word its refusal.
 
     The slow path, taken only after the bulk checks in ``_verify_live`` failed:
@@ -82,7 +82,7 @@ def _first_refusal(source: Engine, view: ByteView, size: int) -> MemHopError:
     unpack, crc32, head = _FRAME.unpack_from, zlib.crc32, RECORD_HEADER_SIZE
     for offset, agent_id, id_hash in source.live_in_log_order():
         if offset + head > size:
-            return _refusal(view, size, offset, id_hash)
+            return refusal(view, size, offset, id_hash)
         _, flags, length, f_agent, f_id, crc = unpack(view, offset)
         end = offset + head + length
         if (
@@ -92,7 +92,7 @@ def _first_refusal(source: Engine, view: ByteView, size: int) -> MemHopError:
             or end > size
             or crc32(view[offset + head : end], crc32(view[offset : offset + 22])) != crc
         ):
-            return _refusal(view, size, offset, id_hash)
+            return refusal(view, size, offset, id_hash)
     msg = "compact: the live records failed a check that no single record fails"
     return CorruptionError(msg)
 
@@ -177,7 +177,7 @@ def _copy_live(source: Engine, dest: Engine, what: str) -> None:
     source.confirm_index(what)  # what the copy leaves behind is only what a replay says is dead
     view, size = source.log_view()
     if not copy_frames(source.live_index(), view, size, dest):
-        raise _first_refusal(source, view, size)
+        raise first_refusal(source, view, size)
 
 
 def write_live_copy(

@@ -34,6 +34,7 @@ from memhop.engine.frame import (
 )
 from memhop.engine.header import HeaderPair
 from memhop.engine.index import LiveIndex, Placement
+from memhop.engine.online import OnlineAccess
 from memhop.engine.recovery import live_frames_since
 from memhop.engine.seed import (
     check_seeded_index,
@@ -42,7 +43,6 @@ from memhop.engine.seed import (
     worth_a_seed,
     write_seed,
 )
-from memhop.engine.snapshot import Index
 from memhop.engine.storefile import StoreFile
 from memhop.engine.writes import LogWriter, RecordEntry, encode_batch
 from memhop.errors import (
@@ -61,10 +61,6 @@ log = logging.getLogger("memhop.engine")
 # thread of its own while turns go on, and each of a turn's writes may wait out one hold.
 _READ_CHUNK = 512
 _DIGESTS_KEPT = 16  # prefix digests remembered (a few ends are ever asked for)
-
-
-def _no_pause() -> None:
-    """The pacer of a thread outside ``Engine.paced``."""
 
 
 class Engine:
@@ -101,6 +97,7 @@ class Engine:
         self.tail_bytes_cut = 0
         self._index_confirmed = False  # an index from the seed, replayed once (confirm_index)
         self._writes = WriteCounts()
+        self._checks = (self._check_open, self._check_writable)
 
     # ---- state -------------------------------------------------------------------------
 
@@ -269,7 +266,7 @@ class Engine:
                 return self._live.ids_of_type(agent_id, rec_type, self._file)
             size = self._file.size
             view = memoryview(self._file.view())  # pins this map while it is read
-        pace: Callable[[], None] = getattr(self._pacing, "pace", None) or _no_pause
+        pace: Callable[[], None] = getattr(self._pacing, "pace", None) or (lambda: None)
         with view:
             types = read.types(view, size, pace)
         with self._lock:
@@ -311,11 +308,8 @@ class Engine:
             )
 
     def live_index(self) -> Mapping[int, IntMap]:
-        """Return the live index (agent -> id -> frame offset) itself, read-only, not a copy.
-
-        For the engine's own bulk readers (compaction). Valid until the next
-        write; hold ``exclusive()`` while using it.
-        """
+        """Return the live index (agent -> id -> frame offset) itself, read-only, not a copy,
+        for the engine's own bulk readers: valid until the next write (hold ``exclusive()``)."""
         with self._lock:
             self._check_open()
             return MappingProxyType(self._live.offsets)
@@ -361,11 +355,13 @@ class Engine:
             live = self._live.offsets.get(agent_id, NO_IDS)
             return live_frames_since(self._file.view(), start, self._log.record_end, agent_id, live)
 
-    def log_view(self) -> tuple[ByteView, int]:
-        """Return the mapping of the file and its size, for the engine's own readers.
+    def online(self) -> OnlineAccess:
+        """Bounded steps for a compaction that runs beside the writers (``engine.online``)."""
+        return OnlineAccess(self._lock, self._file, self._log, self._live, self._checks)
 
-        Valid until the next write; hold ``exclusive()`` while using it.
-        """
+    def log_view(self) -> tuple[ByteView, int]:
+        """Return the mapping of the file and its size, for the engine's own readers: valid
+        until the next write (hold ``exclusive()``)."""
         with self._lock:
             self._check_open()
             return self._file.view(), self._file.size
@@ -441,18 +437,21 @@ class Engine:
                 self._live.put(base, placements)
             return [base + p[3] for p in placements]
 
-    def load_frames(self, chunks: Iterable[bytes], index: Index, *, sync: bool = True) -> None:
+    def load_frames(
+        self, chunks: Iterable[bytes], index: Mapping[int, Mapping[int, int]], *, sync: bool = True
+    ) -> None:
         """Append verified live frames to an engine that holds no records, and adopt their index.
 
         The bulk form of ``append_frames``, for compaction: ``chunks`` are
         written in order at the file end (``record_end`` of a fresh engine),
         and ``index`` (agent -> id -> absolute frame offset) must name every
         frame in them and only them. The caller has verified both; only the
-        offset bounds are checked here (CorruptionError). ``index`` is taken
-        over, not copied, and the type index is built from the frames on first
-        use. ``sync=False`` leaves the fsync to a later checkpoint. If a chunk
-        cannot be produced or written, or an offset is out of bounds, the file
-        is cut back to where it was and nothing is indexed.
+        offset bounds are checked here (CorruptionError). ``index`` is read once
+        the chunks are written (their producer may fill it), and taken over, not
+        copied; the type index is built from the frames on first use.
+        ``sync=False`` leaves the fsync to a later checkpoint. If a chunk cannot
+        be produced or written, or an offset is out of bounds, the file is cut
+        back to where it was and nothing is indexed.
         """
         with self._lock:
             self._check_writable()
@@ -528,8 +527,8 @@ class Engine:
             self._check_writable()
             self._log.forget_snapshot()
 
-    def checkpoint(self, *, seed: bool = False) -> None:
-        """Append an index snapshot at the file end and point a new header at it; ``seed``
+    def checkpoint(self, *, seed: bool = False) -> bytes:
+        """Append an index snapshot at the file end, point a new header at it, return it; ``seed``
         also keeps it beside the file (``engine.seed``): never for a copy not yet renamed."""
         with self._lock:
             self._check_writable()
@@ -537,6 +536,7 @@ class Engine:
             blob = self._log.checkpoint(self._live.offsets)
             if seed:
                 self._seed(blob)
+            return blob
 
     def _seed(self, snapshot: bytes) -> None:
         end = self.record_end

@@ -1,27 +1,54 @@
-"""Compaction in place: the open file is replaced by a copy of its live records.
+"""Compaction in place: the open file is replaced by a copy of its live records while writes go on.
 
-The copy is written by ``write_live_copy`` (a temporary sibling, fsynced,
-renamed over the original, the directory fsynced), so a crash at any step
-leaves under the file's name either the old file or the new one, each whole.
-The old engine is closed once the new file has the name; its bytes go with
-the last handle on the old inode.
+``compact_in_place`` runs in three phases (``memhop.engine.catchup`` does the copying):
+
+1. Copy, without holding writes. The live frames before a settled end E1 are
+   copied, in log order, to a temporary sibling of the file. The log is read
+   from a pinned view with no lock held (frames are only appended, so those
+   bytes never change); the engine lock is taken once a chunk (at most 4,096
+   frames or 1 MiB of log) to ask which of its frames are still live, so a
+   writer waits for one chunk at most, and a record deleted or superseded
+   since E1 is not copied.
+2. Catch up, still without holding writes: the frames written since (new
+   records and versions, tombstones) are replayed onto the copy, round after
+   round while a round finds more than a little; then the copy is
+   checkpointed (its fsync makes the copy durable) and its index seed made.
+3. Swap, under the caller's ``hold`` (the root's holds every call of the file)
+   and the engine lock: the frames written since phase 2 are replayed, the
+   copy is fsynced, renamed over the file and the directory fsynced, the seed
+   is written beside it, and the old engine is closed. This costs what was
+   written since phase 2 (and the seed's bytes), not the file.
+
+Deleted while copied: a record the copy holds that is deleted or superseded
+before phase 3 ends gets its tombstone or new version replayed after it, and
+its copied frame's payload is overwritten with zeros under a fresh CRC before
+the copy is renamed (``OnlineAccess.erase``): the frame stays, dead, with the
+record's type, ids and length, until the next compaction.
+
+Crash safety: the file keeps its name and bytes until the rename, so a kill
+leaves the old file or the new one, each whole; a kill before the rename
+leaves a temporary sibling, which the next writable open removes.
 """
 
 from __future__ import annotations
 
 import contextlib
 import struct
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from itertools import repeat
 
-from memhop.engine.compact import write_live_copy
+from memhop.engine.catchup import Copy
 from memhop.engine.engine import Engine
 from memhop.engine.frame import RECORD_HEADER_SIZE
 from memhop.engine.header import DATA_START
+from memhop.engine.publish import build_beside
+from memhop.engine.seed import write_seed
 from memhop.engine.snapshot import MIN_SNAPSHOT_SIZE
 from memhop.errors import MemHopError
 
-__all__ = ["Occupancy", "compact_in_place", "occupancy"]
+__all__ = ["Hooks", "Occupancy", "compact_in_place", "occupancy"]
 
 _LENGTH = struct.Struct("<I")
 _LENGTH_AT = 2  # a frame starts with type (1 byte) and flags (1 byte), then the payload length
@@ -51,6 +78,13 @@ class Occupancy:
         return self.dead_bytes / self.file_bytes if self.file_bytes else 0.0
 
 
+def _live_bytes(frames: float, agents: int, records: int) -> int:
+    """The size of a file holding ``frames`` bytes of frames of ``records`` records of
+    ``agents`` domains, and one index snapshot of them."""
+    snapshot = MIN_SNAPSHOT_SIZE + _SNAPSHOT_AGENT * agents + _SNAPSHOT_ENTRY * records
+    return DATA_START + round(frames) + snapshot
+
+
 def occupancy(engine: Engine, *, sample: int = 0) -> Occupancy:
     """Measure the live and dead bytes of ``engine``'s file (one length read per live record).
 
@@ -70,30 +104,82 @@ def occupancy(engine: Engine, *, sample: int = 0) -> Occupancy:
             if picked:
                 read = sum(n for (n,) in map(unpack, repeat(view), picked))
                 frames += (read / len(picked) + RECORD_HEADER_SIZE) * len(by_id)
-        snapshot = MIN_SNAPSHOT_SIZE + sum(
-            _SNAPSHOT_AGENT + _SNAPSHOT_ENTRY * len(i) for i in live.values() if i
-        )
-        live_bytes = DATA_START + round(frames) + snapshot
-        return Occupancy(file_bytes=size, live_bytes=min(live_bytes, size))
+        agents = sum(1 for i in live.values() if i)
+        return Occupancy(file_bytes=size, live_bytes=min(_live_bytes(frames, agents, count), size))
 
 
-def compact_in_place(engine: Engine, path: str) -> Engine:
+def _no_pause() -> None:
+    """The pacer of a compaction nobody paces."""
+
+
+def _nothing(_: Engine) -> None:
+    """The hook of a compaction nobody follows."""
+
+
+@dataclass(frozen=True, slots=True)
+class Hooks:
+    """What the caller of ``compact_in_place`` adds to it.
+
+    ``pace`` runs between chunks of phases 1 and 2, holding nothing: it may
+    sleep to let calls in flight have the interpreter, or raise to stop the
+    compaction (nothing is replaced). ``hold`` is entered for phase 3, before
+    the engine lock: what else must wait for the swap. ``swapped`` is called
+    under it once the copy has the file's name, with the new engine. With
+    ``above`` > 0 the compaction stops after phase 1 unless the dead bytes it
+    measured there (exactly, as ``occupancy``) are more than that share.
+    """
+
+    pace: Callable[[], None] = _no_pause
+    hold: Callable[[], AbstractContextManager[object]] = contextlib.nullcontext
+    swapped: Callable[[Engine], None] = _nothing
+    above: float = 0.0
+
+
+class _NotDue(Exception):
+    """Phase 1 measured no more dead bytes than ``Hooks.above``."""
+
+
+def compact_in_place(engine: Engine, path: str, hooks: Hooks | None = None) -> Engine | None:
     """Replace the file at ``path`` (``engine``'s, absolute) by its live records; return it, open.
 
-    Writes wait while the copy runs. On success ``engine`` is closed and the
-    returned engine, holding the file lock, is the file's; on failure (a
-    record that will not read, a full disk) ``engine`` is untouched and still
-    open, and no temporary file is left. The caller has checked that ``path``
-    still names ``engine``'s file.
+    Writes go on during phases 1 and 2 and wait only for phase 3 (see the
+    module). On success ``engine`` is closed and the returned engine, holding
+    the file lock, is the file's; None when ``hooks.above`` was not passed.
+    On failure (a record that will not read, a full disk, a pacer that
+    raised) ``engine`` is untouched and still open, and no temporary file is
+    left. The caller has checked that ``path`` still names ``engine``'s file.
     """
-    with engine.exclusive():
-        fresh = write_live_copy(engine, path, replace=True, what="compact in place")
+    hooks = hooks or Hooks()
+    copies: list[Copy] = []
+    with contextlib.ExitStack() as after, contextlib.ExitStack() as held:
+
+        def fill(dest: Engine) -> None:
+            copy = Copy(engine, dest, hooks.pace)
+            measured = copy.copy()
+            live = _live_bytes(copy.frame_bytes, len(dest.agents()), dest.stats()[1])
+            if hooks.above > 0 and Occupancy(measured, live).dead_ratio <= hooks.above:
+                raise _NotDue
+            copy.settle()
+            held.enter_context(hooks.hold())
+            held.enter_context(engine.exclusive())
+            copy.finish()
+            copies.append(copy)
+
+        mode = engine.permission_bits()
+        try:
+            fresh = build_beside(path, fill, mode=mode, replace=True, what="compact in place")
+        except _NotDue:
+            return None
+        seed = copies[0].seed
+        if seed is not None:  # the copy's own, as of its checkpoint (the old one went with it)
+            write_seed(path, *seed, mode)
         fresh.tail_bytes_cut = engine.tail_bytes_cut  # what this file's open cut, still
-        # The old seed went with the old file; a kill before the next close
-        # would otherwise leave the copy's first write to a whole-log scan.
-        fresh.checkpoint_if_stale(seed=True)
+        hooks.swapped(fresh)
         # Everything acknowledged is in the copy, which has the name now: the old
-        # file needs no checkpoint, and a failure to unlock it changes nothing.
+        # file needs no checkpoint, and a failure to unlock it changes nothing. Its map,
+        # pinned, keeps the old inode open until the hold is over: freeing its blocks
+        # costs milliseconds a 100 MB.
+        after.enter_context(memoryview(engine.log_view()[0]))
         with contextlib.suppress(MemHopError):
             engine.close_without_checkpoint()
     return fresh

@@ -1,17 +1,24 @@
-"""Compaction in place, from the root: quiesce the file, replace the engine, carry on.
+"""Compaction in place, from the root: copy beside the calls, then a short swap.
 
 Responsibility: ``DB.compact()``, ``Session.purge_*`` and the dead-bytes
 policy (``Defaults.compact_dead_ratio``, run after a Dream pass and after a
 delete) all end here.
 
 Contract:
-- Background Dream is paused first (a pass asked for meanwhile starts on
-  resume; a pass in flight waits at its next step, each of which takes the
-  domain lock), then the registry lock, every domain lock and the pool lock
-  are held while the engine is replaced (``Root.quiesced``). Sessions keep
+- Calls go on while the copy is made (``memhop.engine.inplace``, phases 1
+  and 2: the engine lock is taken a chunk at a time, and the copy makes way,
+  a short pause between chunks, while any domain's call is in flight). Only
+  the swap holds every call: Dream is paused (a pass asked for meanwhile
+  starts on resume; a pass in flight waits at its next step, each of which
+  takes the domain lock), then the registry lock, every domain lock and the
+  pool lock are held (``Root.quiesced``) while the frames written since the
+  copy's last catch-up are replayed and the engine is replaced. Sessions keep
   working: current scenes, open turns and the mirrors are keyed by id, and
   ids survive a compaction; the slot caches, keyed by frame offset, are
-  dropped.
+  dropped, and so are the scene maps.
+- One compaction of a file at a time: ``DB.compact()`` and a purge wait for
+  one in flight, then run their own (a delete made before they were called
+  is never copied); the policy leaves the file to the one in flight.
 - A crash at any step leaves the old file or the new one, whole
   (``memhop.engine.inplace``). A failure leaves the old engine open and in use.
 - The policy never raises: a delete or a Dream pass that succeeded is not
@@ -21,20 +28,28 @@ Contract:
 Traps: a file renamed or replaced since it was opened is refused
 (StorageIOError) rather than compacting whatever now has its name; so is a
 file with damage met (CorruptionError): compacting it would drop for good
-whatever the damage hides, which ``DB.salvage_to`` may still recover.
+whatever the damage hides, which ``DB.salvage_to`` may still recover. Both
+are checked before the copy and again at the swap. A close stops a copy in
+flight at its next chunk (ClosedError).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import threading
+import weakref
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from memhop.engine.inplace import compact_in_place, occupancy
+from memhop.engine import Engine
+from memhop.engine.inplace import Hooks, compact_in_place, occupancy
 from memhop.errors import ClosedError, CorruptionError, MemHopError, StorageIOError
 from memhop.root.slot_cache import SlotCache
 
-if TYPE_CHECKING:  # the root calls in here; this module needs only the type
+if TYPE_CHECKING:  # the root calls in here; this module needs only the types
+    from memhop.root.domain import DomainContext
     from memhop.root.root import Root
 
 __all__ = ["compact", "compact_if_due", "identity"]
@@ -43,6 +58,10 @@ log = logging.getLogger("memhop.compaction")
 
 POLICY_SAMPLE = 4096
 """Records the policy's first estimate reads (benches/compaction.py reports how far off it is)."""
+
+# The lock each open file's compaction holds (``_lock_of``), kept beside the Root it serves.
+_RUNNING: weakref.WeakKeyDictionary[Root, threading.Lock] = weakref.WeakKeyDictionary()
+_RUNNING_GUARD = threading.Lock()
 
 
 def identity(path: str) -> tuple[int, int] | None:
@@ -70,37 +89,73 @@ def _refuse_damage(root: Root) -> None:
         raise CorruptionError(msg)
 
 
+def _lock_of(root: Root) -> threading.Lock:
+    """The lock one compaction of ``root``'s file holds from start to end."""
+    with _RUNNING_GUARD:
+        return _RUNNING.setdefault(root, threading.Lock())
+
+
+def _check_file(root: Root) -> None:
+    """Refuse a damaged file, or one moved or replaced since it was opened."""
+    _refuse_damage(root)
+    if identity(root.file_path) != root.file_identity:
+        msg = f"compact: {root.file_path} was moved or replaced since it was opened"
+        raise StorageIOError(msg)
+
+
 def compact(root: Root, *, above: float = 0.0) -> bool:
     """Compact ``root``'s file in place; True if it ran.
 
-    With ``above`` > 0 it runs only when dead bytes are more than that share
-    of the file, measured once every call of this handle is held.
+    With ``above`` > 0 (the policy) it runs only when dead bytes are more
+    than that share of the file, measured exactly as the copy is made, and
+    not at all while another compaction of the file is in flight; without,
+    it waits for one in flight first.
     """
-    root.dreams.pause()
+    running = _lock_of(root)
+    if not running.acquire(blocking=above <= 0):
+        return False
     try:
-        with root.quiesced() as contexts:
-            if above > 0 and occupancy(root.engine).dead_ratio <= above:
-                return False
-            _refuse_damage(root)
-            if identity(root.file_path) != root.file_identity:
-                msg = f"compact: {root.file_path} was moved or replaced since it was opened"
-                raise StorageIOError(msg)
-            root.engine = compact_in_place(root.engine, root.file_path)
+        root.check_open()
+        _check_file(root)
+        held: list[DomainContext] = []
+
+        @contextlib.contextmanager
+        def hold() -> Iterator[None]:
+            root.dreams.pause()
+            try:
+                with root.quiesced() as contexts:
+                    _check_file(root)  # damage met, or a move, while the copy was made
+                    held[:] = contexts
+                    yield
+            finally:
+                root.dreams.resume()
+
+        def swapped(fresh: Engine) -> None:
+            root.engine = fresh
             root.file_identity = identity(root.file_path)
             root.forget_scene_maps()  # the maps name the old file's bytes
-            for ctx in contexts:
+            for ctx in held:
                 ctx.slots = SlotCache(ctx.slots.limit)  # keyed by frame offsets, all moved
-            return True
+
+        def pace() -> None:
+            if root.closing.is_set():
+                msg = "database is closed"
+                raise ClosedError(msg)
+            root._make_way()  # a short pause while a call is in flight
+
+        hooks = Hooks(pace=pace, hold=hold, swapped=swapped, above=above)
+        return compact_in_place(root.engine, root.file_path, hooks) is not None
     finally:
-        root.dreams.resume()
+        running.release()
 
 
 def compact_if_due(root: Root) -> None:
     """Run the dead-bytes policy: compact when ``compact_dead_ratio`` (> 0) is passed.
 
     A first, sampled estimate runs without the domain locks (its cost hardly
-    grows with the file); only a file it puts past the ratio is quiesced and
-    measured exactly. Failures are logged, never raised.
+    grows with the file); only a file it puts past the ratio is compacted,
+    and the compaction measures it exactly before it replaces anything.
+    Failures are logged, never raised.
     """
     ratio = root.defaults.compact_dead_ratio
     if ratio <= 0 or root.closed:
