@@ -8,11 +8,13 @@ import subprocess
 import sys
 import textwrap
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 import memhop
+from memhop.root import compaction
 from memhop.root.dreams import DreamThreads
 
 TS = 1_700_000_000_000
@@ -141,3 +143,145 @@ def test_a_file_with_a_damaged_region_is_kept_as_it_is(tmp_path: Path) -> None:
     # No temporary file is left; each file may keep its own scene map and index seed beside it.
     left = sorted(n for n in os.listdir(tmp_path) if not n.endswith((".scenemap", ".seed")))
     assert left == ["mem.meh", "salvaged.meh"]
+
+
+def _turns(me: memhop.Session, n: int, at: int = 0, text: str = "turn") -> list[str]:
+    ids = []
+    for i in range(n):
+        me.search(new_scene=i % 10 == 0)
+        ids.append(me.update(input=f"{text} {at + i}", created_at=TS + at + i).id)
+    return ids
+
+
+class _Paused:
+    """Stands in for ``Root._make_way`` (the copy's pacer): the copy stops at its first
+    pace, in phase 1, until released; ``body`` runs there first."""
+
+    def __init__(self, body: Callable[[], None] = lambda: None) -> None:
+        self.reached = threading.Event()
+        self.go = threading.Event()
+        self.body = body
+
+    def __call__(self) -> None:
+        if not self.reached.is_set():
+            self.body()
+            self.reached.set()
+            assert self.go.wait(30)
+
+
+def _compacting(db: memhop.DB, errors: list[BaseException]) -> threading.Thread:
+    def run() -> None:
+        try:
+            db.compact()
+        except BaseException as exc:  # reported by the test
+            errors.append(exc)
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    return worker
+
+
+def _file(tmp_path: Path, turns: int = 120) -> str:
+    path = str(tmp_path / "mem.meh")
+    with memhop.open(path, memhop.LocalModel(), QUIET, memhop.ProfileInput(name="me")) as db:
+        me = db.primary()
+        doomed = _turns(me, turns)
+        me.delete_topic(doomed[0])
+    return path
+
+
+QUIET = memhop.Defaults(scene_dream_topic_threshold=-1, compact_dead_ratio=0)
+
+
+def test_turns_go_on_while_the_copy_is_made(tmp_path: Path) -> None:
+    """A compaction stopped in phase 1: turns of the file run to the end meanwhile (before,
+    every call waited for the whole copy), and are in the compacted file."""
+    path = _file(tmp_path)
+    inode = os.stat(path).st_ino
+    with memhop.open(path, memhop.LocalModel(), QUIET) as db:
+        me = db.primary()
+        paused = _Paused()
+        db._root._make_way = paused  # type: ignore[method-assign]
+        errors: list[BaseException] = []
+        worker = _compacting(db, errors)
+        assert paused.reached.wait(30)  # the copy is under way
+        during = _turns(me, 3, at=1000, text="during the copy")
+        assert worker.is_alive()  # they ran while it waited
+        paused.go.set()
+        worker.join(30)
+        assert not errors
+        assert set(during) <= {row.topic_id for row in me.search_l4()}
+        assert os.stat(path).st_ino != inode  # the copy has the name
+    with memhop.open(path, memhop.LocalModel(), QUIET) as again:
+        assert set(during) <= {row.topic_id for row in again.primary().search_l4()}
+
+
+def test_one_compaction_at_a_time(tmp_path: Path) -> None:
+    """While one runs, the policy's does not start, and DB.compact waits for it, then runs."""
+    path = _file(tmp_path)
+    with memhop.open(path, memhop.LocalModel(), QUIET) as db:
+        root = db._root
+        paused = _Paused()
+        root._make_way = paused  # type: ignore[method-assign]
+        errors: list[BaseException] = []
+        first = _compacting(db, errors)
+        assert paused.reached.wait(30)
+        assert compaction.compact(root, above=0.0001) is False  # the policy leaves it be
+        second = _compacting(db, errors)
+        second.join(0.2)
+        assert second.is_alive()  # waits for the first
+        paused.go.set()
+        first.join(30)
+        second.join(30)
+        assert not errors
+        assert not second.is_alive()  # control: it ran once the first was over
+        assert compaction.compact(root, above=0.0) is True
+
+
+@pytest.mark.parametrize("trouble", ["moved", "damage", "closed"])
+def test_trouble_met_during_the_copy_refuses_the_swap_and_keeps_the_old_file(
+    tmp_path: Path, trouble: str
+) -> None:
+    """The file moved, damage met by a read, or the handle closed while the copy was made:
+    the compaction raises at the swap (or at its next chunk), nothing is left beside the
+    file, and the old file, whole, is the one under the name."""
+    path = _file(tmp_path)
+    inode = os.stat(path).st_ino
+    db = memhop.open(path, memhop.LocalModel(), QUIET)
+    root = db._root
+    engine = root.engine
+    kept = {row.topic_id for row in db.primary().search_l4()}
+
+    def meanwhile() -> None:
+        if trouble == "moved":
+            os.rename(path, path + ".moved")
+        elif trouble == "damage":
+            engine.note_damaged(0, engine.all_ids(0)[0], ValueError("injected"))
+        else:
+            closer = threading.Thread(target=db.close)
+            closer.start()
+            closer.join(30)
+
+    paused = _Paused(meanwhile)
+    root._make_way = paused  # type: ignore[method-assign]
+    paused.go.set()
+    error = {
+        "moved": memhop.StorageIOError,
+        "damage": memhop.CorruptionError,
+        "closed": memhop.ClosedError,
+    }[trouble]
+    with pytest.raises(error):
+        db.compact()
+    if trouble == "moved":
+        os.rename(path + ".moved", path)
+    left = sorted(n for n in os.listdir(tmp_path) if not n.endswith((".scenemap", ".seed")))
+    assert left == ["mem.meh"]
+    assert os.stat(path).st_ino == inode
+    if trouble != "closed":
+        assert root.engine is engine
+        assert not engine.closed
+        db.close()
+    with memhop.open(path, memhop.LocalModel(), QUIET) as again:
+        assert {row.topic_id for row in again.primary().search_l4()} == kept
+        again.compact()  # control: the same file compacts
+        assert os.stat(path).st_ino != inode
