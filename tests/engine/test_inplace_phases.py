@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memhop.engine import (
     RECORD_HEADER_SIZE,
@@ -65,11 +67,12 @@ def _records(engine: Engine) -> dict[tuple[int, int], bytes]:
     return {(a, i): engine.read(a, i).payload for a in engine.agents() for i in engine.all_ids(a)}
 
 
-def _log_index(path: str) -> dict[int, dict[int, int]]:
-    """The index a replay of the whole log gives (what an open without a snapshot takes)."""
+def _log_index(path: str, end: int) -> dict[int, dict[int, int]]:
+    """The index a replay of the log up to ``end`` gives (what an open without a snapshot
+    takes)."""
     data = Path(path).read_bytes()
     replayed: dict = {}
-    scan = scan_records(data, DATA_START, len(data), replayed, 0)
+    scan = scan_records(data, DATA_START, end, replayed, 0)
     assert scan.skipped == 0
     return {agent: dict(ids.items()) for agent, ids in replayed.items() if ids}
 
@@ -148,7 +151,7 @@ def test_writes_supersedes_and_deletes_during_each_phase_survive_and_dead_payloa
     finally:
         fresh.close_without_checkpoint()
     after = Path(path).read_bytes()
-    assert _log_index(path) == index  # the log alone gives the same records
+    assert _log_index(path, end) == index  # the log alone gives the same records
     assert len(list(frames_between(after, DATA_START, end))) > len(expected)  # all read
     dead = [_payload(i) for i in (1, 2, 3, 4, 9, 10, RECORDS - 1, RECORDS - 2)]
     assert [p for p in [*gone, *dead] if p in after] == []
@@ -374,3 +377,73 @@ def test_a_kill_during_phases_1_and_2_leaves_the_old_file_whole_with_every_write
         if not engine.closed:
             engine.close()
     assert _payload(5) not in path.read_bytes()
+
+
+# (agent, id, write?) ops; payloads are numbered, so each write's bytes are its own
+_op = st.tuples(st.sampled_from([A, B]), st.integers(0, 6) | st.integers(0, 1400), st.booleans())
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    before=st.lists(_op, max_size=40),
+    during=st.lists(st.tuples(st.integers(1, 8), _op), max_size=30),
+    held=st.lists(_op, max_size=10),
+)
+def test_any_writes_beside_a_compaction_read_back_and_leave_no_dead_payload(
+    tmp_path_factory: pytest.TempPathFactory,
+    before: list[tuple[int, int, bool]],
+    during: list[tuple[int, tuple[int, int, bool]]],
+    held: list[tuple[int, int, bool]],
+) -> None:
+    """Writes and deletes before, at any pace of phases 1 and 2, and in the hold: the
+    compacted file holds exactly the live records (its log replays to its index), and no
+    payload that is not live any more is in its bytes."""
+    path = str(tmp_path_factory.mktemp("any") / "db.meh")
+    engine = create_engine(path)
+    model: dict[tuple[int, int], bytes] = {}
+    written: list[bytes] = []
+
+    def apply(agent: int, ident: int, write: bool) -> None:
+        if write:
+            payload = b"<payload %06d>" % len(written) + b"y" * (ident % 300)
+            written.append(payload)
+            engine.write(agent, 0x08, ident, payload)
+            model[(agent, ident)] = payload
+        else:
+            engine.delete(agent, ident)
+            model.pop((agent, ident), None)
+
+    base = [(A if i % 2 else B, i, b"<base %06d>" % i) for i in range(1200)]
+    engine.write_batch([RecordEntry(a, 0x08, i, p) for a, i, p in base])  # several chunks
+    model.update({(a, i): p for a, i, p in base})
+    written.extend(p for _, _, p in base)
+    for op in before:
+        apply(*op)
+    paces = [0]
+
+    def pace() -> None:
+        paces[0] += 1
+        for at, op in during:
+            if at == paces[0]:
+                apply(*op)
+
+    @contextlib.contextmanager
+    def hold() -> Iterator[None]:
+        for op in held:
+            apply(*op)
+        yield
+
+    fresh = compact_in_place(engine, path, Hooks(pace=pace, hold=hold))
+    assert fresh is not None
+    try:
+        assert _records(fresh) == model
+        ids = {a: fresh.all_ids(a) for a in fresh.agents()}
+        index = {a: dict(zip(i, fresh.offsets_of(a, i), strict=True)) for a, i in ids.items()}
+        end = fresh.record_end
+    finally:
+        fresh.close_without_checkpoint()
+    assert _log_index(path, end) == index
+    data = Path(path).read_bytes()
+    live = set(model.values())
+    assert [p for p in written if p not in live and p in data] == []
+    assert all(p in data for p in live)  # control: what is live is there
