@@ -433,9 +433,12 @@ def report(
         f"Files of N turns, then the oldest {DELETED_SHARE:.0%} of scenes deleted. A turn is "
         "search + one event + update, fsync on. The check is the policy's first, sampled "
         f"estimate of the dead share ({POLICY_SAMPLE} records read, under the engine lock; "
-        "'error' is its dead ratio minus the exact one); the exact measure (one length read "
-        "per live record) runs only once every call is held, just before a compaction. "
-        "The compaction is `DB.compact()` (copy, fsync, rename, swap); every call waits.",
+        "'error' is its dead ratio minus the exact one); the exact measure ('exact', one "
+        "length read per live record under the engine lock) is what `occupancy` costs; a "
+        "compaction the policy starts measures the dead share itself as it copies. The "
+        "compaction is `DB.compact()` (copy beside the calls, catch up, then replay the last "
+        "frames, fsync, rename and swap holding every call), with turns made beside it "
+        "(next table).",
         "",
         table(
             [
@@ -549,8 +552,8 @@ def report(
         f"The default, `Defaults.compact_dead_ratio` = {DEFAULT_COMPACT_DEAD_RATIO:g}: the "
         "compactions themselves cost a small fraction of a turn at every ratio here (most of "
         "the per-turn figure is the check, the same at any ratio), so the ratio is chosen for "
-        "the file bound and how soon deleted bytes leave the disk, against how often every "
-        "call waits for one compaction ('compact ms'). 0 turns the policy off.",
+        "the file bound, how soon deleted bytes leave the disk and the bytes written (last "
+        "table). 0 turns the policy off.",
         "",
         "### Measured: a retention window",
         "",
