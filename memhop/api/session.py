@@ -30,7 +30,7 @@ from memhop.root import content as archive_ops
 from memhop.root import reads, turn
 from memhop.root.content import ArchiveQuery, ContentInput
 from memhop.root.ops import AgentOps
-from memhop.root.recall import RecallQuery, recall
+from memhop.root.recall import RecallQuery, recall_in_steps
 
 
 class Session(PlanFace, GraphFace, DreamFace, AdminFace):
@@ -185,8 +185,8 @@ class Session(PlanFace, GraphFace, DreamFace, AdminFace):
         bound ``created_at``. A pure read: nothing is written, no model is asked.
         InvalidQueryError for an empty query or a ``limit`` outside 1..100.
         """
-        found = self._ops.run(
-            recall,
+        found = recall_in_steps(
+            self._ops,
             RecallQuery(
                 text=_args.text(query, "query"),
                 limit=_args.integer(limit, "limit"),

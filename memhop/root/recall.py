@@ -18,6 +18,7 @@ the next recall builds the index again.
 
 from __future__ import annotations
 
+import time
 from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -29,15 +30,22 @@ from memhop.index.recall import DocKey, RecallState, terms_of
 from memhop.records import ArchiveKind, ArchiveSlot, TopicSlot
 from memhop.root.content import check_ms
 from memhop.root.domain import DomainContext
+from memhop.root.ops import AgentOps
 from memhop.root.provenance import TURN, Provenance, children_of, of_row
 
 __all__ = [
+    "BUILD_STEP_S",
     "MAX_RECALL_LIMIT",
     "NEIGHBOURS",
     "OWN_WEIGHT",
+    "STEP_PAUSE_S",
     "RecallFound",
     "RecallQuery",
+    "between_steps",
+    "build_step",
+    "current_state",
     "recall",
+    "recall_in_steps",
 ]
 
 MAX_RECALL_LIMIT = 100
@@ -46,6 +54,11 @@ OWN_WEIGHT = 2
 NEIGHBOURS = 1
 """How many surface rows on each side lend a row their lines (a turn is read in context)."""
 _MATCHED_MEMBER_LINES = 3  # a Dream row's answer quotes at most this many folded lines
+BUILD_STEP_S = 0.010
+"""How long one step of a first build of the recall index holds the domain lock, about."""
+STEP_PAUSE_S = 0.0002
+"""The pause between two steps: long enough for a call waiting on the lock to take it."""
+_TOPICS_PER_UNIT = 256  # topics of one scene (or with no listed row) in one unit of the build
 
 ROW = 0
 EVENT = 1
@@ -281,17 +294,59 @@ def _scene_of(ctx: DomainContext, topic_id: int) -> int:
     return turn.scene_id if turn is not None and turn.topic_id == topic_id else 0
 
 
+def _start(ctx: DomainContext) -> RecallState:
+    """A new state whose build is still to do, in units of a scene's topics (and of the
+    topics holding content under no listed row: an open turn's events, a turn never
+    closed), at most ``_TOPICS_PER_UNIT`` each."""
+    mirrors = ctx.mirrors
+    mirrors.topics.journal.drain()  # watched from here: what changes meanwhile is redone
+    mirrors.contents.journal.drain()
+    topics = mirrors.topics
+    units = [sorted(set(mirrors.contents.topics()) - set(topics.topic_ids()))]
+    units += [[t.id for t in topics.topics_of_scene(s)] for s in sorted(topics.scenes())]
+    work = [u[i : i + _TOPICS_PER_UNIT] for u in units for i in range(0, len(u), _TOPICS_PER_UNIT)]
+    state = mirrors.recall = RecallState(pending=work)
+    return state
+
+
+def _replaced(ctx: DomainContext) -> bool:
+    """Whether a mirror was installed whole since the last recall (Dream rebuilds the topic
+    mirror when it disagrees with the records): what changed before then is unknown."""
+    mirrors = ctx.mirrors
+    return not (mirrors.topics.journal.watching and mirrors.contents.journal.watching)
+
+
+def build_step(engine: Engine, ctx: DomainContext) -> bool:
+    """Index the domain for recall for about ``BUILD_STEP_S`` of one hold; True once what is
+    left is what changed since (``current_state`` takes it in one hold).
+
+    A domain's first recall indexes every row and event: seconds at 10^5 turns. Run
+    in steps, each under its own hold of the domain lock (``recall_in_steps``), it
+    lets the domain's turns go on meanwhile; the mirrors' journals note what they
+    change, and that is redone at the end.
+    """
+    state = ctx.mirrors.recall
+    if state is None or _replaced(ctx):
+        state = _start(ctx)
+    if not state.pending:
+        return True
+    refresh = _Refresh(engine, ctx, state)
+    started = time.perf_counter()
+    while True:  # a unit at least, then as many as fit the step
+        refresh.run(set(state.pending.pop()))
+        if not state.pending or time.perf_counter() - started >= BUILD_STEP_S:
+            return not state.pending
+
+
 def current_state(engine: Engine, ctx: DomainContext) -> RecallState:
     """The domain's recall mirror, built on first use and brought up to date."""
     mirrors = ctx.mirrors
-    # A mirror that is not watching was installed whole since the last recall (Dream
-    # rebuilds the topic mirror): what changed before then is unknown, so start again.
-    replaced = not (mirrors.topics.journal.watching and mirrors.contents.journal.watching)
-    changed = mirrors.topics.journal.drain() | mirrors.contents.journal.drain()
     state = mirrors.recall
-    if state is None or replaced:
-        state = mirrors.recall = RecallState()
-        changed = set(mirrors.topics.topic_ids()) | set(mirrors.contents.topics())
+    if state is None or _replaced(ctx):
+        state = _start(ctx)
+    while state.pending:  # called without the steps: the whole build in this hold
+        build_step(engine, ctx)
+    changed = mirrors.topics.journal.drain() | mirrors.contents.journal.drain()
     # Events of the open turn were indexed under its scene. No journal notes a turn
     # dropped unclosed, so once it is no longer open its events are redone here.
     turn = ctx.open_turn
@@ -303,6 +358,20 @@ def current_state(engine: Engine, ctx: DomainContext) -> RecallState:
     if changed:
         _Refresh(engine, ctx, state).run(changed)
     return state
+
+
+def recall_in_steps(ops: AgentOps, query: RecallQuery) -> list[RecallFound]:
+    """``recall`` through ``ops``, the domain's index built first in steps (``build_step``),
+    each in a hold of its own, so the domain's turns go on while it is built."""
+    query.validate()
+    while not ops.run(build_step):
+        between_steps()
+    return ops.run(recall, query)
+
+
+def between_steps() -> None:
+    """The pause between two steps of a build, the lock free: a call waiting for it takes it."""
+    time.sleep(STEP_PAUSE_S)
 
 
 def recall(engine: Engine, ctx: DomainContext, query: RecallQuery) -> list[RecallFound]:
