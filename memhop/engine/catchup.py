@@ -56,8 +56,8 @@ _LITTLE = 64 << 10  # a round that replays less than this ends phase 2
 _WHAT = "compact in place"
 _MARK_BYTES = 1 << 20  # the seed's digest keeps its state this often along the copy
 _REHASH_HELD = 8 << 20  # bytes phase 3 hashes at most to keep the seed (about 1 ms)
-_RUN = 16384  # pairs in one sorted run of the copy's index (a sort of about 2 ms)
-_LOW = (1 << 64) - 1
+_RUN = 16384  # entries in one sorted run of the copy's index (a sort of about 2 ms)
+_OFFSET = (1 << 56) - 1  # an entry of a run: id << 64 | offset << 8 | type
 _FLUSH_BYTES = 8 << 20
 _HEAD = struct.Struct("<BBIQQ")
 _CRC = struct.Struct("<I")
@@ -113,35 +113,41 @@ def _verify(view: memoryview, heads: Sequence[Head]) -> None:
 
 
 class _Runs:
-    """The copy's index as it is written: each domain's (id, offset) pairs in sorted runs,
-    merged at the end, so that no call sorts a whole domain (one C call holds the
+    """The copy's index as it is written: each domain's (id, offset, type) entries in sorted
+    runs, merged at the end, so that no call sorts a whole domain (one C call holds the
     interpreter, and the calls beside the copy wait: 0.1 s at 3*10^5 records)."""
 
     def __init__(self) -> None:
         self._runs: dict[int, list[list[int]]] = {}
 
-    def add(self, agent: int, ident: int, offset: int) -> None:
+    def add(self, agent: int, ident: int, offset: int, rec_type: int) -> None:
         runs = self._runs.get(agent)
         if runs is None:
             runs = self._runs[agent] = [[]]
         run = runs[-1]
-        run.append(ident << 64 | offset)
+        run.append(ident << 64 | offset << 8 | rec_type)
         if len(run) == _RUN:
             run.sort()
             runs.append([])
 
     def maps(self, pace: Callable[[], None]) -> dict[int, IntMap]:
-        """Each domain's map, merged from its runs; ``pace`` runs every ``CHUNK_FRAMES`` pairs."""
+        """Each domain's map, merged from its runs, with its frames' types (the new file's
+        first typed question would read them all: 0.1-0.2 s, in a call); ``pace`` runs
+        every ``CHUNK_FRAMES`` entries."""
         out = {}
         for agent, runs in self._runs.items():
             runs[-1].sort()
-            ids, offsets = array("Q"), array("Q")
-            for n, pair in enumerate(heapq.merge(*runs), 1):
-                ids.append(pair >> 64)
-                offsets.append(pair & _LOW)
+            ids, offsets, types = array("Q"), array("Q"), array("H")
+            for n, entry in enumerate(heapq.merge(*runs), 1):
+                ids.append(entry >> 64)
+                offsets.append(entry >> 8 & _OFFSET)
+                types.append(entry & 0xFF)
                 if not n % CHUNK_FRAMES:
                     pace()
-            out[agent] = IntMap.from_arrays(ids, offsets)
+            ids_map = out[agent] = IntMap.from_arrays(ids, offsets)
+            read = ids_map.type_read()
+            if read is not None:
+                ids_map.take_types(read, types)
         return out
 
 
@@ -194,8 +200,8 @@ class Copy:
                 self._check_replay(records, alive)
             picked = [h for h, ok in zip(records, alive, strict=True) if ok]
             _verify(view, picked)
-            for start, _, _, agent, ident, stop in picked:
-                runs.add(agent, ident, at)
+            for start, rec_type, _, agent, ident, stop in picked:
+                runs.add(agent, ident, at, rec_type)
                 at += stop - start
             blob = b"".join([view[h[0] : h[5]] for h in picked])
             flushed = self.frame_bytes // _FLUSH_BYTES

@@ -407,14 +407,14 @@ def test_any_writes_beside_a_compaction_read_back_and_leave_no_dead_payload(
         if write:
             payload = b"<payload %06d>" % len(written) + b"y" * (ident % 300)
             written.append(payload)
-            engine.write(agent, 0x08, ident, payload)
+            engine.write(agent, 0x08 + ident % 3, ident, payload)
             model[(agent, ident)] = payload
         else:
             engine.delete(agent, ident)
             model.pop((agent, ident), None)
 
     base = [(A if i % 2 else B, i, b"<base %06d>" % i) for i in range(1200)]
-    engine.write_batch([RecordEntry(a, 0x08, i, p) for a, i, p in base])  # several chunks
+    engine.write_batch([RecordEntry(a, 0x08 + i % 3, i, p) for a, i, p in base])  # chunks
     model.update({(a, i): p for a, i, p in base})
     written.extend(p for _, _, p in base)
     for op in before:
@@ -437,6 +437,12 @@ def test_any_writes_beside_a_compaction_read_back_and_leave_no_dead_payload(
     assert fresh is not None
     try:
         assert _records(fresh) == model
+        # The copy's index came with its types: no typed question reads the file for them.
+        assert all(fresh.live_index()[a].type_read() is None for a in fresh.agents())
+        for agent in (A, B):
+            for rec_type in (0x08, 0x09, 0x0A):
+                typed = sorted(i for a, i in model if a == agent and 0x08 + i % 3 == rec_type)
+                assert fresh.ids_of_type(agent, rec_type) == typed
         ids = {a: fresh.all_ids(a) for a in fresh.agents()}
         index = {a: dict(zip(i, fresh.offsets_of(a, i), strict=True)) for a, i in ids.items()}
         end = fresh.record_end
