@@ -59,6 +59,7 @@ from _common import (
 )
 
 import memhop
+import memhop.engine
 from memhop import ids
 from memhop.config import DEFAULT_COMPACT_DEAD_RATIO
 from memhop.engine.header import DATA_START
@@ -105,6 +106,7 @@ class UnderLoad:
     turn_med_s: float
     turn_max_s: float
     probe_max_s: float  # the longest one-lock engine call meanwhile
+    step_max_s: float  # the compaction's longest step under the engine lock alone (0: none)
 
 
 @dataclass(frozen=True)
@@ -241,6 +243,30 @@ def thread_written() -> int:
 
 
 @contextlib.contextmanager
+def timed_steps(steps: list[float]) -> Iterator[None]:
+    """Record how long each step a compaction takes under the engine lock alone lasts (the
+    look at the index per chunk; an older memhop has none: it held every call throughout)."""
+    online = getattr(memhop.engine, "online", None)
+    if online is None:
+        yield
+        return
+    real = online.OnlineAccess.live_among
+
+    def live_among(self: object, frames: Sequence[tuple[int, int, int]]) -> list[bool]:
+        t0 = time.perf_counter()
+        try:
+            return real(self, frames)
+        finally:
+            steps.append(time.perf_counter() - t0)
+
+    online.OnlineAccess.live_among = live_among
+    try:
+        yield
+    finally:
+        online.OnlineAccess.live_among = real
+
+
+@contextlib.contextmanager
 def timed_holds(db: memhop.DB, holds: list[float]) -> Iterator[None]:
     """Record how long each ``Root.quiesced`` (every call of the handle waits) is held."""
     root = db._root
@@ -289,7 +315,8 @@ def compact_under_turns(
 
     workers = [threading.Thread(target=talk), threading.Thread(target=probe)]
     holds: list[float] = []
-    with timed_holds(db, holds):
+    steps: list[float] = []
+    with timed_holds(db, holds), timed_steps(steps):
         for w in workers:
             w.start()
         time.sleep(0.3)
@@ -316,6 +343,7 @@ def compact_under_turns(
         turn_med_s=med(made) if made else 0.0,
         turn_max_s=max(made, default=0.0),
         probe_max_s=max(waits, default=0.0),
+        step_max_s=max(steps, default=0.0),
     )
 
 
@@ -481,7 +509,9 @@ def report(
         "longest time the compaction held every call of the handle (`Root.quiesced`: the "
         "registry, every domain lock, the pool lock); 'longest turn' and 'longest engine "
         "call' are over those that overlapped the compaction. 'written' is what the "
-        "compacting thread passed to `write` (the copy, its snapshot, the side files).",
+        "compacting thread passed to `write` (the copy, its snapshot, the side files). "
+        "'lock step' is the longest of the copy's looks at the index (one per 512 frames), "
+        "its only hold of the engine lock alone before the last step.",
         "",
         table(
             [
@@ -495,6 +525,7 @@ def report(
                 "median turn ms",
                 "longest turn ms",
                 "longest engine call ms",
+                "longest lock step ms",
             ],
             [
                 [
@@ -508,6 +539,7 @@ def report(
                     f"{f.load.turn_med_s * 1e3:.2f}",
                     f"{f.load.turn_max_s * 1e3:.1f}",
                     f"{f.load.probe_max_s * 1e3:.1f}",
+                    f"{f.load.step_max_s * 1e3:.2f}",
                 ]
                 for f in files
             ],
