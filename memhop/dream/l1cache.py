@@ -63,7 +63,7 @@ __all__ = ["LINK_SLACK", "SPOT_CHECK", "L1Cache", "Preload", "keyword_set"]
 LINK_SLACK = 8
 """A node whose edge list only grew is stored once it has grown by half, or by this many."""
 
-SPOT_CHECK = 1024
+SPOT_CHECK = 256
 """Topics a warm ``index_rebuild`` checks against the records by offset, round robin."""
 
 
@@ -200,16 +200,15 @@ class L1Cache:
         self._refresh_topics(held, drift)
 
     def _spot_check(self, held: Held) -> bool:
-        """Whether the topic mirror drifted from the records: the counts, and the next
-        ``SPOT_CHECK`` topics of the mirror by offset (a moved one is read and compared).
+        """Whether the topic mirror drifted from the records: the next ``SPOT_CHECK``
+        topics of the mirror by offset (a moved one is read and compared).
 
         Every write memhop makes goes through the mirror, so a pass checks a slice of
-        the domain at a time rather than all of it: a topic changed behind the mirror's
-        back is found within a round of passes.
+        the domain at a time rather than all of it: a topic changed or removed behind
+        the mirror's back is found within a round of passes (one added behind it, at
+        the next open, whose first pass checks every topic).
         """
         engine, agent, meta = self.engine, self.agent_id, held.mirrors.topics
-        if len(engine.ids_of_type(agent, RecordType.TOPIC)) != len(meta):
-            return True
         ids = meta.topic_ids()
         if self._spot >= len(ids):
             self._spot = 0
@@ -458,11 +457,18 @@ class L1Cache:
         if not nodes:
             return
         scene.put_scene_nodes(self.engine, self.agent_id, nodes)
+        self._wrote_nodes()
         for node in nodes:
             self.unsaved.pop(node.id_hash, None)
             at = self.engine.offset_of(self.agent_id, node.id_hash)
             if at is not None:
                 self._take_node(node, at)
+
+    def _wrote_nodes(self) -> None:
+        """After this cache's own node writes (the copies were checked at the stage's start,
+        under the lock that keeps every other writer out): the count they agree with."""
+        if self.node_writes >= 0:
+            self.node_writes = self.engine.writes(self.agent_id, RecordType.SCENE_NODE)
 
     def link(self, grown: Sequence[SceneNode]) -> None:
         """Take nodes whose edge lists only grew (new edges appended).
@@ -493,6 +499,7 @@ class L1Cache:
         if not node_ids:
             return
         scene.delete_scene_nodes(self.engine, self.agent_id, node_ids)
+        self._wrote_nodes()
         for node_id in node_ids:
             self._forget_node(node_id)
 
