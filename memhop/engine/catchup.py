@@ -225,7 +225,10 @@ class Copy:
         """Refuse as ``Engine.confirm_index`` does: it replays the whole log under the lock,
         drops the seed and asks for a reopen (a failure path: a wrong seed is crafted)."""
         self.source.confirm_index(_WHAT)
-        msg = f"{_WHAT}: the index this open took from the seed is not the one the log gives"
+        msg = (
+            f"{_WHAT}: the index this open of {self.source.path} took from its seed is not the"
+            " one the log gives; nothing was replaced: reopen the file to rebuild the index"
+        )
         raise CorruptionError(msg)
 
     def _append(self, view: memoryview, heads: Sequence[Head]) -> None:
