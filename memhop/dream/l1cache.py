@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -64,6 +65,7 @@ LINK_SLACK = 8
 """A node whose edge list only grew is stored once it has grown by half, or by this many."""
 
 SPOT_CHECK = 256
+_REINDEX_AFTER = 64  # faded nodes after which the keyword index is made anew (its sets shrink)
 """Topics a warm ``index_rebuild`` checks against the records by offset, round robin."""
 
 
@@ -73,7 +75,8 @@ def keyword_set(meta: L2Meta, node: SceneNode) -> frozenset[str]:
     for topic_id in node.topic_ids:
         row = meta.get(topic_id)
         if row is not None:
-            found.update(k.lower() for k in row.fused_keywords)
+            # Interned: the same words recur across a domain's nodes.
+            found.update(sys.intern(k.lower()) for k in row.fused_keywords)
     return frozenset(found)
 
 
@@ -110,6 +113,7 @@ class L1Cache:
         self.holders: dict[str, set[int]] = {}
         self.fade = Schedule()  # node -> when its importance falls below 0.15
         self._faded: set[int] = set()
+        self._fades = 0  # nodes faded since ``holders`` was last made anew
         self.dirty_scenes: set[int] = set()
         self.dirty_words: set[int] = set()
         self.restale: set[int] = set()  # nodes l1_rebuild must judge again
@@ -405,16 +409,21 @@ class L1Cache:
 
     def words_now(self, node_id: int, meta: L2Meta) -> frozenset[str]:
         """The node's keyword set as its topics are now (its own copy may wait for
-        ``l1_hyperedges`` to be recomputed; this leaves that to it)."""
-        if node_id in self.dirty_words and node_id in self.nodes:
+        ``l1_hyperedges`` to be recomputed, or be gone with its fading; this leaves the
+        copy as it is)."""
+        held = self.words.get(node_id)
+        if (held is None or node_id in self.dirty_words) and node_id in self.nodes:
             return keyword_set(meta, self.nodes[node_id])
-        return self.words.get(node_id, frozenset())
+        return held or frozenset()
 
     def set_words(self, node_id: int, words: frozenset[str]) -> None:
-        """Record a node's keyword set, keeping the keyword -> holders index."""
-        if node_id not in self._faded:
-            self._unindex(node_id, self.words.get(node_id, frozenset()) - words)
-            self._index(node_id, words)
+        """Record a node's keyword set, keeping the keyword -> holders index (a faded
+        node keeps none: it takes no edge, and its words would only hold memory)."""
+        if node_id in self._faded:
+            self.words.pop(node_id, None)
+            return
+        self._unindex(node_id, self.words.get(node_id, frozenset()) - words)
+        self._index(node_id, words)
         self.words[node_id] = words
 
     def _index(self, node_id: int, words: frozenset[str]) -> None:
@@ -439,7 +448,11 @@ class L1Cache:
             self.fade.drop(node_id)
             if node_id not in self._faded:
                 self._faded.add(node_id)
-                self._unindex(node_id, self.words.get(node_id, frozenset()))
+                self._unindex(node_id, self.words.pop(node_id, frozenset()))
+                self._fades += 1
+        if self._fades >= _REINDEX_AFTER:  # a set keeps its size once grown: make them anew
+            self.holders = {word: set(nodes) for word, nodes in self.holders.items()}
+            self._fades = 0
 
     def bright(self, now: int) -> dict[int, frozenset[str]]:
         """The keyword sets of the nodes not faded below 0.15 by ``now``."""
