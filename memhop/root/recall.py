@@ -387,7 +387,8 @@ def recall(engine: Engine, ctx: DomainContext, query: RecallQuery) -> list[Recal
             return False
         return not (query.end and created_at > query.end)
 
-    hits = state.index.search(wanted, query.limit, accept)
+    filtered = query.scene_id or query.start or query.end
+    hits = state.index.search(wanted, query.limit, accept if filtered else None)
     refresh = _Refresh(engine, ctx, state)
     return [_found(refresh, hit.key, hit.score, set(wanted)) for hit in hits]
 
