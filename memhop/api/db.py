@@ -128,10 +128,13 @@ class DB:
         """Compact the open file in place: keep only live records, under the same name.
 
         Deleted and superseded payloads, tombstones and old snapshots leave
-        the file. The copy is made beside it, fsynced and renamed over it, so
-        a crash leaves the old file or the new one, whole. Every Session keeps
-        working (current scenes and open turns survive); calls wait while it
-        runs, and background Dream passes start after it.
+        the file. The copy is made beside it while every Session keeps
+        working (calls wait only for the last few milliseconds, when what was
+        written meanwhile is copied and the copy takes the name), fsynced and
+        renamed over it, so a crash leaves the old file or the new one, whole.
+        A record deleted while the copy is made has its payload zeroed in it.
+        Current scenes and open turns survive; background Dream passes wait
+        for that last step only.
         """
         self._root.compact()
 

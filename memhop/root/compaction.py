@@ -141,7 +141,7 @@ def compact(root: Root, *, above: float = 0.0) -> bool:
             if root.closing.is_set():
                 msg = "database is closed"
                 raise ClosedError(msg)
-            root._make_way()  # a short pause while a call is in flight
+            root.make_way()  # a short pause while a call is in flight
 
         hooks = Hooks(pace=pace, hold=hold, swapped=swapped, above=above)
         return compact_in_place(root.engine, root.file_path, hooks) is not None

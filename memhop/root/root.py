@@ -241,13 +241,13 @@ class Root:
             return self._register(DomainContext(agent_id, meter, mirrors))
 
     def _build_mirrors(self, agent_id: int) -> Mirrors:
-        with self.engine.paced(self._make_way):
+        with self.engine.paced(self.make_way):
             built = build_mirrors(self.engine, agent_id)
         # A closed engine lists no ids: a build that ran into the close read nothing.
         self.check_open()
         return built
 
-    def _make_way(self) -> None:
+    def make_way(self) -> None:
         """Between a build's chunks: pause while any domain's call is in flight.
 
         A build reads every record of its domain, maybe beside a turn (a warm
