@@ -154,7 +154,7 @@ def _turns(me: memhop.Session, n: int, at: int = 0, text: str = "turn") -> list[
 
 
 class _Paused:
-    """Stands in for ``Root._make_way`` (the copy's pacer): the copy stops at its first
+    """Stands in for ``Root.make_way`` (the copy's pacer): the copy stops at its first
     pace, in phase 1, until released; ``body`` runs there first."""
 
     def __init__(self, body: Callable[[], None] = lambda: None) -> None:
@@ -201,7 +201,7 @@ def test_turns_go_on_while_the_copy_is_made(tmp_path: Path) -> None:
     with memhop.open(path, memhop.LocalModel(), QUIET) as db:
         me = db.primary()
         paused = _Paused()
-        db._root._make_way = paused  # type: ignore[method-assign]
+        db._root.make_way = paused  # type: ignore[method-assign]
         errors: list[BaseException] = []
         worker = _compacting(db, errors)
         assert paused.reached.wait(30)  # the copy is under way
@@ -222,7 +222,7 @@ def test_one_compaction_at_a_time(tmp_path: Path) -> None:
     with memhop.open(path, memhop.LocalModel(), QUIET) as db:
         root = db._root
         paused = _Paused()
-        root._make_way = paused  # type: ignore[method-assign]
+        root.make_way = paused  # type: ignore[method-assign]
         errors: list[BaseException] = []
         first = _compacting(db, errors)
         assert paused.reached.wait(30)
@@ -263,7 +263,7 @@ def test_trouble_met_during_the_copy_refuses_the_swap_and_keeps_the_old_file(
             closer.join(30)
 
     paused = _Paused(meanwhile)
-    root._make_way = paused  # type: ignore[method-assign]
+    root.make_way = paused  # type: ignore[method-assign]
     paused.go.set()
     error = {
         "moved": memhop.StorageIOError,

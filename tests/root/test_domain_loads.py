@@ -192,13 +192,13 @@ def test_a_build_pauses_between_its_reads_only_while_a_call_is_in_flight(
         root_module, "time", SimpleNamespace(sleep=slept.append, time_ns=time.time_ns)
     )
     paced: list[int] = []
-    make_way = Root._make_way
+    make_way = Root.make_way
 
     def counted(root: Root) -> None:
         paced.append(1)
         make_way(root)
 
-    monkeypatch.setattr(Root, "_make_way", counted)
+    monkeypatch.setattr(Root, "make_way", counted)
     with memhop.open(meh_path, memhop.LocalModel()) as db:
         db.primary().scene_context(scenes["primary"])  # built in full: nothing else in flight
         assert paced
