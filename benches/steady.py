@@ -1,8 +1,9 @@
 """Steady state: what a turn and the background work cost as a memory ages.
 
 Run ``python benches/steady.py`` (20,000 turns, about ten minutes with real fsync;
-``--turns N``, ``--quick`` for a 2,000-turn smoke run, ``--threshold 8`` for Dream on
-upstream's trigger at a low threshold, ``--fsync-off`` to measure CPU alone).
+``--turns N``, ``--quick`` for a 2,000-turn smoke run, ``--threshold 0 8`` for a run
+with the default Defaults and one with upstream's trigger at 8, ``--reopen-at N`` for a
+reopen on the way, ``--fsync-off`` to measure CPU alone).
 
 The memory: LoCoMo's 272 sessions (Maharana et al., *Evaluating Very Long-Term
 Conversational Memory of LLM Agents*, ACL 2024, CC BY-NC 4.0; ``examples/data/locomo10.json``)
@@ -780,7 +781,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--turns", type=int, default=20_000)
     parser.add_argument("--quick", action="store_true", help="2,000 turns, windows of 200")
     parser.add_argument("--window", type=int, default=WINDOW)
-    parser.add_argument("--threshold", type=int, default=0, help="scene_dream_topic_threshold")
+    parser.add_argument(
+        "--threshold",
+        type=int,
+        nargs="+",
+        default=[0],
+        help="scene_dream_topic_threshold of each run (0: the default Defaults)",
+    )
     parser.add_argument("--reopen-at", type=int, nargs="*", default=[])
     parser.add_argument("--fsync-off", action="store_true", help="os.fsync a no-op: CPU alone")
     parser.add_argument("--out", default=str(DEFAULT_OUT))
@@ -789,11 +796,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.quick:
         args.turns, args.window = 2_000, 200
-    defaults = memhop.Defaults(scene_dream_topic_threshold=args.threshold)
-    label = "default Defaults" if not args.threshold else f"threshold {args.threshold}"
     with tempfile.TemporaryDirectory(dir=args.dir) as workdir:
-        outcome = run(args.turns, defaults, label, workdir, args)
-        text = report([outcome], args, workdir)
+        outcomes = []
+        for threshold in args.threshold:
+            defaults = memhop.Defaults(scene_dream_topic_threshold=threshold)
+            label = f"threshold {threshold}" if threshold else "default Defaults"
+            outcomes.append(run(args.turns, defaults, label, workdir, args))
+        text = report(outcomes, args, workdir)
     if args.quick:
         args.no_write = True
     return publish(args, "steady.py", text)
