@@ -246,8 +246,7 @@ class Engine:
             return not self._closed and id_hash in self._live.offsets.get(agent_id, NO_IDS)
 
     def writes(self, agent_id: int, rec_type: int) -> int:
-        """How many records of ``rec_type`` the domain wrote or deleted through this engine
-        (``memhop.engine.counts``)."""
+        """Records of ``rec_type`` the domain wrote or deleted through this engine (``counts``)."""
         with self._lock:
             return self._writes.of(agent_id, rec_type)
 
@@ -387,13 +386,13 @@ class Engine:
             return self._file.size, self._live.count()
 
     def confirm_index(self, what: str) -> None:
-        """Before a compaction leaves frames behind, check an index taken from the seed against
-        a replay of the log, once (``check_seeded_index``); a no-op for any other index."""
+        """Check an index taken from the seed against a replay of the log, once, before a
+        compaction leaves frames behind or a checkpoint stores it (``check_seeded_index``)."""
         with self._lock:
             self._check_open()
             if self.index_source == "seed" and not self._index_confirmed:
-                view, end = self._file.view(), self._log.record_end
-                check_seeded_index(self._file.path, view, end, self._live.offsets, what)
+                file, end = self._file, self._log.record_end
+                check_seeded_index(file.path, file.view(), end, self._live.offsets, what)
                 self._index_confirmed = True
 
     # ---- writes ------------------------------------------------------------------------
@@ -533,6 +532,7 @@ class Engine:
         with self._lock:
             self._check_writable()
             self._commits.drain()
+            self.confirm_index("checkpoint")  # a seed's index becomes the file's own here
             blob = self._log.checkpoint(self._live.offsets)
             if seed:
                 self._seed(blob)

@@ -124,27 +124,20 @@ class Hooks:
     sleep to let calls in flight have the interpreter, or raise to stop the
     compaction (nothing is replaced). ``hold`` is entered for phase 3, before
     the engine lock: what else must wait for the swap. ``swapped`` is called
-    under it once the copy has the file's name, with the new engine. With
-    ``above`` > 0 the compaction stops after phase 1 unless the dead bytes it
-    measured there (exactly, as ``occupancy``) are more than that share.
+    under it once the copy has the file's name, with the new engine.
     """
 
     pace: Callable[[], None] = _no_pause
     hold: Callable[[], AbstractContextManager[object]] = contextlib.nullcontext
     swapped: Callable[[Engine], None] = _nothing
-    above: float = 0.0
 
 
-class _NotDue(Exception):
-    """Phase 1 measured no more dead bytes than ``Hooks.above``."""
-
-
-def compact_in_place(engine: Engine, path: str, hooks: Hooks | None = None) -> Engine | None:
+def compact_in_place(engine: Engine, path: str, hooks: Hooks | None = None) -> Engine:
     """Replace the file at ``path`` (``engine``'s, absolute) by its live records; return it, open.
 
     Writes go on during phases 1 and 2 and wait only for phase 3 (see the
     module). On success ``engine`` is closed and the returned engine, holding
-    the file lock, is the file's; None when ``hooks.above`` was not passed.
+    the file lock, is the file's.
     On failure (a record that will not read, a full disk, a pacer that
     raised) ``engine`` is untouched and still open, and no temporary file is
     left. The caller has checked that ``path`` still names ``engine``'s file.
@@ -154,11 +147,11 @@ def compact_in_place(engine: Engine, path: str, hooks: Hooks | None = None) -> E
     with contextlib.ExitStack() as after, contextlib.ExitStack() as held:
 
         def fill(dest: Engine) -> None:
+            # Once made, the copy replaces the file even if the dead bytes it met are
+            # fewer than the estimate that started it: dropping it would waste its bytes,
+            # and the same estimate would start another at the next pass.
             copy = Copy(engine, dest, hooks.pace)
-            measured = copy.copy()
-            live = _live_bytes(copy.frame_bytes, len(dest.agents()), dest.stats()[1])
-            if hooks.above > 0 and Occupancy(measured, live).dead_ratio <= hooks.above:
-                raise _NotDue
+            copy.copy()
             copy.settle()
             held.enter_context(hooks.hold())
             held.enter_context(engine.exclusive())
@@ -166,10 +159,7 @@ def compact_in_place(engine: Engine, path: str, hooks: Hooks | None = None) -> E
             copies.append(copy)
 
         mode = engine.permission_bits()
-        try:
-            fresh = build_beside(path, fill, mode=mode, replace=True, what="compact in place")
-        except _NotDue:
-            return None
+        fresh = build_beside(path, fill, mode=mode, replace=True, what="compact in place")
         seed = copies[0].seed
         if seed is not None:  # the copy's own, as of its checkpoint (the old one went with it)
             write_seed(path, *seed, mode)

@@ -106,10 +106,9 @@ def _check_file(root: Root) -> None:
 def compact(root: Root, *, above: float = 0.0) -> bool:
     """Compact ``root``'s file in place; True if it ran.
 
-    With ``above`` > 0 (the policy) it runs only when dead bytes are more
-    than that share of the file, measured exactly as the copy is made, and
-    not at all while another compaction of the file is in flight; without,
-    it waits for one in flight first.
+    With ``above`` > 0 (the policy, whose sampled estimate put the dead bytes
+    past that share) it does not run while another compaction of the file is in
+    flight; without, it waits for one in flight first.
     """
     running = _lock_of(root)
     if not running.acquire(blocking=above <= 0):
@@ -143,8 +142,8 @@ def compact(root: Root, *, above: float = 0.0) -> bool:
                 raise ClosedError(msg)
             root.make_way()  # a short pause while a call is in flight
 
-        hooks = Hooks(pace=pace, hold=hold, swapped=swapped, above=above)
-        return compact_in_place(root.engine, root.file_path, hooks) is not None
+        compact_in_place(root.engine, root.file_path, Hooks(pace=pace, hold=hold, swapped=swapped))
+        return True
     finally:
         running.release()
 
@@ -152,9 +151,8 @@ def compact(root: Root, *, above: float = 0.0) -> bool:
 def compact_if_due(root: Root) -> None:
     """Run the dead-bytes policy: compact when ``compact_dead_ratio`` (> 0) is passed.
 
-    A first, sampled estimate runs without the domain locks (its cost hardly
-    grows with the file); only a file it puts past the ratio is compacted,
-    and the compaction measures it exactly before it replaces anything.
+    A sampled estimate runs without the domain locks (its cost hardly grows
+    with the file); a file it puts past the ratio is compacted.
     Failures are logged, never raised.
     """
     ratio = root.defaults.compact_dead_ratio

@@ -362,3 +362,36 @@ def test_a_seed_that_keeps_the_count_is_caught_before_a_compaction_leaves_a_fram
     engine = compact_in_place(engine, os.path.abspath(control))
     assert {i: engine.read(AGENT, i).payload for i in engine.all_ids(AGENT)} == live
     engine.close()
+
+
+def test_a_seed_that_keeps_the_count_never_becomes_the_files_own_snapshot(meh_path: str) -> None:
+    """The same crafted seed, then a clean close: the close replays the log before it
+    would store the seed's index as the file's snapshot, refuses, and the next open scans
+    and finds the record the seed left out (before the check, the close stored the seed's
+    index and the record stayed hidden, for a later compaction to erase)."""
+    engine = create_engine(meh_path)
+    engine.write_batch(_entries(range(1, BATCH)))
+    old_frame = engine.offset_of(AGENT, 1)
+    engine.delete(AGENT, 1)
+    engine.close()
+    live = {i: PAYLOAD + str(i).encode() for i in range(2, BATCH)}
+    live.update(_killed_after_a_write(open_engine(meh_path)))
+
+    def swap(ids: dict[int, int]) -> None:
+        del ids[100]
+        ids[1] = old_frame
+
+    _rewrite_seed(meh_path, swap)
+    engine = open_engine(meh_path)
+    assert engine.index_source == "seed"
+    engine.write(AGENT, 0x08, 7_000, b'{"late":1}')  # the close has something to checkpoint
+    live[7_000] = b'{"late":1}'
+    with pytest.raises(CorruptionError, match="reopen"):
+        engine.close()
+    engine = open_engine(meh_path)
+    assert engine.index_source == "scan"
+    assert {i: engine.read(AGENT, i).payload for i in engine.all_ids(AGENT)} == live
+    engine.close()
+    engine = open_engine(meh_path)  # control: a clean close of an honest index keeps it
+    assert engine.index_source in ("snapshot", "seed")
+    engine.close()
