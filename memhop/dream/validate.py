@@ -15,8 +15,9 @@ from memhop.records import TopicSlot
 
 __all__ = ["Fingerprint", "digests", "fingerprint", "group_problem", "positions"]
 
-Fingerprint = tuple[int, tuple[TopicDigest, ...]]
-"""What a decline is remembered against: the floor and the listing shown."""
+Fingerprint = int
+"""What a decline is remembered against: a hash of the floor and the listing shown (kept
+for every scene a model declined, so a hash rather than the listing itself)."""
 
 
 def digests(listing: Sequence[TopicSlot]) -> tuple[TopicDigest, ...]:
@@ -25,7 +26,7 @@ def digests(listing: Sequence[TopicSlot]) -> tuple[TopicDigest, ...]:
 
 
 def fingerprint(floor: int, listing: Sequence[TopicSlot]) -> Fingerprint:
-    return floor, digests(listing)
+    return hash((floor, digests(listing)))
 
 
 def positions(listing: Sequence[TopicSlot]) -> dict[int, int]:
