@@ -321,12 +321,10 @@ def test_a_seed_that_leaves_a_record_out_is_refused_by_the_headers_count(
     engine.close()
 
 
-def test_a_seed_that_keeps_the_count_is_caught_before_a_compaction_leaves_a_frame_behind(
-    meh_path: str, tmp_path: os.PathLike[str]
-) -> None:
-    """Record 100 left out and record 1, deleted before the close, put back on its old frame:
-    every entry names a frame of its own and the count holds, so the open takes the seed;
-    the compaction's replay refuses, keeps the file, and the reopen scans."""
+def _count_keeping_seed(meh_path: str, control: str | None = None) -> dict[int, bytes]:
+    """A killed file whose seed (CRC recomputed) leaves record 100 out and puts record 1,
+    deleted before the close, back on its old frame; return the records it holds. ``control``
+    receives an honest copy of the file and its seed first."""
     engine = create_engine(meh_path)
     engine.write_batch(_entries(range(1, BATCH)))
     old_frame = engine.offset_of(AGENT, 1)
@@ -334,15 +332,26 @@ def test_a_seed_that_keeps_the_count_is_caught_before_a_compaction_leaves_a_fram
     engine.close()  # the seed
     live = {i: PAYLOAD + str(i).encode() for i in range(2, BATCH)}
     live.update(_killed_after_a_write(open_engine(meh_path)))
-    control = os.path.join(tmp_path, "control.meh")
-    shutil.copyfile(meh_path, control)
-    shutil.copyfile(meh_path + SUFFIX, control + SUFFIX)
+    if control is not None:
+        shutil.copyfile(meh_path, control)
+        shutil.copyfile(meh_path + SUFFIX, control + SUFFIX)
 
     def swap(ids: dict[int, int]) -> None:
         del ids[100]
         ids[1] = old_frame
 
     _rewrite_seed(meh_path, swap)
+    return live
+
+
+def test_a_seed_that_keeps_the_count_is_caught_before_a_compaction_leaves_a_frame_behind(
+    meh_path: str, tmp_path: os.PathLike[str]
+) -> None:
+    """Record 100 left out and record 1, deleted before the close, put back on its old frame:
+    every entry names a frame of its own and the count holds, so the open takes the seed;
+    the compaction's replay refuses, keeps the file, and the reopen scans."""
+    control = os.path.join(tmp_path, "control.meh")
+    live = _count_keeping_seed(meh_path, control)
     engine = open_engine(meh_path)
     assert engine.index_source == "seed"
     assert not engine.contains(AGENT, 100)  # what the seed says, until a replay
@@ -369,19 +378,7 @@ def test_a_seed_that_keeps_the_count_never_becomes_the_files_own_snapshot(meh_pa
     would store the seed's index as the file's snapshot, refuses, and the next open scans
     and finds the record the seed left out (before the check, the close stored the seed's
     index and the record stayed hidden, for a later compaction to erase)."""
-    engine = create_engine(meh_path)
-    engine.write_batch(_entries(range(1, BATCH)))
-    old_frame = engine.offset_of(AGENT, 1)
-    engine.delete(AGENT, 1)
-    engine.close()
-    live = {i: PAYLOAD + str(i).encode() for i in range(2, BATCH)}
-    live.update(_killed_after_a_write(open_engine(meh_path)))
-
-    def swap(ids: dict[int, int]) -> None:
-        del ids[100]
-        ids[1] = old_frame
-
-    _rewrite_seed(meh_path, swap)
+    live = _count_keeping_seed(meh_path)
     engine = open_engine(meh_path)
     assert engine.index_source == "seed"
     engine.write(AGENT, 0x08, 7_000, b'{"late":1}')  # the close has something to checkpoint
