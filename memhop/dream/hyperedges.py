@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 from memhop.dream import decay, l1domain
 from memhop.dream.env import DreamEnv, Held
-from memhop.dream.l1cache import L1Cache, keyword_set
+from memhop.dream.l1cache import L1Cache
+from memhop.dream.node_words import keyword_set
 from memhop.dream.structure import MIN_EDGE_NODES
 from memhop.ids import l1_edge_id
 from memhop.layers import scene
@@ -56,7 +57,7 @@ def _reword(held: Held, cache: L1Cache) -> list[int]:
     nodes, meta = cache.nodes, held.mirrors.topics
     reworded = sorted(cache.dirty_words & nodes.keys())
     for node_id in reworded:
-        cache.set_words(node_id, keyword_set(meta, nodes[node_id]))
+        cache.words.put(node_id, keyword_set(meta, nodes[node_id]))
         for edge_id in nodes[node_id].edge_ids:  # a faint edge kept for its words is judged again
             if edge_id in cache.edges:
                 cache.edges.put(edge_id, 0)
@@ -68,13 +69,13 @@ def _pairs(cache: L1Cache, focus: Iterable[int], now: int) -> set[tuple[int, int
     """Node pairs sharing a keyword with an endpoint in ``focus``, plus the orphans (pairs
     whose edge went) still standing; a node faded below 0.15 by ``now`` is in none."""
     nodes = cache.nodes
-    cache.fade_by(now)
+    words = cache.words
+    words.fade_by(now, nodes)
     pairs = {(a, b) for a, b in cache.orphans if a in nodes and b in nodes}
     for node_id in focus:
-        if cache.faded(node_id):
+        if words.faded(node_id):
             continue
-        words = cache.words.get(node_id, frozenset())
-        others = set().union(*(cache.holders[w] for w in words))
+        others = set().union(*(words.holders[w] for w in words.get(node_id)))
         others.discard(node_id)
         pairs.update((min(node_id, o), max(node_id, o)) for o in others)
     return pairs
@@ -83,10 +84,8 @@ def _pairs(cache: L1Cache, focus: Iterable[int], now: int) -> set[tuple[int, int
 def _weigh(cache: L1Cache, pairs: Iterable[tuple[int, int]]) -> list[Pair]:
     """``pairs`` at or above the floor, weighed on the cache's keyword sets, in pair order."""
     words = cache.words
-    nothing: frozenset[str] = frozenset()
     weighed = (
-        (low, high, decay.jaccard(words.get(low, nothing), words.get(high, nothing)))
-        for low, high in sorted(pairs)
+        (low, high, decay.jaccard(words.get(low), words.get(high))) for low, high in sorted(pairs)
     )
     return [(a, b, s, l1_edge_id(a, b)) for a, b, s in weighed if s >= L1_EDGE_MIN_SIMILARITY]
 
@@ -105,7 +104,7 @@ def weigh_cold(env: DreamEnv, touched: Set[int]) -> Weighing | None:
         if not cache.all_pairs or len(cache.nodes) < MIN_EDGE_NODES:
             return None
         _reword(held, cache)
-        sets = cache.bright(env.clock())
+        sets = cache.words.bright(env.clock(), cache.nodes)
         # Counted under the lock: a stage that begins once it is released counts after.
         begun = l1domain.stages_begun(held)
     # Read without the lock: a stage that changes it meanwhile changes the count too.
@@ -126,7 +125,7 @@ def _weighed(
     finds. ``begun``: the stages begun before this one."""
     if not cache.all_pairs:  # a warm cache: the pairs with a changed end, nothing else
         return _weigh(cache, _pairs(cache, focus & cache.nodes.keys(), now))
-    sets = cache.bright(now)
+    sets = cache.words.bright(now, cache.nodes)
     if weighing is None or weighing.begun != begun:
         return _every_pair(sets)
     then = weighing.sets

@@ -44,12 +44,12 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from memhop.dream import decay
 from memhop.dream.env import Held
+from memhop.dream.node_words import NodeWords, keyword_set
 from memhop.dream.schedule import Schedule
 from memhop.engine import Engine
 from memhop.errors import MemHopError
@@ -59,25 +59,13 @@ from memhop.layers import scene, topic
 from memhop.layers.edge_clocks import edge_clocks
 from memhop.records import RecordType, SceneEdge, SceneNode
 
-__all__ = ["LINK_SLACK", "SPOT_CHECK", "L1Cache", "Preload", "keyword_set"]
+__all__ = ["LINK_SLACK", "SPOT_CHECK", "L1Cache", "Preload"]
 
 LINK_SLACK = 8
 """A node whose edge list only grew is stored once it has grown by half, or by this many."""
 
 SPOT_CHECK = 256
-_REINDEX_AFTER = 64  # faded nodes after which the keyword index is made anew (its sets shrink)
 """Topics a warm ``index_rebuild`` checks against the records by offset, round robin."""
-
-
-def keyword_set(meta: L2Meta, node: SceneNode) -> frozenset[str]:
-    """The lowered keywords of the topics ``node`` lists, as the mirror holds them."""
-    found: set[str] = set()
-    for topic_id in node.topic_ids:
-        row = meta.get(topic_id)
-        if row is not None:
-            # Interned: the same words recur across a domain's nodes.
-            found.update(sys.intern(k.lower()) for k in row.fused_keywords)
-    return frozenset(found)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,20 +88,15 @@ class L1Cache:
         self.cold = True
         self.meta: L2Meta | None = None  # the topic mirror whose journal this cache drains
         self.topic_at: dict[int, int] = {}  # topic id -> frame offset when last checked
-        self._spot = 0  # where the next spot check of the topic offsets starts
+        self._spot_ids: list[int] = []  # the topics of this round of spot checks
+        self._spot = 0  # where the next spot check of the topic offsets starts in them
         self.listed_in: dict[int, tuple[int, ...]] = {}  # topic id -> nodes whose list holds it
         self.nodes: dict[int, SceneNode] = {}
         self.node_at: dict[int, int] = {}
         self.node_writes = -1  # ``Engine.writes`` of scene nodes when the copies last agreed
         self.edges = Schedule()  # when the next decay must look at each edge
         self.node_due = Schedule()  # when the next decay must look at each node
-        self.words: dict[int, frozenset[str]] = {}  # node id -> lowered keywords of its topics
-        # keyword -> the nodes whose set holds it, but those faded below 0.15 (``fade``),
-        # which take no edge: a domain's pairs are weighed among its recent scenes.
-        self.holders: dict[str, set[int]] = {}
-        self.fade = Schedule()  # node -> when its importance falls below 0.15
-        self._faded: set[int] = set()
-        self._fades = 0  # nodes faded since ``holders`` was last made anew
+        self.words = NodeWords()  # each node's lowered keywords, indexed, faded ones out
         self.dirty_scenes: set[int] = set()
         self.dirty_words: set[int] = set()
         self.restale: set[int] = set()  # nodes l1_rebuild must judge again
@@ -213,11 +196,10 @@ class L1Cache:
         the next open, whose first pass checks every topic).
         """
         engine, agent, meta = self.engine, self.agent_id, held.mirrors.topics
-        ids = meta.topic_ids()
-        if self._spot >= len(ids):
-            self._spot = 0
-        window = ids[self._spot : self._spot + SPOT_CHECK]
-        self._spot += len(window)
+        if self._spot >= len(self._spot_ids):  # a new round, over the topics there are now
+            self._spot_ids, self._spot = meta.unordered_ids(), 0
+        window = [t for t in self._spot_ids[self._spot : self._spot + SPOT_CHECK] if t in meta]
+        self._spot += SPOT_CHECK  # (a topic the mirror dropped since the round began is skipped)
         for topic_id, at in zip(window, engine.offsets_of(agent, window), strict=True):
             if at is None:
                 return True
@@ -361,10 +343,7 @@ class L1Cache:
             self.node_due.drop(node.id_hash)
         else:
             self.node_due.put(node.id_hash, due)
-        self.fade.put(node.id_hash, decay.faint_at(node))
-        if node.id_hash in self._faded:  # judged again at the next ``fade_by``
-            self._faded.discard(node.id_hash)
-            self._index(node.id_hash, self.words.get(node.id_hash, frozenset()))
+        self.words.scheduled(node)
         self._rank(node.id_hash, -decay.sample_rank_key(node))
 
     def _unlist(self, node: SceneNode) -> None:
@@ -387,11 +366,8 @@ class L1Cache:
         self.node_at.pop(node_id, None)
         self.unsaved.pop(node_id, None)
         self.node_due.drop(node_id)
-        self.fade.drop(node_id)
         self._rank(node_id, None)
-        self.set_words(node_id, frozenset())
-        self.words.pop(node_id, None)
-        self._faded.discard(node_id)
+        self.words.forget(node_id)
 
     def _rank(self, node_id: int, negated_key: float | None) -> None:
         """Place ``node_id`` in the rank order (None: take it out)."""
@@ -411,58 +387,10 @@ class L1Cache:
         """The node's keyword set as its topics are now (its own copy may wait for
         ``l1_hyperedges`` to be recomputed, or be gone with its fading; this leaves the
         copy as it is)."""
-        held = self.words.get(node_id)
+        held = self.words.sets.get(node_id)
         if (held is None or node_id in self.dirty_words) and node_id in self.nodes:
             return keyword_set(meta, self.nodes[node_id])
         return held or frozenset()
-
-    def set_words(self, node_id: int, words: frozenset[str]) -> None:
-        """Record a node's keyword set, keeping the keyword -> holders index (a faded
-        node keeps none: it takes no edge, and its words would only hold memory)."""
-        if node_id in self._faded:
-            self.words.pop(node_id, None)
-            return
-        self._unindex(node_id, self.words.get(node_id, frozenset()) - words)
-        self._index(node_id, words)
-        self.words[node_id] = words
-
-    def _index(self, node_id: int, words: frozenset[str]) -> None:
-        for word in words:
-            self.holders.setdefault(word, set()).add(node_id)
-
-    def _unindex(self, node_id: int, words: frozenset[str]) -> None:
-        for word in words:
-            holders = self.holders[word]
-            holders.discard(node_id)
-            if not holders:
-                del self.holders[word]
-
-    def fade_by(self, now: int) -> None:
-        """Take the nodes faded below 0.15 by ``now`` out of ``holders``."""
-        for node_id in self.fade.pop_due(now):
-            node = self.nodes.get(node_id)
-            if node is None or decay.faint_at(node) > now:  # floored: not yet
-                if node is not None:
-                    self.fade.put(node_id, decay.faint_at(node))
-                continue
-            self.fade.drop(node_id)
-            if node_id not in self._faded:
-                self._faded.add(node_id)
-                self._unindex(node_id, self.words.pop(node_id, frozenset()))
-                self._fades += 1
-        if self._fades >= _REINDEX_AFTER:  # a set keeps its size once grown: make them anew
-            self.holders = {word: set(nodes) for word, nodes in self.holders.items()}
-            self._fades = 0
-
-    def bright(self, now: int) -> dict[int, frozenset[str]]:
-        """The keyword sets of the nodes not faded below 0.15 by ``now``."""
-        self.fade_by(now)
-        words, nothing, faded = self.words, frozenset[str](), self._faded
-        return {n: words.get(n, nothing) for n in self.nodes if n not in faded}
-
-    def faded(self, node_id: int) -> bool:
-        """Whether the node had faded below 0.15 at the last ``fade_by``."""
-        return node_id in self._faded
 
     # ---- writes through the cache ------------------------------------------------------
 

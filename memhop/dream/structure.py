@@ -125,6 +125,7 @@ class _Graph:
         self.held = held
         self.cache = cache
         self.nodes = dict(cache.nodes)
+        self.changed: set[int] = set()  # nodes set anew (``set_node``)
         self.edges: dict[int, SceneEdge | None] = {}
         self.written_edges: set[int] = set()
         self.dead_nodes: set[int] = set()
@@ -138,6 +139,10 @@ class _Graph:
             self.edges[edge_id] = found
         return self.edges[edge_id]
 
+    def set_node(self, node: SceneNode) -> None:
+        self.nodes[node.id_hash] = node
+        self.changed.add(node.id_hash)
+
     def put_edge(self, edge: SceneEdge) -> None:
         self.edges[edge.id_hash] = edge
         self.written_edges.add(edge.id_hash)
@@ -147,7 +152,7 @@ class _Graph:
             node = self.nodes.get(node_id)
             if node is not None and edge_id in node.edge_ids:
                 kept = tuple(e for e in node.edge_ids if e != edge_id)
-                self.nodes[node_id] = dataclasses.replace(node, edge_ids=kept)
+                self.set_node(dataclasses.replace(node, edge_ids=kept))
 
     def delete_edge(self, edge_id: int, members: Iterable[int]) -> None:
         """Delete an edge read by ``edge`` (and unlink it from ``members``)."""
@@ -178,7 +183,11 @@ class _Graph:
 
     def commit(self) -> None:
         cache = self.cache
-        nodes = [n for i, n in sorted(self.nodes.items()) if cache.nodes.get(i) != n]
+        nodes = [
+            self.nodes[i]
+            for i in sorted(self.changed)
+            if i in self.nodes and cache.nodes.get(i) != self.nodes[i]
+        ]
         edges = [
             (e, decay.edge_due(e))
             for i, e in sorted(self.edges.items())
@@ -278,8 +287,8 @@ def decay_network(held: Held, now: int) -> tuple[int, int]:
             importance = decay.node_importance_at(node, now)
             if importance < decay.NODE_PRUNE_EDGES_THRESHOLD and node.edge_ids:
                 detach.append((node_id, node.edge_ids))
-                graph.nodes[node_id] = dataclasses.replace(
-                    node, importance=importance, updated_at=now, edge_ids=()
+                graph.set_node(
+                    dataclasses.replace(node, importance=importance, updated_at=now, edge_ids=())
                 )
             else:  # looked at a little early (due times are floored), or without edges
                 due = decay.node_due(node)

@@ -274,6 +274,10 @@ class L2Meta:
         """Every cached topic id, ascending."""
         return sorted(self._by_id)
 
+    def unordered_ids(self) -> list[int]:
+        """Every cached topic id, in no order (no sort: a copy of the keys)."""
+        return list(self._by_id)
+
     def scenes(self) -> list[int]:
         """Return the scene ids holding at least one cached topic, ascending."""
         return sorted(self._by_scene)

@@ -25,6 +25,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memhop.dream import decay, hyperedges, l1domain, structure
+from memhop.dream import l1cache as l1cache_module
 from memhop.dream.l1cache import L1Cache
 from memhop.engine import create_engine
 from memhop.engine.inplace import compact_in_place
@@ -550,3 +551,28 @@ def test_a_pair_with_a_touched_end_is_weighed_though_its_edge_stands(dom: Domain
         assert hyperedges.build_edges(held, touched, later, weighed) == 1
     (edge,) = scene.list_scene_edges(dom.engine, 0)
     assert (edge.weight, edge.last_decay_at) == (1.0, later)
+
+
+def test_a_topic_removed_through_the_mirror_mid_round_is_no_drift(
+    dom: Domain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The spot checks go round a snapshot of the mirror's topics, a few a pass: one the
+    root removed since (through the mirror) is skipped, not taken for drift."""
+    for topic_id in (1, 2, 3):
+        dom.turn(topic_id, ("a",), scene=100)
+    monkeypatch.setattr(l1cache_module, "SPOT_CHECK", 1)
+    kept = dom.mirrors.topics
+    with dom.hold() as held:
+        assert structure.rebuild_index(held) is kept  # the round's snapshot: 1, 2, 3
+    topic.delete_topics(dom.engine, 0, [2, 3])
+    dom.mirrors.topics.remove([2, 3])  # through the mirror, as the root does
+    for _ in range(3):
+        with dom.hold() as held:
+            assert structure.rebuild_index(held) is kept
+    topic.delete_topics(dom.engine, 0, [1])  # control: behind the mirror's back
+    with dom.hold() as held:
+        for _ in range(3):  # found within a round
+            if structure.rebuild_index(held) is not kept:
+                break
+        else:
+            pytest.fail("the drift was not found")

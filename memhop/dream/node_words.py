@@ -1,0 +1,114 @@
+"""Each L1 node's keyword set and the keyword -> nodes index, for weighing pairs.
+
+A node whose importance has fallen below 0.15 takes no edge, so from the moment
+it fades (``fade_by``) its words leave the index and its set is dropped: a new
+scene is weighed against the recent ones, not against every scene that ever
+shared a word with it, and the memory held is the recent scenes'.
+
+Contract: ``sets`` maps a node to its lowered keywords (absent for a faded
+node); ``holders`` maps a keyword to the nodes not faded whose set holds it.
+``scheduled`` (re)schedules a node written with new values; ``fade_by(now)``
+takes out those faded by then. Used under the domain lock, by ``l1cache``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+
+from memhop.dream import decay
+from memhop.dream.schedule import Schedule
+from memhop.index.l2meta import L2Meta
+from memhop.records import SceneNode
+
+__all__ = ["NodeWords", "keyword_set"]
+
+_REINDEX_AFTER = 64  # faded nodes after which the index is made anew (its sets shrink)
+
+
+def keyword_set(meta: L2Meta, node: SceneNode) -> frozenset[str]:
+    """The lowered keywords of the topics ``node`` lists, as the mirror holds them."""
+    found: set[str] = set()
+    for topic_id in node.topic_ids:
+        row = meta.get(topic_id)
+        if row is not None:
+            # Interned: the same words recur across a domain's nodes.
+            found.update(sys.intern(k.lower()) for k in row.fused_keywords)
+    return frozenset(found)
+
+
+class NodeWords:
+    """The nodes' keyword sets and their index, faded nodes left out (see the module)."""
+
+    def __init__(self) -> None:
+        self.sets: dict[int, frozenset[str]] = {}
+        self.holders: dict[str, set[int]] = {}
+        self._fade = Schedule()  # node -> when its importance falls below 0.15
+        self._faded: set[int] = set()
+        self._fades = 0  # nodes faded since ``holders`` was last made anew
+
+    def get(self, node_id: int) -> frozenset[str]:
+        return self.sets.get(node_id, frozenset())
+
+    def put(self, node_id: int, words: frozenset[str]) -> None:
+        """Record a node's keyword set (a faded node keeps none: it takes no edge)."""
+        if node_id in self._faded:
+            self.sets.pop(node_id, None)
+            return
+        self._unindex(node_id, self.get(node_id) - words)
+        self._index(node_id, words)
+        self.sets[node_id] = words
+
+    def scheduled(self, node: SceneNode) -> None:
+        """A node written: when it fades is computed again (judged at the next ``fade_by``)."""
+        self._fade.put(node.id_hash, decay.faint_at(node))
+        if node.id_hash in self._faded:
+            self._faded.discard(node.id_hash)
+            self._index(node.id_hash, self.get(node.id_hash))
+
+    def forget(self, node_id: int) -> None:
+        """A node gone."""
+        self._fade.drop(node_id)
+        self._faded.discard(node_id)
+        self._unindex(node_id, self.sets.pop(node_id, frozenset()))
+
+    def fade_by(self, now: int, nodes: Mapping[int, SceneNode]) -> None:
+        """Take the nodes faded below 0.15 by ``now`` out of the sets and the index."""
+        for node_id in self._fade.pop_due(now):
+            node = nodes.get(node_id)
+            if node is None:
+                self._fade.drop(node_id)
+                continue
+            fades = decay.faint_at(node)
+            if fades > now:  # due times are floored: not yet
+                self._fade.put(node_id, fades)
+                continue
+            self._fade.drop(node_id)
+            if node_id not in self._faded:
+                self._faded.add(node_id)
+                self._unindex(node_id, self.sets.pop(node_id, frozenset()))
+                self._fades += 1
+        if self._fades >= _REINDEX_AFTER:  # a set keeps its size once grown: make them anew
+            self.holders = {word: set(held) for word, held in self.holders.items()}
+            self._fades = 0
+
+    def bright(self, now: int, nodes: Mapping[int, SceneNode]) -> dict[int, frozenset[str]]:
+        """The keyword sets of the nodes not faded below 0.15 by ``now``."""
+        self.fade_by(now, nodes)
+        faded = self._faded
+        return {n: self.get(n) for n in nodes if n not in faded}
+
+    def faded(self, node_id: int) -> bool:
+        """Whether the node had faded below 0.15 at the last ``fade_by``."""
+        return node_id in self._faded
+
+    def _index(self, node_id: int, words: frozenset[str]) -> None:
+        for word in words:
+            self.holders.setdefault(word, set()).add(node_id)
+
+    def _unindex(self, node_id: int, words: frozenset[str]) -> None:
+        for word in words:
+            held = self.holders[word]
+            held.discard(node_id)
+            if not held:
+                del self.holders[word]
