@@ -59,7 +59,7 @@ topic snapshot into a write without the re-check in ``compress``.
 from __future__ import annotations
 
 from memhop.dream.env import AnyEvent, DreamEnv, Held
-from memhop.dream.l1domain import flush
+from memhop.dream.l1domain import flush, rebase
 from memhop.dream.pipeline import run_dream
 from memhop.dream.report import STAGES, Report, StageRecord
 
@@ -71,5 +71,6 @@ __all__ = [
     "Report",
     "StageRecord",
     "flush",
+    "rebase",
     "run_dream",
 ]

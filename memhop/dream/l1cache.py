@@ -255,19 +255,21 @@ class L1Cache:
                 self.dirty_scenes.add(scene_id)
                 self.restale.add(scene_node_id(scene_id))
 
-    def rebase(self, engine: Engine) -> None:
+    def rebase(self, engine: Engine, *, at_swap: bool = False) -> None:
         """Follow a compaction: the same records in a new file, at new offsets.
 
-        The copies stand (a compaction copies every record unchanged, and runs while
-        no call of the domain does); the offsets are forgotten, so spot checks read
-        their topics again, and the next refresh reads every node once.
+        The copies stand (a compaction copies every record unchanged); the offsets
+        are forgotten, so spot checks read their topics again. ``at_swap``: called
+        as the copy takes the file's name, while no call of the domain runs, so the
+        new engine's count of node writes is the one the copies agree with; later
+        (a stage that finds another engine) the count may already hold writes made
+        since, and the next refresh reads every node once.
         """
+        agreed = at_swap and self.node_writes >= 0
         self.engine = engine
         self.topic_at = {}
         self.node_at = {}
-        # The new engine's count may already hold writes made since the compaction: the
-        # nodes are checked again (read whole, as their offsets all moved).
-        self.node_writes = -1
+        self.node_writes = engine.writes(self.agent_id, RecordType.SCENE_NODE) if agreed else -1
 
     def _load(self, live: dict[int, int], edge_ids: list[int]) -> None:
         for node in scene.list_scene_nodes(self.engine, self.agent_id):

@@ -27,7 +27,7 @@ from memhop.dream.l1cache import L1Cache
 from memhop.dream.state import state_of
 from memhop.errors import MemHopError
 
-__all__ = ["checked", "drop", "flush", "of", "stages_begun", "ticket", "warm"]
+__all__ = ["checked", "drop", "flush", "of", "rebase", "stages_begun", "ticket", "warm"]
 
 
 def _registered(held: Held) -> L1Cache | None:
@@ -116,3 +116,11 @@ def flush(held: Held) -> None:
     cache = warm(held)
     if cache is not None:
         cache.flush()
+
+
+def rebase(held: Held) -> None:
+    """Point the domain's cache at ``held.engine``, a compaction's copy taking the file's name
+    while no call of the domain runs (``L1Cache.rebase``)."""
+    cache = _registered(held)
+    if cache is not None:
+        cache.rebase(held.engine, at_swap=True)

@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING
 from memhop.engine import Engine
 from memhop.engine.inplace import Hooks, compact_in_place, occupancy
 from memhop.errors import ClosedError, CorruptionError, MemHopError, StorageIOError
+from memhop.root import dreams
 from memhop.root.slot_cache import SlotCache
 
 if TYPE_CHECKING:  # the root calls in here; this module needs only the types
@@ -135,6 +136,7 @@ def compact(root: Root, *, above: float = 0.0) -> bool:
             root.forget_scene_maps()  # the maps name the old file's bytes
             for ctx in held:
                 ctx.slots = SlotCache(ctx.slots.limit)  # keyed by frame offsets, all moved
+                dreams.rebased(fresh, ctx)
 
         def pace() -> None:
             if root.closing.is_set():

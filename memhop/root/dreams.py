@@ -54,6 +54,7 @@ __all__ = [
     "after_search",
     "after_update",
     "flush",
+    "rebased",
     "run_pass",
     "thread_name",
 ]
@@ -260,3 +261,11 @@ def flush(engine: Engine, ctx: DomainContext) -> None:
         dream.flush(Held(engine, ctx.agent_id, mirrors, ctx.dream_declined))
     except MemHopError as exc:
         log.warning("dream: the association layer of %016x was not stored: %s", ctx.agent_id, exc)
+
+
+def rebased(engine: Engine, ctx: DomainContext) -> None:
+    """A compaction's copy, ``engine``, takes the file's name (called while every call of
+    the file waits): Dream's copies of the domain follow it without reading it again."""
+    mirrors = ctx.settled_mirrors()
+    if mirrors is not None:
+        dream.rebase(Held(engine, ctx.agent_id, mirrors, ctx.dream_declined))

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import memhop
+from memhop.dream.l1cache import L1Cache
 from memhop.root import compaction
 from memhop.root.dreams import DreamThreads
 
@@ -285,3 +286,33 @@ def test_trouble_met_during_the_copy_refuses_the_swap_and_keeps_the_old_file(
         assert {row.topic_id for row in again.primary().search_l4()} == kept
         again.compact()  # control: the same file compacts
         assert os.stat(path).st_ino != inode
+
+
+def test_a_compaction_leaves_dreams_copies_standing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The copy takes the file's name while no call runs: Dream's copies of the nodes follow
+    it (the same records) and are not read again at the next pass; a node written elsewhere
+    afterwards still is."""
+    path = str(tmp_path / "c.meh")
+    with memhop.open(path, memhop.LocalModel(), QUIET, memhop.ProfileInput(name="p")) as db:
+        me = db.primary()
+        scenes = []
+        for i in range(3):
+            scenes.append(me.search(new_scene=True).scene.scene_id)
+            me.update(input=f"we spoke of boats {i}", output="boats", created_at=TS + i)
+        me.dream()
+        reads: list[int] = []
+        real = L1Cache._refresh_nodes
+
+        def counted(self: L1Cache, live: dict[int, int]) -> None:
+            reads.append(len(live))
+            real(self, live)
+
+        monkeypatch.setattr(L1Cache, "_refresh_nodes", counted)
+        db.compact()
+        me.dream()
+        assert reads == []
+        me.delete_scene(scenes[0])  # control: the scene's node goes behind Dream's copies
+        me.dream()
+        assert reads
