@@ -470,7 +470,7 @@ class Run:
         self.db.close()
         query = query_of(probe)
         self.clock.now += TURN_GAP_MS  # the restart takes a minute: time goes on from here
-        at = self.clock.now
+        stamp = self.clock.now
 
         def opened() -> tuple[memhop.DB, float]:
             started = time.perf_counter()
@@ -512,7 +512,7 @@ class Run:
         while beside.is_alive() or not waits:  # turns until the first recall is done
             b0 = time.perf_counter()
             me.search()
-            me.update(input=probe.said, output=probe.answered, created_at=at)
+            me.update(input=probe.said, output=probe.answered, created_at=stamp)
             waits.append(time.perf_counter() - b0)
         turn_s = max(waits)
         beside.join()
