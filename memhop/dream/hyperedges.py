@@ -52,12 +52,17 @@ class Weighing:
             yield pairs[3 * i], pairs[3 * i + 1], similarity, pairs[3 * i + 2]
 
 
-def _reword(held: Held, cache: L1Cache) -> list[int]:
-    """Recompute the keyword sets of the nodes whose topics changed; return their ids."""
-    nodes, meta = cache.nodes, held.mirrors.topics
+def _reword(held: Held, cache: L1Cache, now: int) -> list[int]:
+    """Recompute the keyword sets of the nodes whose topics changed; return their ids.
+
+    A node faded below 0.15 by ``now`` keeps no set (it takes no edge): its words are
+    not read, which on a cold cache (every node changed) is most of the domain's."""
+    nodes, meta, words = cache.nodes, held.mirrors.topics, cache.words
+    words.fade_by(now, nodes)
     reworded = sorted(cache.dirty_words & nodes.keys())
     for node_id in reworded:
-        cache.words.put(node_id, keyword_set(meta, nodes[node_id]))
+        if not words.faded(node_id):
+            words.put(node_id, keyword_set(meta, nodes[node_id]))
         for edge_id in nodes[node_id].edge_ids:  # a faint edge kept for its words is judged again
             if edge_id in cache.edges:
                 cache.edges.put(edge_id, 0)
@@ -103,8 +108,9 @@ def weigh_cold(env: DreamEnv, touched: Set[int]) -> Weighing | None:
     with env.hold() as held, l1domain.checked(held) as cache:
         if not cache.all_pairs or len(cache.nodes) < MIN_EDGE_NODES:
             return None
-        _reword(held, cache)
-        sets = cache.words.bright(env.clock(), cache.nodes)
+        now = env.clock()
+        _reword(held, cache, now)
+        sets = cache.words.bright(now, cache.nodes)
         # Counted under the lock: a stage that begins once it is released counts after.
         begun = l1domain.stages_begun(held)
     # Read without the lock: a stage that changes it meanwhile changes the count too.
@@ -158,7 +164,7 @@ def build_edges(held: Held, touched: Set[int], now: int, weighing: Weighing | No
         nodes = cache.nodes
         if len(nodes) < MIN_EDGE_NODES:
             return 0
-        reworded = _reword(held, cache)
+        reworded = _reword(held, cache, now)
         edges: list[SceneEdge] = []
         linked: dict[int, list[int]] = {}
         focus = touched | set(reworded)
