@@ -47,7 +47,11 @@ NUMBER_UNIT = re.compile(
 )
 # For each unit, the values the code holds; a stated number must be one of them.
 ALLOWED: dict[str, set[int]] = {
-    "row": {memhop.DEFAULTS.scene_dream_topic_threshold, memhop.DEFAULTS.dream_compress_min_topics},
+    "row": {
+        memhop.DEFAULTS.scene_dream_topic_threshold,
+        memhop.DEFAULTS.dream_compress_min_topics,
+        memhop.DEFAULTS.settled_scene_floor,
+    },
     "KiB": {memhop.MAX_EVENT_PAYLOAD_BYTES // 1024, memhop.MAX_UTTERANCE_PAYLOAD_BYTES // 1024},
     "byte": {
         memhop.MAX_SUB_AGENT_NAME_BYTES,
@@ -67,6 +71,7 @@ ALLOWED: dict[str, set[int]] = {
 REQUIRED: dict[str, int] = {
     "24 rows": memhop.DEFAULTS.scene_dream_topic_threshold,
     "20-row floor": memhop.DEFAULTS.dream_compress_min_topics,
+    "4-row floor": memhop.DEFAULTS.settled_scene_floor,
     "7 days": memhop.DEFAULTS.content_retention_ms // DAY_MS,
     "4 KiB": memhop.MAX_EVENT_PAYLOAD_BYTES // 1024,
     "64 KiB": memhop.MAX_UTTERANCE_PAYLOAD_BYTES // 1024,
