@@ -3,9 +3,9 @@
 A node's importance and an edge's weight decay exponentially from their clock
 (a node's ``updated_at``; an edge's ``last_decay_at``, else ``created_at``),
 so any pass computes them exactly whenever it runs. What a decay decides
-(detach a node from its edges below 0.15, delete it below 0.05, delete an edge
-below 0.05) happens when a value crosses a threshold, and ``node_due`` and
-``edge_due`` say when that is; nothing is stored back for the decay alone
+(a node leaves its edges below 0.15; an edge goes below 0.05 unless its
+members still weigh 0.15 on their words) happens when a value crosses a
+threshold, and ``node_due`` and ``edge_due`` say when that is; nothing is stored back for the decay alone
 (beyond upstream, which rewrites every node and edge on every pass).
 """
 
@@ -43,7 +43,7 @@ __all__ = [
 LAMBDA_NODE = 0.01  # per hour
 LAMBDA_EDGE = 0.02  # per hour
 DISTILL_SAMPLE_LAMBDA = 0.01  # per hour: distillation's discount of a node since it changed
-NODE_REMOVE_THRESHOLD = 0.05
+NODE_REMOVE_THRESHOLD = 0.05  # upstream deletes a node below it; memhop keeps the node
 NODE_PRUNE_EDGES_THRESHOLD = 0.15
 EDGE_REMOVE_THRESHOLD = 0.05
 L1_EDGE_MIN_SIMILARITY = 0.15  # the Jaccard of two nodes' keyword sets an edge needs
@@ -139,10 +139,7 @@ def node_due(node: SceneNode) -> int | None:
     """When a decay must next look at the node: when its importance falls below 0.15 while
     it has edges (it leaves them); None for a node without edges, which decay leaves as it
     is (a faded node is kept: see ``structure.decay_network``)."""
-    if not node.edge_ids:
-        return None
-    rate = node_lambda(node.valence, node.arousal)
-    return _crossing(node.importance, NODE_PRUNE_EDGES_THRESHOLD, rate, node.updated_at)
+    return faint_at(node) if node.edge_ids else None
 
 
 def faint_at(node: SceneNode) -> int:

@@ -5,17 +5,17 @@ Responsibility: let ``index_rebuild``, ``l1_nodes``, ``l1_hyperedges``,
 of decoding every topic, node and edge of the domain on every pass.
 
 Contract (``l1domain`` finds a domain's cache and keeps it checked):
-- ``refresh`` brings the cache up to date with the file:
-  every copy it holds equals the stored record. It checks, without decoding
-  what did not change: the engine (a compaction installs a new one: every
-  topic and node is checked again, see ``rebase``); each node's frame offset
-  (the log is append-only, so a rewritten record sits at a new offset;
-  Dream's distillation and the host's scene deletes and merges write nodes),
-  decoding a node that moved; and the topics the root changed through the
-  topic mirror (its ``l1_journal``). ``check_topics`` (``index_rebuild``)
-  also compares every topic's offset: a topic at a new offset is decoded and
-  compared with the mirror, and a mirror that disagrees with the records is
-  rebuilt from them and installed, as ``index_rebuild`` always did.
+- ``refresh`` brings the cache up to date with the file: every copy it holds
+  equals the stored record. It reads only what changed: the topics the root
+  changed through the topic mirror (its ``l1_journal``), and the nodes once the
+  engine's count of scene-node writes (``Engine.writes``) moved since the
+  copies last agreed (Dream's distillation and the host's scene deletes and
+  merges write nodes); then a node at a new frame offset is decoded (the log
+  is append-only, so a rewritten record sits at a new offset). A compaction
+  installs a new engine: see ``rebase``. ``check_topics`` (``index_rebuild``)
+  also spot-checks ``SPOT_CHECK`` topics of the mirror by offset, round robin
+  (``_spot_check``); a mirror that disagrees with the records is rebuilt from
+  them and installed, as ``index_rebuild`` always did.
 - Edges are written only by the structure stages, through ``put_edges`` and
   ``delete_edges``; the cache holds only their ids and when decay must next
   look at each (edges are read when needed). Every write here updates the
@@ -27,9 +27,9 @@ Contract (``l1domain`` finds a domain's cache and keeps it checked):
   clock (``layers.edge_clocks``, one pass over the edges' payloads), as a warm
   cache would have it; an edge not read that way, or with a member that is
   no longer a node, is due at the next decay. Those reads may be made
-  beforehand without the domain lock (``preloaded``); the refresh then checks
-  their topics and nodes by offset as a warm cache's: a record at a new
-  offset is read again.
+  beforehand without the domain lock (``preloaded``); the refresh under the
+  lock then reads again only the topics written since (``frames_since``), the
+  rows that differed from the mirror, and the nodes if any was written since.
 - What changed for the stages: ``dirty_scenes`` (scenes whose topics were
   written or removed since ``l1_nodes`` last ran) and ``dirty_words`` (nodes
   whose keyword set must be recomputed) accumulate until a stage consumes

@@ -1,7 +1,7 @@
 """When the next decay must look at each L1 node or edge: ids and times only.
 
 Decay changes nothing stored until a value crosses a threshold (a node's
-importance 0.15 and 0.05, an edge's weight 0.05), and that moment follows
+importance 0.15, an edge's weight 0.05), and that moment follows
 from the stored value and its clock, so each node and edge is scheduled for
 it and a pass looks only at those due: what a pass costs is what changed.
 The cache keeps no edge (a domain can hold one per pair of scenes), only when

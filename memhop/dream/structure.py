@@ -15,8 +15,8 @@ Decay is looked at when due (beyond upstream, which rewrites every node and
 edge on every pass): a value decays continuously from its clock (a node's
 ``updated_at``, an edge's ``last_decay_at`` or else ``created_at``), so a
 pass computes it exactly whenever it runs, and what decay decides (a node
-leaves its edges below 0.15 and goes below 0.05, an edge goes below 0.05)
-happens when a value crosses a threshold. Each node and edge is scheduled for
+leaves its edges below 0.15, an edge goes below 0.05 unless its members still
+weigh 0.15 on their words) happens when a value crosses a threshold. Each node and edge is scheduled for
 that moment (``decay.node_due``, ``decay.edge_due``), so a pass visits those
 due and those this pass changed; a value is stored back only with such a
 decision or another change of its record, never for the decay alone. What a
