@@ -119,13 +119,16 @@ def sync_nodes(held: Held, now: int) -> set[int]:
 
 
 class _Graph:
-    """Nodes as cached and the edges read, changed in memory, written back by ``commit``."""
+    """Nodes as cached and the edges read, changed in memory, written back by ``commit``.
+
+    Only what a stage changes is held here, over the cache's nodes (a pass costs what
+    it touches, not the domain).
+    """
 
     def __init__(self, held: Held, cache: L1Cache) -> None:
         self.held = held
         self.cache = cache
-        self.nodes = dict(cache.nodes)
-        self.changed: set[int] = set()  # nodes set anew (``set_node``)
+        self.set_nodes: dict[int, SceneNode] = {}  # nodes set anew (``set_node``)
         self.edges: dict[int, SceneEdge | None] = {}
         self.written_edges: set[int] = set()
         self.dead_nodes: set[int] = set()
@@ -139,9 +142,15 @@ class _Graph:
             self.edges[edge_id] = found
         return self.edges[edge_id]
 
+    def node(self, node_id: int) -> SceneNode | None:
+        """The node as this stage has it (None: not a node, or deleted here)."""
+        if node_id in self.dead_nodes:
+            return None
+        found = self.set_nodes.get(node_id)
+        return self.cache.nodes.get(node_id) if found is None else found
+
     def set_node(self, node: SceneNode) -> None:
-        self.nodes[node.id_hash] = node
-        self.changed.add(node.id_hash)
+        self.set_nodes[node.id_hash] = node
 
     def put_edge(self, edge: SceneEdge) -> None:
         self.edges[edge.id_hash] = edge
@@ -149,7 +158,7 @@ class _Graph:
 
     def unlink_edge(self, edge_id: int, members: Iterable[int]) -> None:
         for node_id in members:
-            node = self.nodes.get(node_id)
+            node = self.node(node_id)
             if node is not None and edge_id in node.edge_ids:
                 kept = tuple(e for e in node.edge_ids if e != edge_id)
                 self.set_node(dataclasses.replace(node, edge_ids=kept))
@@ -178,16 +187,12 @@ class _Graph:
         return removed
 
     def delete_node(self, node_id: int) -> None:
-        self.nodes.pop(node_id, None)
+        self.set_nodes.pop(node_id, None)
         self.dead_nodes.add(node_id)
 
     def commit(self) -> None:
         cache = self.cache
-        nodes = [
-            self.nodes[i]
-            for i in sorted(self.changed)
-            if i in self.nodes and cache.nodes.get(i) != self.nodes[i]
-        ]
+        nodes = [n for i, n in sorted(self.set_nodes.items()) if cache.nodes.get(i) != n]
         edges = [
             (e, decay.edge_due(e))
             for i, e in sorted(self.edges.items())
@@ -278,7 +283,7 @@ def decay_network(held: Held, now: int) -> tuple[int, int]:
         edges_removed = 0
         detach: list[tuple[int, tuple[int, ...]]] = []
         for node_id in sorted(cache.node_due.pop_due(now)):
-            node = graph.nodes.get(node_id)
+            node = graph.node(node_id)
             if node is None:
                 continue
             if _is_deep(meta, node):  # looked at again when its topics change
@@ -306,7 +311,7 @@ def decay_network(held: Held, now: int) -> tuple[int, int]:
             if current is None:
                 continue
             weight = decay.edge_weight_at(current, now)
-            members = tuple(m for m in current.node_ids if m in graph.nodes)
+            members = tuple(m for m in current.node_ids if graph.node(m) is not None)
             faint = weight < decay.EDGE_REMOVE_THRESHOLD
             if len(members) < MIN_EDGE_NODES or (
                 faint and not _still_similar(cache, meta, members)
