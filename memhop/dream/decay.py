@@ -5,8 +5,9 @@ A node's importance and an edge's weight decay exponentially from their clock
 so any pass computes them exactly whenever it runs. What a decay decides
 (a node leaves its edges below 0.15; an edge goes below 0.05 unless its
 members still weigh 0.15 on their words) happens when a value crosses a
-threshold, and ``node_due`` and ``edge_due`` say when that is; nothing is stored back for the decay alone
-(beyond upstream, which rewrites every node and edge on every pass).
+threshold, and ``node_due`` and ``edge_due`` say when that is; nothing is
+stored back for the decay alone (beyond upstream, which rewrites every node
+and edge on every pass).
 """
 
 from __future__ import annotations
@@ -149,8 +150,9 @@ def faint_at(node: SceneNode) -> int:
 
 
 def _crossing(value: float, floor: float, rate: float, clock: int) -> int:
-    """When ``value``, decaying at ``rate`` an hour from ``clock``, falls below ``floor``."""
+    """When ``value``, decaying at ``rate`` an hour from ``clock``, falls below ``floor``
+    (0, at once, if it is not above it: even with its clock ahead of now)."""
     if not floor < value < math.inf:  # NaN and infinity too (a crafted file): look at it now
-        return clock
+        return 0
     # Floored: a visit a little early decides on the exact value and reschedules.
     return clock + math.floor(math.log(value / floor) / rate * _MS_PER_HOUR)

@@ -168,18 +168,8 @@ def build_edges(held: Held, touched: Set[int], now: int, weighing: Weighing | No
         edges: list[SceneEdge] = []
         linked: dict[int, list[int]] = {}
         focus = touched | set(reworded)
-        faint: dict[int, bool] = {}
-
-        def is_faint(node_id: int) -> bool:
-            found = faint.get(node_id)
-            if found is None:
-                importance = decay.node_importance_at(nodes[node_id], now)
-                found = faint[node_id] = importance < decay.NODE_PRUNE_EDGES_THRESHOLD
-            return found
-
+        # Every pair weighed has both ends bright at ``now``: a faded node keeps no words.
         for low, high, similarity, edge_id in _weighed(cache, focus, weighing, begun, now):
-            if is_faint(low) or is_faint(high):
-                continue
             edge = None
             if edge_id in cache.edges:
                 if low not in touched and high not in touched:

@@ -16,13 +16,13 @@ edge on every pass): a value decays continuously from its clock (a node's
 ``updated_at``, an edge's ``last_decay_at`` or else ``created_at``), so a
 pass computes it exactly whenever it runs, and what decay decides (a node
 leaves its edges below 0.15, an edge goes below 0.05 unless its members still
-weigh 0.15 on their words) happens when a value crosses a threshold. Each node and edge is scheduled for
-that moment (``decay.node_due``, ``decay.edge_due``), so a pass visits those
-due and those this pass changed; a value is stored back only with such a
-decision or another change of its record, never for the decay alone. What a
-pass decides is what decaying every node and edge on every pass decides; a
-stored importance or weight is the one of its last write, and decays from
-its clock.
+weigh 0.15 on their words) happens when a value crosses a threshold. Each
+node and edge is scheduled for that moment (``decay.node_due``,
+``decay.edge_due``), so a pass visits those due and those this pass changed; a
+value is stored back only with such a decision or another change of its
+record, never for the decay alone. What a pass decides is what decaying every
+node and edge on every pass decides; a stored importance or weight is the one
+of its last write, and decays from its clock.
 """
 
 from __future__ import annotations

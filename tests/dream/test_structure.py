@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -126,6 +127,37 @@ def test_decay_detaches_and_a_faded_node_is_kept(dom: Domain) -> None:
     faded = scene.scene_node_of(dom.engine, 0, 100)
     assert faded is not None
     assert decay.node_importance_at(faded, NOW + 300 * HOUR) < decay.NODE_REMOVE_THRESHOLD
+
+
+def test_a_node_stored_faint_with_its_clock_ahead_leaves_its_edges_now(dom: Domain) -> None:
+    """A node stored below 0.15 with ``updated_at`` after the pass's clock (a clock set
+    back) is faint now: decay takes it out of its edges at the next pass, not when its
+    clock comes round, and the edge pass makes it none."""
+    dom.turn(1, ("a",), scene=100)
+    dom.turn(2, ("a",), scene=200)
+    dom.turn(3, ("a",), scene=300)
+    _sync_and_link(dom)
+    n100, n200, n300 = (scene_node_id(s) for s in (100, 200, 300))
+    with dom.hold() as held:  # control: an hour on, every node is bright and keeps its edges
+        assert structure.decay_network(held, NOW + HOUR) == (0, 0)
+    assert len(scene.list_scene_edges(dom.engine, 0)) == 3
+    node = scene.get_scene_node_optional(dom.engine, 0, n100)
+    assert node is not None
+    ahead = dataclasses.replace(node, importance=0.1, updated_at=NOW + 1000 * HOUR)
+    scene.put_scene_nodes(dom.engine, 0, [ahead])
+    with dom.hold() as held:
+        assert structure.decay_network(held, NOW + 2 * HOUR) == (0, 2)
+    assert [e.id_hash for e in scene.list_scene_edges(dom.engine, 0)] == [l1_edge_id(n200, n300)]
+    dom.turn(4, ("a",), scene=100)  # its scene changes: the edge pass weighs its node again
+    _sync_and_link(dom, NOW + 3 * HOUR)
+    kept = {e.id_hash for e in scene.list_scene_edges(dom.engine, 0)}
+    assert l1_edge_id(n200, n300) in kept
+    assert l1_edge_id(n100, n200) not in kept
+    assert l1_edge_id(n100, n300) not in kept
+    still = scene.get_scene_node_optional(dom.engine, 0, n100)
+    assert still is not None
+    assert still.importance < decay.NODE_PRUNE_EDGES_THRESHOLD
+    assert still.edge_ids == ()
 
 
 def test_edges_decay_at_their_own_rate(dom: Domain) -> None:
