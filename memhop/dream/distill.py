@@ -13,6 +13,7 @@ import math
 
 from memhop.dream import decay, l1domain
 from memhop.dream.env import DreamEnv, Held
+from memhop.dream.l1cache import L1Cache
 from memhop.dream.report import OK, SKIPPED
 from memhop.errors import OperationCancelledError
 from memhop.layers import profile, scene
@@ -39,16 +40,15 @@ def rank(node: SceneNode, now: int) -> float:
     return node.importance * math.exp(-decay.DISTILL_SAMPLE_LAMBDA * hours)
 
 
-def collect_samples(held: Held, now: int) -> list[NodeDigest]:
+def collect_samples(held: Held, now: int, cache: L1Cache | None) -> list[NodeDigest]:
     """The top 200 nodes by rank (ties by id), each with up to 20 raw keywords.
 
     A tolerant read: unreadable nodes are skipped (nothing is decided from this
     scan but what to show the model). Nodes with no keyword are dropped. The
-    nodes come from the structure stages' cache when it is warm, which keeps
-    them in rank order (``L1Cache.ranked``), so the samples cost 200 nodes and
+    nodes come from ``cache`` (the structure stages' cache, ``l1domain.warm``; None:
+    a scan) in rank order (``L1Cache.ranked``), so the samples cost 200 nodes and
     not the domain; the keywords from the topic mirror, which equals the records.
     """
-    cache = l1domain.warm(held)
     if cache is not None:
         nodes = cache.ranked(MAX_DISTILL_SAMPLES)
     else:
@@ -70,8 +70,11 @@ def collect_samples(held: Held, now: int) -> list[NodeDigest]:
     return samples
 
 
-def write_back(held: Held, result: Distillation, sampled: set[int], now: int) -> None:
-    """Merge the distillation into the profile and stamp never-stamped sampled nodes."""
+def write_back(
+    held: Held, result: Distillation, sampled: set[int], now: int, cache: L1Cache | None
+) -> None:
+    """Merge the distillation into the profile and stamp never-stamped sampled nodes
+    (through ``cache``, ``l1domain.warm``'s, if there is one)."""
     stored = profile.get_profile(held.engine, held.agent_id)
     merged = profile.with_distilled(
         stored,
@@ -101,7 +104,6 @@ def write_back(held: Held, result: Distillation, sampled: set[int], now: int) ->
             )
         )
     if stamped:
-        cache = l1domain.warm(held)
         if cache is not None:  # written through it: it needs no check of the nodes after
             cache.put_nodes(stamped)
         else:
@@ -117,8 +119,8 @@ def run_distill(env: DreamEnv) -> str:
     costs no model call.
     """
     with env.hold() as held:
-        samples = collect_samples(held, env.clock())
         cache = l1domain.warm(held)
+        samples = collect_samples(held, env.clock(), cache)
         if not samples or (cache is not None and cache.distilled == samples):
             return SKIPPED
     result = env.model.distill(samples, cancel=env.cancel)
@@ -126,8 +128,8 @@ def run_distill(env: DreamEnv) -> str:
         msg = "dream: cancelled during l0_distill stage"
         raise OperationCancelledError(msg)
     with env.hold() as held:
-        write_back(held, result, {s.id for s in samples}, env.clock())
         cache = l1domain.warm(held)
+        write_back(held, result, {s.id for s in samples}, env.clock(), cache)
         if cache is not None:
             cache.distilled = samples
     return OK

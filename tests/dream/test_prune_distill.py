@@ -129,7 +129,7 @@ def test_samples_rank_before_capping_and_bound_each_row(dom: Domain) -> None:
     nodes.append(_node(501, (), 0.9, NOW))  # ranks in, has no keywords: dropped after the cap
     scene.put_scene_nodes(dom.engine, 0, nodes)
     with dom.hold() as held:
-        samples = distill.collect_samples(held, NOW)
+        samples = distill.collect_samples(held, NOW, l1domain.warm(held))
     assert len(samples) == 199  # upstream caps at 200 first, then drops empty rows
     assert 5010 not in {s.id for s in samples}
     assert 5000 not in {s.id for s in samples}
@@ -145,7 +145,7 @@ def test_write_back_touches_only_emotion_mbti_and_personality(dom: Domain) -> No
         dom.model.distillation, personality="", per_node=(NodeMood(10, 0.9, 0.8),)
     )
     with dom.hold() as held:
-        distill.write_back(held, result, {10}, NOW + 5)
+        distill.write_back(held, result, {10}, NOW + 5, l1domain.warm(held))
     stored = profile.get_profile(dom.engine, 0)
     assert stored is not None
     assert (stored.name, stored.role, stored.personality) == ("host", "ops", "careful")
@@ -159,7 +159,7 @@ def test_write_back_touches_only_emotion_mbti_and_personality(dom: Domain) -> No
     # Emotion is write-once: a second reading leaves the node alone.
     again = dataclasses.replace(result, per_node=(NodeMood(10, 0.1, 0.1),), personality="calm")
     with dom.hold() as held:
-        distill.write_back(held, again, {10}, NOW + 10)
+        distill.write_back(held, again, {10}, NOW + 10, l1domain.warm(held))
     node = scene.get_scene_node_optional(dom.engine, 0, 10)
     assert node is not None
     assert (node.valence, node.arousal) == (0.9, 0.8)
@@ -190,10 +190,12 @@ def test_samples_from_a_warm_cache_are_the_samples_a_scan_reads(dom: Domain) -> 
         scene.put_scene_nodes(dom.engine, 0, [dataclasses.replace(node, importance=0.01)])
         scene.delete_scene_nodes(dom.engine, 0, [scene_node_id(3)])
         with mock.patch.object(scene, "list_scene_nodes_lenient") as scan:
-            from_cache = distill.collect_samples(held, NOW)
+            from_cache = distill.collect_samples(held, NOW, l1domain.warm(held))
         assert scan.call_count == 0  # the warm cache answered
         l1domain.drop(held)
-        assert distill.collect_samples(held, NOW) == from_cache  # the scan's, to the node
+        assert (
+            distill.collect_samples(held, NOW, l1domain.warm(held)) == from_cache
+        )  # the scan's, to the node
         assert {s.id for s in from_cache} == {scene_node_id(1), scene_node_id(2)}
 
 
