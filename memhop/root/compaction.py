@@ -38,8 +38,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import threading
-import weakref
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -59,11 +57,6 @@ log = logging.getLogger("memhop.compaction")
 
 POLICY_SAMPLE = 4096
 """Records the policy's first estimate reads (benches/compaction.py reports how far off it is)."""
-
-# The lock each open file's compaction holds (``_lock_of``), kept beside the Root it serves.
-_RUNNING: weakref.WeakKeyDictionary[Root, threading.Lock] = weakref.WeakKeyDictionary()
-_RUNNING_GUARD = threading.Lock()
-
 
 def identity(path: str) -> tuple[int, int] | None:
     """The (device, inode) of ``path``, or None when it cannot be read."""
@@ -90,12 +83,6 @@ def _refuse_damage(root: Root) -> None:
         raise CorruptionError(msg)
 
 
-def _lock_of(root: Root) -> threading.Lock:
-    """The lock one compaction of ``root``'s file holds from start to end."""
-    with _RUNNING_GUARD:
-        return _RUNNING.setdefault(root, threading.Lock())
-
-
 def _check_file(root: Root) -> None:
     """Refuse a damaged file, or one moved or replaced since it was opened."""
     _refuse_damage(root)
@@ -111,7 +98,7 @@ def compact(root: Root, *, above: float = 0.0) -> bool:
     past that share) it does not run while another compaction of the file is in
     flight; without, it waits for one in flight first.
     """
-    running = _lock_of(root)
+    running = root.compacting
     if not running.acquire(blocking=above <= 0):
         return False
     try:

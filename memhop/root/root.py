@@ -80,6 +80,7 @@ class Root:
         # The file as opened, for an in-place compaction: it must still be this one.
         self.file_path = os.path.abspath(engine.path)
         self.file_identity = compaction.identity(self.file_path)
+        self.compacting = threading.Lock()  # held by one compaction from start to end
 
     # ---- lifecycle -----------------------------------------------------------------------
 
