@@ -82,6 +82,9 @@ def test_role_dream_by_name_is_refused_as_by_number(meh_path: str) -> None:
         for spelling in ("dream", memhop.ArchiveRole.DREAM, 3):
             with refused(db, memhop.InvalidQueryError, 1003, "speaks as user, agent or system"):
                 me.append_archive(content="c", created_at=TS, role=spelling)
+        # The control: a role a write may take, by name, is taken.
+        me.append_archive(content="c", created_at=TS, role="agent")
+        assert [r.role for r in me.search_l4()] == [memhop.ArchiveRole.AGENT]
 
 
 def test_edge_kinds_take_names_in_a_subgraph_query_and_an_import(meh_path: str) -> None:
