@@ -58,6 +58,7 @@ log = logging.getLogger("memhop.compaction")
 POLICY_SAMPLE = 4096
 """Records the policy's first estimate reads (benches/compaction.py reports how far off it is)."""
 
+
 def identity(path: str) -> tuple[int, int] | None:
     """The (device, inode) of ``path``, or None when it cannot be read."""
     try:
