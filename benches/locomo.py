@@ -57,7 +57,8 @@ from _common import (
 )
 
 import memhop
-from memhop.index.recall import RecallIndex, terms_of
+from memhop.index.recall import RecallIndex
+from memhop.index.recall_terms import terms_of
 from memhop.text import STOP_WORDS
 
 DATA = REPO / "examples" / "data" / "locomo10.json"

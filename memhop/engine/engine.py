@@ -35,11 +35,11 @@ from memhop.engine.frame import (
 from memhop.engine.header import HeaderPair
 from memhop.engine.index import LiveIndex, Placement
 from memhop.engine.online import OnlineAccess
-from memhop.engine.recovery import live_frames_since
+from memhop.engine.recovery import live_frames_since, tombstones_since
 from memhop.engine.seed import (
+    PrefixDigests,
     check_seeded_index,
     has_seed,
-    prefix_digests,
     worth_a_seed,
     write_seed,
 )
@@ -60,7 +60,6 @@ log = logging.getLogger("memhop.engine")
 # Records read per lock hold by ``payloads_of``: a domain's build reads every record on a
 # thread of its own while turns go on, and each of a turn's writes may wait out one hold.
 _READ_CHUNK = 512
-_DIGESTS_KEPT = 16  # prefix digests remembered (a few ends are ever asked for)
 
 
 class Engine:
@@ -90,7 +89,7 @@ class Engine:
         # (0: it did not). Appending behind it would hide the new frames from
         # the next scan, so writes are refused.
         self._unread_from = unread_from
-        self._digests = dict(digests or {})
+        self._digests = PrefixDigests(digests)
         self.index_source = "new"  # or where the open took the index: snapshot, seed, scan
         # Bytes the open cut from the tail: a torn write, or a bad last frame (not damage:
         # it cannot be told from a torn one, as in SQLite's WAL); a tombstone there is undone.
@@ -98,6 +97,7 @@ class Engine:
         self._index_confirmed = False  # an index from the seed, replayed once (confirm_index)
         self._writes = WriteCounts()
         self._checks = (self._check_open, self._check_writable)
+        self._before_delete: Callable[[], None] | None = None  # watch_deletes
 
     # ---- state -------------------------------------------------------------------------
 
@@ -324,35 +324,34 @@ class Engine:
         return self.prefix_digests([end])[0]
 
     def prefix_digests(self, ends: Sequence[int]) -> list[bytes]:
-        """``prefix_digest`` at each of ``ends`` (ascending), in one pass over the bytes.
+        """``prefix_digest`` at each of ``ends`` (ascending), in one pass over the bytes."""
+        with self._lock:
+            self._check_open()
+            return self._digests.of(self._file.view(), ends, self._log.record_end)
 
-        Each is remembered: the bytes before the record end never change while the
-        file is open, and an open, a close's seed and its scene maps ask for the same.
+    def frames_since(
+        self, agent_id: int, start: int, *, tombstones: bool = False
+    ) -> list[tuple[int, int, int]]:
+        """Return (offset, type, id) of the domain's live frames from ``start`` on, in log order
+        (``tombstones``: its tombstones instead).
+
+        Live: where the index holds its id now (a frame superseded or deleted
+        since, or not yet covered by an fsync, is left out). CorruptionError
+        (or CRCMismatchError) when ``start`` is not a frame boundary before the
+        record end, or a frame from there on fails its checks.
         """
         with self._lock:
             self._check_open()
-            known = [self._digests.get(end, b"") for end in ends]
-            if all(known) and list(ends) == sorted(ends):  # each known end is in the record area
-                return known
-            found = prefix_digests(self._file.view(), ends, self._log.record_end)
-            if len(self._digests) > _DIGESTS_KEPT:
-                self._digests.clear()
-            self._digests.update(zip(ends, found, strict=True))
-            return found
-
-    def frames_since(self, agent_id: int, start: int) -> list[tuple[int, int, int]]:
-        """Return (offset, type, id) of the domain's live frames from ``start`` on, in log order.
-
-        Live: the frame is where the index holds its id now (a frame
-        superseded or deleted since, a tombstone, or one not yet covered by
-        an fsync is left out). CorruptionError (or CRCMismatchError) when
-        ``start`` is not a frame boundary before the record end, or a frame
-        from there on fails its checks.
-        """
-        with self._lock:
-            self._check_open()
+            view, end = self._file.view(), self._log.record_end
+            if tombstones:
+                return tombstones_since(view, start, end, agent_id)
             live = self._live.offsets.get(agent_id, NO_IDS)
-            return live_frames_since(self._file.view(), start, self._log.record_end, agent_id, live)
+            return live_frames_since(view, start, end, agent_id, live)
+
+    def watch_deletes(self, before: Callable[[], None]) -> None:
+        """Call ``before`` (quick, taking no lock) under the engine's lock ahead of every
+        delete's tombstones: a side file holding what a record said goes first."""
+        self._before_delete = before
 
     def online(self) -> OnlineAccess:
         """Bounded steps for a compaction that runs beside the writers (``engine.online``)."""
@@ -476,6 +475,8 @@ class Engine:
             if not doomed:
                 return 0
             stones = b"".join(encode_frame(agent_id, t, FLAG_DELETED, i, b"") for i, t in doomed)
+            if self._before_delete is not None:
+                self._before_delete()
             self._log.append(stones)
             self._writes.add((agent_id, t) for _, t in doomed)
 

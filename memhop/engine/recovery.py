@@ -252,3 +252,18 @@ def live_frames_since(
         for offset, rec_type, flags, agent, id_hash, _ in frames_between(buf, start, end)
         if agent == agent_id and not flags & FLAG_DELETED and live.get(id_hash) == offset
     ]
+
+
+def tombstones_since(
+    buf: ByteView, start: int, end: int, agent_id: int
+) -> list[tuple[int, int, int]]:
+    """(offset, type, id) of ``agent_id``'s tombstones in ``[start, end)``, in log order
+    (``live_frames_since``'s errors for a ``start`` that is not a frame boundary)."""
+    if not DATA_START <= start <= end:
+        msg = f"{start} is outside the record area [{DATA_START}, {end}]"
+        raise CorruptionError(msg)
+    return [
+        (offset, rec_type, id_hash)
+        for offset, rec_type, flags, agent, id_hash, _ in frames_between(buf, start, end)
+        if agent == agent_id and flags & FLAG_DELETED
+    ]

@@ -53,6 +53,7 @@ from memhop.intmap import IntMap
 __all__ = [
     "MIN_LOG_BYTES",
     "SUFFIX",
+    "PrefixDigests",
     "check_seeded_index",
     "discard_seed",
     "has_seed",
@@ -68,6 +69,7 @@ SUFFIX = SEED_SUFFIX
 """The seed of ``x.meh`` is ``x.meh.seed``."""
 MAGIC = b"MHSEED\x00\x01"
 MIN_LOG_BYTES = 1 << 20
+_DIGESTS_KEPT = 16  # prefix digests remembered (a few ends are ever asked for)
 """A smaller log (some 4,000 frames) is scanned in tens of milliseconds: no seed beside it."""
 _HEAD = struct.Struct("<8sQ16s")
 
@@ -88,6 +90,26 @@ def prefix_digests(view: ByteView, ends: Sequence[int], last: int) -> list[bytes
             digests.append(hasher.digest())
             at = end
     return digests
+
+
+class PrefixDigests:
+    """An open file's prefix digests, each remembered: while the file is open the bytes
+    before its record end never change, and an open, a close's seed and its side
+    files ask for the same ends. Not thread-safe: the engine asks under its lock."""
+
+    def __init__(self, known: Mapping[int, bytes] | None = None) -> None:
+        self._known = dict(known or {})
+
+    def of(self, view: ByteView, ends: Sequence[int], last: int) -> list[bytes]:
+        """``prefix_digests(view, ends, last)``, from memory where it can."""
+        known = [self._known.get(end, b"") for end in ends]
+        if all(known) and list(ends) == sorted(ends):  # each known end is in the record area
+            return known
+        found = prefix_digests(view, ends, last)
+        if len(self._known) > _DIGESTS_KEPT:
+            self._known.clear()
+        self._known.update(zip(ends, found, strict=True))
+        return found
 
 
 def worth_a_seed(end: int) -> bool:

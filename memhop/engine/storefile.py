@@ -23,10 +23,12 @@ LOCK_MESSAGE = "database already open by another instance"
 TEMP_SUFFIX = ".memhop-tmp"
 TOKEN_BYTES = 6  # random bytes in a temporary name
 # Files memhop keeps beside ``<file>``, each written only by the holder of
-# ``<file>``'s lock: the index seed (engine.seed) and the scene map (root.map_file).
+# ``<file>``'s lock: the index seed (engine.seed), the scene map (root.map_file) and
+# the recall file (root.recall_file).
 SEED_SUFFIX = ".seed"
 SCENE_MAP_SUFFIX = ".scenemap"
-SIDECAR_SUFFIXES = (SEED_SUFFIX, SCENE_MAP_SUFFIX)
+RECALL_SUFFIX = ".recall"
+SIDECAR_SUFFIXES = (SEED_SUFFIX, SCENE_MAP_SUFFIX, RECALL_SUFFIX)
 
 
 def temp_sibling(target: str) -> str:
@@ -52,6 +54,18 @@ def replace_side_file(target: str, chunks: Iterable[bytes], mode: int) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def mapped_side_file(f: BinaryIO) -> bytes | mmap.mmap:
+    """A side file's bytes: mapped, so a reader brings in only the pages it uses.
+
+    Read whole where a mapped file could not be replaced or deleted while a map of
+    it lives (Windows), or when it is empty (nothing to map). A side file is never
+    written in place (a new one is renamed over it), so the mapping cannot change.
+    """
+    if sys.platform == "win32" or os.fstat(f.fileno()).st_size == 0:
+        return f.read()
+    return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
 
 
 def remove_side_file(target: str) -> None:

@@ -13,12 +13,11 @@ documents already found.
 
 Contract:
 - ``put`` replaces the document under its key; ``remove`` forgets it.
-- Built from scratch or kept up to date incrementally, ``search`` ranks the
-  same documents with the same scores (tests compare them).
+- Built from scratch, kept up to date incrementally, or packed and unpacked
+  again (``packed``, ``unpacked``), ``search`` ranks the same documents with
+  the same scores (tests compare them).
 
 Traps: not thread-safe; the root holds the domain lock around every call.
-``terms_of`` keeps a process-wide memo, token -> terms, shared by every index
-and thread (dict operations only; at most 65,536 tokens, emptied when full).
 """
 
 from __future__ import annotations
@@ -26,15 +25,22 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
+import operator
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from memhop.intmap import NO_IDS, IntMap
-from memhop.text import content_words, tokens
 
-__all__ = ["K1", "B", "DocKey", "RecallIndex", "RecallState", "Scored", "terms_of"]
+__all__ = [
+    "K1",
+    "B",
+    "DocKey",
+    "PackedIndex",
+    "RecallIndex",
+    "Scored",
+]
 
 K1 = 1.2
 B = 0.75
@@ -45,43 +51,59 @@ DocKey = tuple[int, int]
 """(kind, id): the root's own naming of a document (a row's topic id, an event's content id)."""
 
 
-def _stem(word: str) -> str:
-    """Fold common English inflections together: plurals, -ing, -ed, possessives."""
-    word = word.removesuffix("'s").removesuffix("’s")
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 5 and word.endswith("ing"):
-        return word[:-3]
-    if len(word) > 4 and word.endswith("ed"):
-        return word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
+@dataclass(frozen=True, slots=True, eq=False)
+class PackedIndex:
+    """A recall index's live documents in flat columns: what the side file stores.
+
+    Term ``t`` is ``terms[t]``; its postings are ``post_docs`` / ``post_tfs``
+    from ``post_starts[t]`` to ``post_starts[t + 1]``. Document slot ``s``
+    has one entry in each per-document column, and its distinct terms in
+    ``fwd_terms`` / ``fwd_counts`` from ``starts[s]`` to the next start.
+    ``slots`` maps a kind to its (id, slot) pairs, interleaved, ids ascending.
+    """
+
+    terms: tuple[str, ...]
+    post_starts: array[int]
+    post_docs: array[int]
+    post_tfs: array[int]
+    kinds: array[int]
+    ids: array[int]
+    scenes: array[int]
+    created: array[int]
+    lengths: array[int]
+    starts: array[int]
+    fwd_terms: array[int]
+    fwd_counts: array[int]
+    slots: dict[int, array[int]]
+
+    def check(self) -> None:
+        """Raise ValueError unless the columns fit together (no index can point past one)."""
+        docs, terms = len(self.kinds), len(self.terms)
+        per_doc = (self.ids, self.scenes, self.created, self.lengths, self.starts)
+        problems = [
+            any(len(column) != docs for column in per_doc) and "per-document columns differ",
+            len(self.post_starts) != terms + 1 and "term starts do not match the terms",
+            len(self.post_docs) != len(self.post_tfs) and "postings and counts differ",
+            len(self.fwd_terms) != len(self.fwd_counts) and "document terms and counts differ",
+            not _ascending_from_zero(self.post_starts, len(self.post_docs)) and "bad term starts",
+            not _ascending_from_zero(self.starts, len(self.fwd_terms)) and "bad document starts",
+            max(self.fwd_terms, default=-1) >= terms and "a document names an unknown term",
+            max(self.post_docs, default=-1) >= docs and "a posting names an unknown document",
+            sum(len(flat) for flat in self.slots.values()) != 2 * docs and "slots do not match",
+            any(max(flat[1::2], default=-1) >= docs for flat in self.slots.values())
+            and "a slot names an unknown document",
+        ]
+        found = [p for p in problems if p]
+        if found:
+            msg = f"packed recall index: {found[0]}"
+            raise ValueError(msg)
 
 
-def _token_terms(token: str) -> tuple[str, ...]:
-    return tuple(_stem(word.casefold()) for word, carries in content_words(token) if carries)
-
-
-# A token's terms depend on the token alone, and a domain's text repeats a few thousand
-# words: judging each distinct token once makes cutting a document a dict lookup a word.
-_TERMS_OF_TOKEN: dict[str, tuple[str, ...]] = {}
-_TERM_MEMO_MAX = 1 << 16  # emptied when full: a bound on memory, not an eviction policy
-
-
-def terms_of(text: str) -> list[str]:
-    """The index terms of ``text``: content words, case-folded and lightly stemmed."""
-    memo = _TERMS_OF_TOKEN
-    terms: list[str] = []
-    for token in tokens(text):
-        found = memo.get(token)
-        if found is None:
-            found = _token_terms(token)
-            if len(memo) >= _TERM_MEMO_MAX:
-                memo.clear()
-            memo[token] = found
-        terms += found
-    return terms
+def _ascending_from_zero(starts: array[int], end: int) -> bool:
+    """Whether ``starts`` (ascending) begins at 0 (or is empty) and stays within ``end``."""
+    if not starts:
+        return end == 0
+    return starts[0] == 0 and starts[-1] <= end and all(map(operator.le, starts, starts[1:]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,9 +119,11 @@ class RecallIndex:
 
     def __init__(self) -> None:
         self._vocab: dict[str, int] = {}
-        self._df: list[int] = []
-        self._post_docs: list[array[int]] = []  # term id -> document slots (some may be dead)
-        self._post_tfs: list[array[int]] = []
+        self._df = array("I")  # term id -> live documents holding it
+        # term id -> document slots (some may be dead) and counts; None: still in _base
+        self._post_docs: list[array[int] | None] = []
+        self._post_tfs: list[array[int] | None] = []
+        self._base: PackedIndex | None = None  # what the index was unpacked from
         # Per document slot, parallel arrays (no object per document).
         self._kinds = array("B")
         self._ids = array("Q")
@@ -151,12 +175,13 @@ class RecallIndex:
         slot = len(self._lengths)
         self._starts.append(len(self._fwd_terms))
         fwd_terms, fwd_counts = self._fwd_terms, self._fwd_counts
-        post_docs, post_tfs = self._post_docs, self._post_tfs
+        postings = self._postings
         for term_id, tf in tfs:
             fwd_terms.append(term_id)
             fwd_counts.append(tf)
-            post_docs[term_id].append(slot)
-            post_tfs[term_id].append(tf)
+            docs, counts = postings(term_id)
+            docs.append(slot)
+            counts.append(tf)
         self._kinds.append(kind)
         self._ids.append(doc_id)
         self._scenes.append(scene_id)
@@ -166,6 +191,17 @@ class RecallIndex:
         if slots is None:
             slots = self._slot_of[kind] = IntMap()
         slots.put(doc_id, slot)
+
+    def _postings(self, term_id: int) -> tuple[array[int], array[int]]:
+        """A term's document slots and counts, taken out of the packed base on first use."""
+        docs, counts = self._post_docs[term_id], self._post_tfs[term_id]
+        if docs is None or counts is None:
+            base = self._base
+            assert base is not None  # only an unpacked index leaves postings in its base
+            a, b = base.post_starts[term_id], base.post_starts[term_id + 1]
+            docs = self._post_docs[term_id] = base.post_docs[a:b]
+            counts = self._post_tfs[term_id] = base.post_tfs[a:b]
+        return docs, counts
 
     def _term_id(self, term: str) -> int:
         term_id = self._vocab.get(term)
@@ -209,6 +245,7 @@ class RecallIndex:
         self._slot_of = {}
         self._post_docs = [array("I") for _ in self._df]
         self._post_tfs = [array("B") for _ in self._df]
+        self._base = None
         self._dead = 0
         n = len(lengths)
         for s in range(n):
@@ -216,6 +253,67 @@ class RecallIndex:
                 a, b = starts[s], starts[s + 1] if s + 1 < n else len(terms)
                 tfs = zip(terms[a:b], counts[a:b], strict=True)
                 self._append(kinds[s], ids[s], scenes[s], created[s], lengths[s], tfs)
+
+    # ---- packed form (the side file's) -----------------------------------------------
+
+    def packed(self) -> PackedIndex:
+        """The live documents in flat columns; a term no live document holds is left out.
+
+        Repacks first when documents were removed (their slots and their terms go).
+        """
+        if self._dead:
+            self._repack()
+        df = self._df
+        kept = [t for t in range(len(df)) if df[t]]
+        renumber = array("I", bytes(4 * len(df)))
+        for new_id, old_id in enumerate(kept):
+            renumber[old_id] = new_id
+        names = {term_id: term for term, term_id in self._vocab.items()}
+        post_starts, post_docs, post_tfs = array("Q", [0]), array("I"), array("B")
+        for old_id in kept:
+            docs, counts = self._postings(old_id)
+            post_docs += docs
+            post_tfs += counts
+            post_starts.append(len(post_docs))
+        return PackedIndex(
+            terms=tuple(names[t] for t in kept),
+            post_starts=post_starts,
+            post_docs=post_docs,
+            post_tfs=post_tfs,
+            kinds=self._kinds,
+            ids=self._ids,
+            scenes=self._scenes,
+            created=self._created,
+            lengths=self._lengths,
+            starts=self._starts,
+            fwd_terms=array("I", map(renumber.__getitem__, self._fwd_terms)),
+            fwd_counts=self._fwd_counts,
+            slots={kind: slots.flat() for kind, slots in sorted(self._slot_of.items())},
+        )
+
+    @classmethod
+    def unpacked(cls, packed: PackedIndex) -> RecallIndex:
+        """The index ``packed`` holds; its columns are taken over, not copied.
+
+        Costs what copying the columns costs: a term's postings are taken out
+        of the packed ones when the term is first used.
+        """
+        packed.check()
+        index = cls()
+        terms = len(packed.terms)
+        index._vocab = dict(zip(packed.terms, range(terms), strict=True))
+        starts = packed.post_starts
+        index._df = array("I", map(operator.sub, starts[1:], starts[:-1]))
+        index._post_docs = [None] * terms
+        index._post_tfs = [None] * terms
+        index._base = packed
+        index._kinds, index._ids, index._scenes = packed.kinds, packed.ids, packed.scenes
+        index._created, index._lengths = packed.created, packed.lengths
+        index._starts = packed.starts
+        index._fwd_terms, index._fwd_counts = packed.fwd_terms, packed.fwd_counts
+        index._slot_of = {kind: IntMap.from_pairs(flat) for kind, flat in packed.slots.items()}
+        index._total_length = sum(packed.lengths)
+        return index
 
     # ---- reads -------------------------------------------------------------------------
 
@@ -256,7 +354,7 @@ class RecallIndex:
         refused: set[int] = set()
         for i, term_id in enumerate(order):
             weight = idf[term_id] * (K1 + 1.0)
-            pairs = zip(self._post_docs[term_id], self._post_tfs[term_id], strict=True)
+            pairs = zip(*self._postings(term_id), strict=True)
             untouched = self._closed(scores, limit, remaining[i])
             if not untouched:
                 closed = False
@@ -311,7 +409,7 @@ class RecallIndex:
             return 0
 
     def _df_slots(self, term_id: int) -> int:
-        return len(self._post_docs[term_id])
+        return len(self._postings(term_id)[0])
 
     def _accepts(self, accept: Callable[[DocKey, int, int], bool], slot: int) -> bool:
         return accept((self._kinds[slot], self._ids[slot]), self._scenes[slot], self._created[slot])
@@ -344,22 +442,3 @@ class RecallIndex:
 
     def __repr__(self) -> str:
         return f"RecallIndex(docs={len(self)}, terms={len(self._vocab)})"
-
-
-@dataclass(slots=True)
-class RecallState:
-    """A domain's recall index and which topics each of its documents stands for."""
-
-    index: RecallIndex = field(default_factory=RecallIndex)
-    row_of: dict[int, int] = field(default_factory=dict)  # topic -> the row indexing it
-    members: dict[int, tuple[int, ...]] = field(default_factory=dict)  # row -> its descendants
-    # topic -> its event's id, or their ids when several (a tuple per turn costs 64 bytes)
-    events: dict[int, int | tuple[int, ...]] = field(default_factory=dict)
-    # scene -> its surface rows in order, as last indexed: a row's document holds the
-    # lines of the rows beside it there (a tuple per row cost 27 bytes a record)
-    orders: dict[int, array[int]] = field(default_factory=dict)
-    row_scenes: IntMap = field(default_factory=IntMap)  # surface row -> its scene, as indexed
-    open_topic: int = 0  # the open turn when last brought up to date (its events take its scene)
-    # Topics still to index in a first build, a unit (a scene's topics) at a time; empty
-    # once built (the root builds in steps, each under its own hold of the domain lock).
-    pending: list[list[int]] = field(default_factory=list)

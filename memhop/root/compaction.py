@@ -122,6 +122,8 @@ def compact(root: Root, *, above: float = 0.0) -> bool:
             root.engine = fresh
             root.file_identity = identity(root.file_path)
             root.forget_scene_maps()  # the maps name the old file's bytes
+            root.recall_file.deleted()  # so does the recall file
+            fresh.watch_deletes(root.recall_file.deleted)
             for ctx in held:
                 ctx.slots = SlotCache(ctx.slots.limit)  # keyed by frame offsets, all moved
                 dreams.rebased(fresh, ctx)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar, cast
 
 from memhop.engine import Engine
+from memhop.index.recall_state import RecallSection
 from memhop.llm import Distillation, Group, Model, NodeDigest, ReportsUsage, TopicDigest, Usage
 from memhop.root.mirrors import Mirrors
 from memhop.root.slot_cache import SlotCache
@@ -125,6 +126,9 @@ class DomainContext:
     # scene, how many ms that scene had been idle) once a turn is open.
     dream_declined: dict[int, object] = field(default_factory=dict)
     dream_swept_at: int = 0  # when the last whole pass began (memhop.root.dreams.run_pass)
+    # The recall state the file's last close saved for the domain, taken once
+    # (memhop.root.recall_file; the root points it at the DB's recall file).
+    saved_recall: Callable[[], RecallSection | None] = lambda: None
     on_turn_settled: Callable[[int, int], None] | None = None
     on_turn_opened: Callable[[int, bool, int], None] | None = None
 

@@ -11,15 +11,16 @@ that one; else it is made from the domain's mirrors whole.
 from __future__ import annotations
 
 import logging
-import mmap
-import os
-import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import BinaryIO
 
 from memhop.engine import Engine
-from memhop.engine.storefile import SCENE_MAP_SUFFIX, remove_side_file, replace_side_file
+from memhop.engine.storefile import (
+    SCENE_MAP_SUFFIX,
+    mapped_side_file,
+    remove_side_file,
+    replace_side_file,
+)
 from memhop.errors import InvalidQueryError, MemHopError
 from memhop.index.scene_map import Current, DomainMap, decode_maps, encode_maps
 from memhop.layers import scene
@@ -40,7 +41,7 @@ def load_maps(file_path: str) -> Mapping[int, DomainMap]:
     path = file_path + SUFFIX
     try:
         with open(path, "rb") as f:
-            data = _mapped(f)
+            data = mapped_side_file(f)
     except FileNotFoundError:
         return {}
     except OSError as exc:
@@ -51,19 +52,6 @@ def load_maps(file_path: str) -> Mapping[int, DomainMap]:
     except ValueError as exc:
         log.warning("scene map %s ignored (each domain is built in full): %s", path, exc)
         return {}
-
-
-def _mapped(f: BinaryIO) -> bytes | mmap.mmap:
-    """The file's bytes: mapped, so a domain's first read brings in only the pages it uses.
-
-    Read whole where a mapped file could not be replaced or deleted while a map of
-    it lives (Windows), or when it is empty (nothing to map).
-    """
-    if sys.platform == "win32" or os.fstat(f.fileno()).st_size == 0:
-        return f.read()
-    # Never written in place (a close writes a new file and renames it over), so the
-    # mapping cannot change under the views decode_maps keeps of it.
-    return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ from memhop.engine import Engine
 from memhop.index.l2meta import L2Meta
 from memhop.index.l4 import L4Index
 from memhop.index.plans import PlanTrees
-from memhop.index.recall import RecallState
+from memhop.index.recall_state import RecallState
 from memhop.layers import content_fields, plan, topic_rows
 
 __all__ = ["Mirrors", "build_mirrors"]

@@ -1,67 +1,40 @@
 """``recall``: rank a domain's memory for a free-text query (memhop's own; upstream has none).
 
-What is ranked: every surface row (a turn's keyword track and stored lines; a
-Dream row's summary, its track, and the tracks and surviving lines of the
-turns it folded) and every event. A row is read in context: its document also
-holds the lines of the surface rows beside it in its scene (``NEIGHBOURS`` on
-each side), at half the weight of its own words, because in a conversation the
-words that name a thing are often in the turn before or after the one that
-answers (measured on LoCoMo's labelled conversations: evidence retention in
-the top 5 from 53% to 59%). The recall mirror (``index.recall``) is
-built on a domain's first recall and then kept current from the topic and
-content mirrors' journals: a recall redoes only the rows and events whose
-topics changed since the last one, so no call scans the domain. A mirror
-installed whole (Dream's ``index_rebuild`` when the records disagree with the
-mirror, which a healthy file never shows) has no journal of what it replaced:
-the next recall builds the index again.
+What is ranked, and how the domain's recall state is built and kept current,
+is ``memhop.root.recall_index``'s; this module answers a query from it: the
+best rows and events, each rendered as the host reads it.
 """
 
 from __future__ import annotations
 
 import time
-from array import array
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from memhop.engine import Engine
 from memhop.errors import InvalidQueryError
-from memhop.index.l2meta import L2Meta
-from memhop.index.recall import DocKey, RecallState, terms_of
-from memhop.records import ArchiveKind, ArchiveSlot, TopicSlot
+from memhop.index.recall import DocKey
+from memhop.index.recall_terms import terms_of
+from memhop.records import ArchiveSlot
 from memhop.root.content import check_ms
 from memhop.root.domain import DomainContext
 from memhop.root.ops import AgentOps
-from memhop.root.provenance import TURN, Provenance, children_of, of_row
+from memhop.root.provenance import TURN, Provenance, of_row
+from memhop.root.recall_index import EVENT, Refresh, build_step, current_state, scene_of
 
 __all__ = [
-    "BUILD_STEP_S",
     "MAX_RECALL_LIMIT",
-    "NEIGHBOURS",
-    "OWN_WEIGHT",
     "STEP_PAUSE_S",
     "RecallFound",
     "RecallQuery",
     "between_steps",
-    "build_step",
-    "current_state",
     "recall",
     "recall_in_steps",
 ]
 
 MAX_RECALL_LIMIT = 100
-OWN_WEIGHT = 2
-"""A row's own track and lines count twice; what it folded and its neighbours' lines once."""
-NEIGHBOURS = 1
-"""How many surface rows on each side lend a row their lines (a turn is read in context)."""
 _MATCHED_MEMBER_LINES = 3  # a Dream row's answer quotes at most this many folded lines
-BUILD_STEP_S = 0.010
-"""How long one step of a first build of the recall index holds the domain lock, about."""
 STEP_PAUSE_S = 0.0002
 """The pause between two steps: long enough for a call waiting on the lock to take it."""
-_TOPICS_PER_UNIT = 256  # topics of one scene (or with no listed row) in one unit of the build
-
-ROW = 0
-EVENT = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,268 +71,6 @@ class RecallFound:
     event: ArchiveSlot | None = None
 
 
-def _surface_row(topics: L2Meta, topic_id: int) -> int | None:
-    """The listed row that shows ``topic_id``: its topmost ancestor that still exists."""
-    row = topics.get(topic_id)
-    if row is None:
-        return None
-    seen = {row.id}
-    while row.parent_id is not None:
-        parent = topics.get(row.parent_id)
-        if parent is None or parent.id in seen:
-            break
-        seen.add(parent.id)
-        row = parent
-    return row.id
-
-
-class _Refresh:
-    """One pass over the changed topics; scene child maps are made once per pass."""
-
-    def __init__(self, engine: Engine, ctx: DomainContext, state: RecallState) -> None:
-        self.engine = engine
-        self.ctx = ctx
-        self.state = state
-        self._children: dict[int, dict[int, list[TopicSlot]]] = {}
-        self._surfaces: dict[int, list[int]] = {}
-        # A line is in its own row's document, its neighbours' and a Dream row's: cut
-        # once a pass. Rows are redone scene by scene, so the cut is kept a scene long.
-        self._line_terms: dict[int, list[str]] = {}
-        self._lines_scene = 0
-
-    def children(self, scene_id: int) -> dict[int, list[TopicSlot]]:
-        kids = self._children.get(scene_id)
-        if kids is None:
-            kids = self._children[scene_id] = children_of(
-                self.ctx.mirrors.topics.topics_of_scene(scene_id)
-            )
-        return kids
-
-    def surface(self, scene_id: int) -> list[int]:
-        """The scene's surface rows in order, as the topic mirror has them now."""
-        order = self._surfaces.get(scene_id)
-        if order is None:
-            order = self._surfaces[scene_id] = [
-                t.id for t in self.ctx.mirrors.topics.surface(scene_id)
-            ]
-        return order
-
-    def neighbours(self, row: TopicSlot) -> list[int]:
-        """The surface rows beside ``row`` in its scene's order now."""
-        return _beside(self.surface(row.scene_id), row.id)
-
-    def indexed_neighbours(self, row_id: int) -> list[int]:
-        """The rows whose lines the row's document holds, as it was last indexed."""
-        scene_id = self.state.row_scenes.get(row_id)
-        order = None if scene_id is None else self.state.orders.get(scene_id)
-        return [] if order is None else _beside(order, row_id)
-
-    def lines(self, topic_ids: Iterable[int]) -> list[ArchiveSlot]:
-        """The topics' stored lines, topic by topic in seq order (the cache answers by id)."""
-        wanted = self._line_ids(topic_ids)
-        slots = self.ctx.slots.read(self.engine, self.ctx.agent_id, wanted, keep=False)
-        read = {s.id_hash: s for s in slots}
-        return [read[i] for i in wanted if i in read]
-
-    def _line_ids(self, topic_ids: Iterable[int]) -> list[int]:
-        contents = self.ctx.mirrors.contents
-        return [i for t in topic_ids for i in contents.ids_of(t, ArchiveKind.UTTERANCE)]
-
-    def line_terms(self, scene_id: int, topic_ids: Iterable[int]) -> list[str]:
-        """The terms of the topics' stored lines, topic by topic in seq order."""
-        cut = self._line_terms
-        if scene_id != self._lines_scene:
-            cut.clear()
-            self._lines_scene = scene_id
-        wanted = self._line_ids(topic_ids)
-        missing = [i for i in wanted if i not in cut]
-        if missing:
-            for slot in self.ctx.slots.read(self.engine, self.ctx.agent_id, missing, keep=False):
-                cut[slot.id_hash] = terms_of(slot.content)
-        terms: list[str] = []
-        for line_id in wanted:
-            terms += cut.get(line_id, ())  # a line that will not read adds nothing
-        return terms
-
-    def run(self, changed: set[int]) -> None:
-        topics = self.ctx.mirrors.topics
-        rows: set[int] = set()
-        for topic_id in changed:
-            # A row's own topic is its member without an entry in row_of.
-            indexed = topic_id if (ROW, topic_id) in self.state.index else None
-            for row in (self.state.row_of.get(topic_id, indexed), _surface_row(topics, topic_id)):
-                if row is not None:
-                    rows.add(row)
-        # A row's document holds its neighbours' lines: the rows beside a changed one,
-        # before the change and after it, are redone too.
-        scenes: set[int] = set()  # whose order, as indexed, the pass changes
-        for row_id in list(rows):
-            rows.update(self.indexed_neighbours(row_id))
-            listed = topics.get(row_id)
-            if listed is not None and listed.depth == 1:
-                rows.update(self.neighbours(listed))
-        for row_id in rows:
-            scene_id = self.state.row_scenes.get(row_id)
-            if scene_id is not None:
-                scenes.add(scene_id)
-        # Scene by scene, so that a scene's lines are cut once (line_terms).
-        for row_id in sorted(rows, key=lambda r: (topics.scene_of(r) or 0, r)):
-            scene_id = self.redo_row(row_id)
-            if scene_id is not None:
-                scenes.add(scene_id)
-        for scene_id in scenes:
-            order = self.surface(scene_id)
-            if order:
-                self.state.orders[scene_id] = array("Q", order)
-            else:
-                self.state.orders.pop(scene_id, None)
-        for topic_id in sorted(changed):
-            self.redo_events(topic_id)
-
-    def redo_row(self, row_id: int) -> int | None:
-        """Index the row anew (or drop it); return the scene it is indexed under now."""
-        state = self.state
-        for old in state.members.pop(row_id, ()):
-            if state.row_of.get(old) == row_id:
-                del state.row_of[old]
-        row = self.ctx.mirrors.topics.get(row_id)
-        if row is None or _surface_row(self.ctx.mirrors.topics, row_id) != row_id:
-            state.index.remove((ROW, row_id))
-            state.row_scenes.discard(row_id)
-            return None
-        members = self.descendants(row)
-        scene_id = row.scene_id
-        own = [t for k in row.fused_keywords for t in terms_of(k)]
-        own += self.line_terms(scene_id, [row.id])
-        terms = own * OWN_WEIGHT
-        terms += [t for m in members for k in m.fused_keywords for t in terms_of(k)]
-        terms += self.line_terms(scene_id, [m.id for m in members])
-        terms += self.line_terms(scene_id, self.neighbours(row))
-        state.index.put((ROW, row_id), scene_id, row.user_timestamp, terms)
-        state.row_scenes.put(row_id, scene_id)
-        if members:
-            state.members[row_id] = tuple(m.id for m in members)
-            for member in members:
-                state.row_of[member.id] = row_id
-        return scene_id
-
-    def descendants(self, row: TopicSlot) -> list[TopicSlot]:
-        kids = self.children(row.scene_id)
-        found: list[TopicSlot] = []
-        stack = list(kids.get(row.id, ()))
-        seen = {row.id}
-        while stack:
-            topic = stack.pop()
-            if topic.id in seen:
-                continue
-            seen.add(topic.id)
-            found.append(topic)
-            stack += kids.get(topic.id, ())
-        return sorted(found, key=lambda t: (t.user_timestamp, t.id))  # as derived_from lists them
-
-    def redo_events(self, topic_id: int) -> None:
-        state = self.state
-        indexed = state.events.pop(topic_id, ())
-        for event_id in (indexed,) if isinstance(indexed, int) else indexed:
-            state.index.remove((EVENT, event_id))
-        wanted = self.ctx.mirrors.contents.ids_of(topic_id, ArchiveKind.EVENT)
-        if not wanted:
-            return
-        scene_id = _scene_of(self.ctx, topic_id)
-        slots = self.ctx.slots.read(self.engine, self.ctx.agent_id, wanted, keep=False)
-        for slot in slots:
-            terms = terms_of(slot.event_type) + terms_of(slot.content)
-            state.index.put((EVENT, slot.id_hash), scene_id, slot.created_at, terms)
-        if len(slots) == 1:
-            state.events[topic_id] = slots[0].id_hash
-        elif slots:
-            state.events[topic_id] = tuple(s.id_hash for s in slots)
-
-
-def _beside(order: list[int] | array[int], row_id: int) -> list[int]:
-    """The rows beside ``row_id`` in ``order`` (``NEIGHBOURS`` each side); none if absent."""
-    try:
-        at = order.index(row_id)
-    except ValueError:
-        return []
-    return [*order[max(at - NEIGHBOURS, 0) : at], *order[at + 1 : at + 1 + NEIGHBOURS]]
-
-
-def _scene_of(ctx: DomainContext, topic_id: int) -> int:
-    """A topic's scene; an event of the still-open turn takes the turn's scene."""
-    scene_id = ctx.mirrors.topics.scene_of(topic_id)
-    if scene_id is not None:
-        return scene_id
-    turn = ctx.open_turn
-    return turn.scene_id if turn is not None and turn.topic_id == topic_id else 0
-
-
-def _start(ctx: DomainContext) -> RecallState:
-    """A new state whose build is still to do, in units of a scene's topics (and of the
-    topics holding content under no listed row: an open turn's events, a turn never
-    closed), at most ``_TOPICS_PER_UNIT`` each."""
-    mirrors = ctx.mirrors
-    mirrors.topics.journal.drain()  # watched from here: what changes meanwhile is redone
-    mirrors.contents.journal.drain()
-    topics = mirrors.topics
-    units = [sorted(set(mirrors.contents.topics()) - set(topics.topic_ids()))]
-    units += [[t.id for t in topics.topics_of_scene(s)] for s in sorted(topics.scenes())]
-    work = [u[i : i + _TOPICS_PER_UNIT] for u in units for i in range(0, len(u), _TOPICS_PER_UNIT)]
-    state = mirrors.recall = RecallState(pending=work)
-    return state
-
-
-def _replaced(ctx: DomainContext) -> bool:
-    """Whether a mirror was installed whole since the last recall (Dream rebuilds the topic
-    mirror when it disagrees with the records): what changed before then is unknown."""
-    mirrors = ctx.mirrors
-    return not (mirrors.topics.journal.watching and mirrors.contents.journal.watching)
-
-
-def build_step(engine: Engine, ctx: DomainContext) -> bool:
-    """Index the domain for recall for about ``BUILD_STEP_S`` of one hold; True once what is
-    left is what changed since (``current_state`` takes it in one hold).
-
-    A domain's first recall indexes every row and event: seconds at 10^5 turns. Run
-    in steps, each under its own hold of the domain lock (``recall_in_steps``), it
-    lets the domain's turns go on meanwhile; the mirrors' journals note what they
-    change, and that is redone at the end.
-    """
-    state = ctx.mirrors.recall
-    if state is None or _replaced(ctx):
-        state = _start(ctx)
-    if not state.pending:
-        return True
-    refresh = _Refresh(engine, ctx, state)
-    started = time.perf_counter()
-    while True:  # a unit at least, then as many as fit the step
-        refresh.run(set(state.pending.pop()))
-        if not state.pending or time.perf_counter() - started >= BUILD_STEP_S:
-            return not state.pending
-
-
-def current_state(engine: Engine, ctx: DomainContext) -> RecallState:
-    """The domain's recall mirror, built on first use and brought up to date."""
-    mirrors = ctx.mirrors
-    state = mirrors.recall
-    if state is None or _replaced(ctx):
-        state = _start(ctx)
-    while state.pending:  # called without the steps: the whole build in this hold
-        build_step(engine, ctx)
-    changed = mirrors.topics.journal.drain() | mirrors.contents.journal.drain()
-    # Events of the open turn were indexed under its scene. No journal notes a turn
-    # dropped unclosed, so once it is no longer open its events are redone here.
-    turn = ctx.open_turn
-    open_topic = turn.topic_id if turn is not None else 0
-    if state.open_topic != open_topic:
-        if state.open_topic:
-            changed.add(state.open_topic)
-        state.open_topic = open_topic
-    if changed:
-        _Refresh(engine, ctx, state).run(changed)
-    return state
-
-
 def recall_in_steps(ops: AgentOps, query: RecallQuery) -> list[RecallFound]:
     """``recall`` through ``ops``, the domain's index built first in steps (``build_step``),
     each in a hold of its own, so the domain's turns go on while it is built."""
@@ -389,18 +100,18 @@ def recall(engine: Engine, ctx: DomainContext, query: RecallQuery) -> list[Recal
 
     filtered = query.scene_id or query.start or query.end
     hits = state.index.search(wanted, query.limit, accept if filtered else None)
-    refresh = _Refresh(engine, ctx, state)
+    refresh = Refresh(engine, ctx, state)
     return [_found(refresh, hit.key, hit.score, set(wanted)) for hit in hits]
 
 
-def _found(refresh: _Refresh, key: DocKey, score: float, wanted: set[str]) -> RecallFound:
+def _found(refresh: Refresh, key: DocKey, score: float, wanted: set[str]) -> RecallFound:
     kind, doc_id = key
     ctx = refresh.ctx
     if kind == EVENT:
         event = refresh.ctx.slots.read(refresh.engine, ctx.agent_id, [doc_id])[0]
         return RecallFound(
             score=score,
-            scene_id=_scene_of(ctx, event.topic_id),
+            scene_id=scene_of(ctx, event.topic_id),
             topic_id=event.topic_id,
             created_at=event.created_at,
             keywords=(),

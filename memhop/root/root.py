@@ -29,9 +29,10 @@ from memhop.layers import profile, registry
 from memhop.llm import Model, Usage
 from memhop.llm.remote import OpenAIModel
 from memhop.records import AgentType, ProfileSlot
-from memhop.root import compaction, dreams, map_file
+from memhop.root import compaction, dreams, map_file, recall_index
 from memhop.root.domain import DomainContext, MeteredModel
 from memhop.root.mirrors import Mirrors, build_mirrors
+from memhop.root.recall_file import RecallFile
 from memhop.root.warm import WarmStart
 
 Clock = Callable[[], int]
@@ -80,6 +81,8 @@ class Root:
         # The file as opened, for an in-place compaction: it must still be this one.
         self.file_path = os.path.abspath(engine.path)
         self.file_identity = compaction.identity(self.file_path)
+        self.recall_file = RecallFile(self.file_path)
+        engine.watch_deletes(self.recall_file.deleted)
         self.compacting = threading.Lock()  # held by one compaction from start to end
 
     # ---- lifecycle -----------------------------------------------------------------------
@@ -104,13 +107,18 @@ class Root:
         for ctx in contexts:
             ctx.cancel.set()
         self.dreams.close_and_join()
+        recalled = []
         for ctx in contexts:  # a barrier: no call is mid-write when the file closes
             with ctx.lock:
                 dreams.flush(self.engine, ctx)
+                state = recall_index.settled_state(self.engine, ctx)
+                if state is not None:
+                    recalled.append((ctx.agent_id, state))
         try:
-            # The snapshot first, so the maps can name it (``WarmStart`` checks it cheaply).
+            # The snapshot first, so the side files can name it (checked cheaply at open).
             self.engine.checkpoint_if_stale(seed=True)
             self._save_scene_maps(contexts)
+            self.recall_file.save(self.engine, recalled)
         finally:  # the map only saves time at the next open: the file closes whatever it did
             self.engine.close()
             for ctx in contexts:  # a warm build still in flight stops at its next read
@@ -262,6 +270,7 @@ class Root:
 
     def _register(self, ctx: DomainContext) -> DomainContext:
         """Make ``ctx`` its domain's context (called holding ``_agents_mu``)."""
+        ctx.saved_recall = functools.partial(self.recall_file.take, ctx.agent_id)
         ctx.on_turn_settled = functools.partial(dreams.after_update, self, ctx.agent_id)
         ctx.on_turn_opened = functools.partial(dreams.after_search, self, ctx.agent_id)
         ctx.last_used_ms = self.clock()

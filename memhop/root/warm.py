@@ -39,6 +39,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from memhop.engine import Engine
 from memhop.errors import CorruptionError, InvalidQueryError, MemHopError
@@ -52,7 +53,7 @@ from memhop.records import SEQ_USER, ArchiveSlot, RecordType, SceneSlot
 from memhop.root.mirrors import Mirrors
 from memhop.root.slot_cache import SlotCache
 
-__all__ = ["Tail", "WarmStart", "current_since", "trusted_tail"]
+__all__ = ["Covered", "Tail", "WarmStart", "current_since", "trusted_tail"]
 
 log = logging.getLogger("memhop")
 
@@ -66,8 +67,19 @@ class Tail:
     scenes: frozenset[int] = frozenset()  # scene records written since
 
 
+class Covered(Protocol):
+    """What a side file's section says of the ``.meh`` it was written beside."""
+
+    @property
+    def covered_end(self) -> int: ...  # the record end then
+    @property
+    def seal(self) -> int: ...  # CRC32 of the index snapshot the file ended in then; 0 for none
+    @property
+    def digest(self) -> bytes: ...  # the file's prefix digest up to covered_end
+
+
 def trusted_tail(
-    engine: Engine, agent_id: int, section: DomainMap, digest: bytes | None = None
+    engine: Engine, agent_id: int, section: Covered, digest: bytes | None = None
 ) -> Tail | None:
     """What the log gained since ``section`` was written, if the file still vouches for it.
 

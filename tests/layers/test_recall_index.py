@@ -14,8 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memhop.index import recall as recall_index
-from memhop.index.recall import K1, B, DocKey, RecallIndex, terms_of
+from memhop.index import recall_terms as recall_index
+from memhop.index.recall import K1, B, DocKey, RecallIndex
+from memhop.index.recall_terms import terms_of
 from memhop.text import content_words, tokens
 
 Corpus = dict[DocKey, tuple[int, int, list[str]]]  # key -> (scene, created_at, terms)

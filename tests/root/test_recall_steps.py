@@ -11,8 +11,9 @@ import pytest
 
 import memhop
 from memhop.root import recall as recall_module
+from memhop.root import recall_index
 from memhop.root.ops import AgentOps
-from memhop.root.recall import build_step, current_state
+from memhop.root.recall_index import build_step, current_state
 
 TS = 1_700_000_000_000
 WORDS = ("harbour", "ferry", "kitten", "garden", "violin", "marathon", "pottery", "camping")
@@ -45,7 +46,7 @@ def test_a_build_in_steps_with_turns_between_equals_one_build(tmp_path: Path) ->
         ops = AgentOps(db._root, 0)
         steps = 0
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(recall_module, "BUILD_STEP_S", 0.0)  # one unit a step
+            mp.setattr(recall_index, "BUILD_STEP_S", 0.0)  # one unit a step
             while not ops.run(build_step):
                 steps += 1
                 if steps in (2, 5):  # a turn in a scene indexed already, then a new scene
@@ -73,7 +74,7 @@ def test_a_turn_goes_on_while_another_thread_builds_the_index(
     with _open(str(tmp_path / "b.meh")) as db:
         me = db.primary()
         _talk(me, 6)
-        monkeypatch.setattr(recall_module, "BUILD_STEP_S", 0.0)
+        monkeypatch.setattr(recall_index, "BUILD_STEP_S", 0.0)
         monkeypatch.setattr(recall_module, "between_steps", between_steps)
         found: list[Any] = []
         builder = threading.Thread(target=lambda: found.append(me.recall("harbour")))

@@ -371,7 +371,7 @@ def test_a_map_that_cannot_be_written_costs_only_the_map(
         monkeypatch.setattr(map_file, "updated", refuse)
         monkeypatch.setattr(map_file, "map_of", refuse)
     else:
-        monkeypatch.setattr(map_file.os, "replace", refuse)
+        monkeypatch.setattr(os, "replace", refuse)  # the side file is renamed into place
     with memhop.open(path, memhop.LocalModel(), TABLE) as db:
         me = db.primary()
         me.search(scene_id=scenes[0])

@@ -1,0 +1,354 @@
+"""A domain's recall state, and its bytes: what the recall file beside a ``.meh`` holds.
+
+The state is the recall index (``memhop.index.recall``) and which topics each
+of its documents stands for. Packed, it is a run of flat columns, so a domain
+that starts again reads its state back at the cost of copying them, instead
+of cutting every line of the domain into terms again.
+
+File: ``MAGIC``, a version, a count, then one directory entry per domain (its
+id, the record end the state covers, the file's seal and digest there, where
+its body lies and an xxh3-64 checksum of the body), then the bodies. A body is
+``_COLUMNS`` in order, each a type code, an item count and the items, little
+endian. Whether the ``.meh`` still vouches for a state is the root's question
+(``memhop.root.recall_file``); this module only writes and checks bytes.
+
+Contract: ``RecallSection.state`` gives back what ``encode_sections`` was given
+(tests compare the index and the maps), or raises ValueError for bytes that do
+not check. Only a state with nothing pending and no open turn can be written:
+what the file keeps is what a full build of the domain's records would index.
+"""
+
+from __future__ import annotations
+
+import struct
+import sys
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from mmap import mmap
+from typing import TypeVar
+
+import xxhash
+
+from memhop.index.recall import PackedIndex, RecallIndex
+from memhop.intmap import IntMap
+
+__all__ = ["MAGIC", "RecallSection", "RecallState", "decode_sections", "encode_sections"]
+
+MAGIC = b"MHRECALL"
+_VERSION = 1
+_HEAD = struct.Struct("<8sII")
+_ENTRY = struct.Struct("<QQQ16sQQQ")  # agent, covered end, seal, digest, offset, length, sum
+_COLUMN = struct.Struct("<cQ")  # type code, item count
+_TERMS = b"s"  # the terms, each ended by a NUL, as UTF-8 (the count is their byte length)
+_ITEM_SIZES = {"B": 1, "I": 4, "Q": 8, "q": 8}
+T = TypeVar("T")
+
+# The columns of a body, in order, with their type codes.
+_COLUMNS = (
+    ("terms", "s"),
+    ("post_starts", "Q"),
+    ("post_docs", "I"),
+    ("post_tfs", "B"),
+    ("kinds", "B"),
+    ("ids", "Q"),
+    ("scenes", "Q"),
+    ("created", "q"),
+    ("lengths", "I"),
+    ("starts", "Q"),
+    ("fwd_terms", "I"),
+    ("fwd_counts", "B"),
+    ("slot_rows", "B"),
+    ("slot_ends", "Q"),
+    ("slot_flat", "Q"),
+    ("row_of_topics", "Q"),
+    ("row_of_rows", "Q"),
+    ("members_rows", "Q"),
+    ("members_ends", "Q"),
+    ("members_flat", "Q"),
+    ("events_rows", "Q"),
+    ("events_ends", "Q"),
+    ("events_flat", "Q"),
+    ("orders_rows", "Q"),
+    ("orders_ends", "Q"),
+    ("orders_flat", "Q"),
+    ("row_scenes", "Q"),
+)
+
+
+@dataclass(slots=True)
+class RecallState:
+    """A domain's recall index and which topics each of its documents stands for."""
+
+    index: RecallIndex = field(default_factory=RecallIndex)
+    row_of: dict[int, int] = field(default_factory=dict)  # topic -> the row indexing it
+    members: dict[int, tuple[int, ...]] = field(default_factory=dict)  # row -> its descendants
+    # topic -> its event's id, or their ids when several (a tuple per turn costs 64 bytes)
+    events: dict[int, int | tuple[int, ...]] = field(default_factory=dict)
+    # scene -> its surface rows in order, as last indexed: a row's document holds the
+    # lines of the rows beside it there (a tuple per row cost 27 bytes a record)
+    orders: dict[int, array[int]] = field(default_factory=dict)
+    row_scenes: IntMap = field(default_factory=IntMap)  # surface row -> its scene, as indexed
+    open_topic: int = 0  # the open turn when last brought up to date (its events take its scene)
+    # Topics still to index in a first build, a unit (a scene's topics) at a time; empty
+    # once built (the root builds in steps, each under its own hold of the domain lock).
+    pending: list[list[int]] = field(default_factory=list)
+
+    @property
+    def storable(self) -> bool:
+        """Whether the state is what a full build would make: built, no open turn in it."""
+        return not self.pending and not self.open_topic
+
+
+@dataclass(frozen=True, slots=True)
+class RecallSection:
+    """One domain's state in the file, as of ``covered_end`` (decoded on ``state``)."""
+
+    agent_id: int
+    covered_end: int
+    seal: int  # CRC32 of the index snapshot the file held at covered_end; 0 for none
+    digest: bytes  # the file's prefix digest up to covered_end
+    body: memoryview
+    checksum: int
+
+    def state(self) -> RecallState:
+        """The state the body holds; ValueError when the body does not check."""
+        if xxhash.xxh3_64_intdigest(self.body) != self.checksum:
+            msg = "recall state: checksum mismatch"
+            raise ValueError(msg)
+        terms, columns = _read_columns(self.body)
+        return _state_of(terms, columns)
+
+
+def encode_sections(
+    fresh: Iterable[tuple[int, int, int, bytes, RecallState]],
+    kept: Iterable[RecallSection] = (),
+) -> list[bytes]:
+    """The file's bytes: (agent id, covered end, seal, digest, state) of each ``fresh``
+    domain, and each ``kept`` section as it was read (its body is not decoded)."""
+    entries: list[tuple[int, int, int, bytes, bytes | memoryview, int]] = []
+    for agent_id, covered_end, seal, digest, state in fresh:
+        if not state.storable:
+            msg = "recall state: only a built state with no open turn is stored"
+            raise ValueError(msg)
+        body = b"".join(_columns_of(state))
+        entries.append((agent_id, covered_end, seal, digest, body, xxhash.xxh3_64_intdigest(body)))
+    for old in kept:
+        entries.append(
+            (old.agent_id, old.covered_end, old.seal, old.digest, old.body, old.checksum)
+        )
+    offset = _HEAD.size + _ENTRY.size * len(entries)
+    out: list[bytes] = [_HEAD.pack(MAGIC, _VERSION, len(entries))]
+    for agent_id, covered_end, seal, digest, raw, checksum in entries:
+        out.append(_ENTRY.pack(agent_id, covered_end, seal, digest, offset, len(raw), checksum))
+        offset += len(raw)
+    return out + [bytes(entry[4]) for entry in entries]
+
+
+def decode_sections(data: bytes | mmap) -> Mapping[int, RecallSection]:
+    """The sections ``data`` holds, by domain; a body is checked when its state is read."""
+    view = memoryview(data)
+    if len(view) < _HEAD.size:
+        msg = "recall file: shorter than its header"
+        raise ValueError(msg)
+    magic, version, count = _HEAD.unpack_from(view)
+    if magic != MAGIC or version != _VERSION:
+        msg = f"recall file: not a version {_VERSION} recall file"
+        raise ValueError(msg)
+    if _HEAD.size + _ENTRY.size * count > len(view):
+        msg = "recall file: directory past the end"
+        raise ValueError(msg)
+    found: dict[int, RecallSection] = {}
+    for k in range(count):
+        agent_id, end, seal, digest, offset, length, checksum = _ENTRY.unpack_from(
+            view, _HEAD.size + _ENTRY.size * k
+        )
+        if offset + length > len(view):
+            msg = "recall file: a body past the end"
+            raise ValueError(msg)
+        body = view[offset : offset + length]
+        found[agent_id] = RecallSection(agent_id, end, seal, digest, body, checksum)
+    return found
+
+
+# ---- columns --------------------------------------------------------------------------
+
+
+def _columns_of(state: RecallState) -> Iterator[bytes]:
+    packed = state.index.packed()
+    slot_flats = list(packed.slots.values())
+    members = list(state.members.items())
+    events = [(t, (e,) if isinstance(e, int) else e) for t, e in state.events.items()]
+    orders = list(state.orders.items())
+    terms = "".join(f"{term}\0" for term in packed.terms).encode()
+    if terms.count(b"\0") != len(packed.terms):
+        msg = "recall state: a term holds a NUL"
+        raise ValueError(msg)
+    values: dict[str, array[int] | bytes] = {
+        "terms": terms,
+        "post_starts": packed.post_starts,
+        "post_docs": packed.post_docs,
+        "post_tfs": packed.post_tfs,
+        "kinds": packed.kinds,
+        "ids": packed.ids,
+        "scenes": packed.scenes,
+        "created": packed.created,
+        "lengths": packed.lengths,
+        "starts": packed.starts,
+        "fwd_terms": packed.fwd_terms,
+        "fwd_counts": packed.fwd_counts,
+        "slot_rows": array("B", packed.slots),
+        "slot_ends": _ends(len(flat) for flat in slot_flats),
+        "slot_flat": _joined(slot_flats),
+        "row_of_topics": array("Q", state.row_of.keys()),
+        "row_of_rows": array("Q", state.row_of.values()),
+        "members_rows": array("Q", (row for row, _ in members)),
+        "members_ends": _ends(len(ids) for _, ids in members),
+        "members_flat": _joined(ids for _, ids in members),
+        "events_rows": array("Q", (topic for topic, _ in events)),
+        "events_ends": _ends(len(ids) for _, ids in events),
+        "events_flat": _joined(ids for _, ids in events),
+        "orders_rows": array("Q", (scene for scene, _ in orders)),
+        "orders_ends": _ends(len(rows) for _, rows in orders),
+        "orders_flat": _joined(rows for _, rows in orders),
+        "row_scenes": state.row_scenes.flat(),
+    }
+    for name, code in _COLUMNS:
+        value = values[name]
+        if isinstance(value, bytes):
+            yield _COLUMN.pack(_TERMS, len(value))
+            yield value
+        else:
+            assert value.typecode == code, name
+            yield _COLUMN.pack(code.encode(), len(value))
+            yield _little(value)
+
+
+def _ends(lengths: Iterable[int]) -> array[int]:
+    ends, total = array("Q"), 0
+    for length in lengths:
+        total += length
+        ends.append(total)
+    return ends
+
+
+def _joined(groups: Iterable[Iterable[int]]) -> array[int]:
+    flat = array("Q")
+    for group in groups:
+        flat.extend(group)
+    return flat
+
+
+def _little(column: array[int]) -> bytes:
+    if sys.byteorder == "little":
+        return column.tobytes()
+    swapped = array(column.typecode, column)  # pragma: no cover - big-endian hosts only
+    swapped.byteswap()  # pragma: no cover
+    return swapped.tobytes()  # pragma: no cover
+
+
+def _read_columns(body: memoryview) -> tuple[bytes, dict[str, array[int]]]:
+    """The body's terms, and its other columns by name."""
+    terms, columns, at = b"", {}, 0
+    for name, code in _COLUMNS:
+        if at + _COLUMN.size > len(body):
+            msg = f"recall state: ends before its {name} column"
+            raise ValueError(msg)
+        found, count = _COLUMN.unpack_from(body, at)
+        at += _COLUMN.size
+        if found.decode("ascii", "replace") != code:
+            msg = f"recall state: column {name} has type {found!r}, not {code!r}"
+            raise ValueError(msg)
+        size = count * (1 if code == "s" else _ITEM_SIZES[code])
+        if at + size > len(body):
+            msg = f"recall state: column {name} runs past the end"
+            raise ValueError(msg)
+        raw = body[at : at + size]
+        at += size
+        if code == "s":
+            terms = bytes(raw)
+            continue
+        column = array(code)
+        if column.itemsize != _ITEM_SIZES[code]:  # pragma: no cover - exotic platforms only
+            msg = f"recall state: array({code!r}) is not {_ITEM_SIZES[code]} bytes here"
+            raise ValueError(msg)
+        column.frombytes(raw)
+        if sys.byteorder != "little":  # pragma: no cover - big-endian hosts only
+            column.byteswap()
+        columns[name] = column
+    if at != len(body):
+        msg = "recall state: bytes after its last column"
+        raise ValueError(msg)
+    return terms, columns
+
+
+def _state_of(raw_terms: bytes, columns: dict[str, array[int]]) -> RecallState:
+    try:
+        terms = tuple(raw_terms.decode().split("\0")[:-1])
+    except UnicodeDecodeError as exc:
+        msg = f"recall state: terms are not UTF-8: {exc}"
+        raise ValueError(msg) from None
+    col = columns.__getitem__
+    packed = PackedIndex(
+        terms=terms,
+        post_starts=col("post_starts"),
+        post_docs=col("post_docs"),
+        post_tfs=col("post_tfs"),
+        kinds=col("kinds"),
+        ids=col("ids"),
+        scenes=col("scenes"),
+        created=col("created"),
+        lengths=col("lengths"),
+        starts=col("starts"),
+        fwd_terms=col("fwd_terms"),
+        fwd_counts=col("fwd_counts"),
+        slots=dict(_keyed(columns, "slot", _as_is)),
+    )
+    try:
+        return RecallState(
+            index=RecallIndex.unpacked(packed),
+            row_of=dict(zip(col("row_of_topics"), col("row_of_rows"), strict=True)),
+            members=dict(_keyed(columns, "members", tuple)),
+            events=dict(_keyed(columns, "events", _event_ids)),
+            orders=dict(_keyed(columns, "orders", _as_is)),
+            row_scenes=_pairs(col("row_scenes")),
+        )
+    except ValueError as exc:  # zip(strict=True): a key column and its groups differ
+        msg = f"recall state: {exc}"
+        raise ValueError(msg) from None
+
+
+def _keyed(
+    columns: dict[str, array[int]], name: str, made: Callable[[array[int]], T]
+) -> Iterator[tuple[int, T]]:
+    """(key, ``made(group)``) of a grouped column set: ``<name>_rows``, ``_ends``, ``_flat``."""
+    keys, ends, flat = (columns[f"{name}_{part}"] for part in ("rows", "ends", "flat"))
+    for key, group in zip(keys, _groups(ends, flat), strict=True):
+        yield key, made(group)
+
+
+def _event_ids(ids: array[int]) -> int | tuple[int, ...]:
+    return ids[0] if len(ids) == 1 else tuple(ids)
+
+
+def _pairs(flat: array[int]) -> IntMap:
+    if len(flat) % 2:
+        msg = "interleaved pairs of odd length"
+        raise ValueError(msg)
+    return IntMap.from_pairs(flat)
+
+
+def _groups(ends: array[int], flat: array[int]) -> list[array[int]]:
+    """``flat`` cut at ``ends`` (ascending, the last at its end)."""
+    if (ends[-1] if ends else 0) != len(flat) or any(map(int.__gt__, ends, ends[1:])):
+        msg = "recall state: group ends do not match their column"
+        raise ValueError(msg)
+    out, start = [], 0
+    for end in ends:
+        out.append(flat[start:end])
+        start = end
+    return out
+
+
+def _as_is(group: array[int]) -> array[int]:
+    return group

@@ -1,0 +1,126 @@
+"""The recall file beside a ``.meh``: each domain's recall state, saved at close.
+
+A domain's first recall after an open takes its state from here instead of
+cutting every line of the domain into terms again (seconds at 10^5 turns),
+when the file still vouches for it; what the log gained since is redone.
+
+The file holds terms cut from the domain's text (case-folded, stemmed words),
+so it must never outlive a delete: the engine calls ``RecallFile.deleted``
+ahead of every tombstone it writes (``Engine.watch_deletes``), which deletes
+the file and forgets what was read of it; the next close writes it again from
+the states in memory, which no longer hold what was deleted. A compaction
+deletes it too (its sections name the old file's bytes).
+
+Trust, as for the scene map (``memhop.root.warm.trusted_tail``): the
+``.meh`` still ends in the snapshot it ended in when the state was saved, or
+gives the saved digest up to then and walks frame by frame from there; and
+the domain deleted nothing since (a file another writer changed), and holds no
+damage. Else the domain is indexed in full, as without the file.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterable, Mapping
+
+from memhop.engine import Engine
+from memhop.engine.storefile import (
+    RECALL_SUFFIX,
+    mapped_side_file,
+    remove_side_file,
+    replace_side_file,
+)
+from memhop.errors import CorruptionError, InvalidQueryError, MemHopError
+from memhop.index.recall_state import RecallSection, RecallState, decode_sections, encode_sections
+from memhop.root.warm import trusted_tail
+
+__all__ = ["SUFFIX", "RecallFile", "resumed"]
+
+log = logging.getLogger("memhop")
+
+SUFFIX = RECALL_SUFFIX
+"""The recall file of ``x.meh`` is ``x.meh.recall``."""
+
+
+class RecallFile:
+    """The recall file of one open ``.meh``: read once, taken domain by domain."""
+
+    def __init__(self, file_path: str) -> None:
+        self.path = file_path + SUFFIX
+        self._mu = threading.Lock()
+        self._sections: dict[int, RecallSection] | None = None  # read on first use
+
+    def take(self, agent_id: int) -> RecallSection | None:
+        """The section the file holds for the domain, once (the domain keeps it current)."""
+        with self._mu:
+            if self._sections is None:
+                self._sections = dict(self._read())
+            return self._sections.pop(agent_id, None)
+
+    def _read(self) -> Mapping[int, RecallSection]:
+        try:
+            with open(self.path, "rb") as f:
+                data = mapped_side_file(f)
+        except FileNotFoundError:
+            return {}
+        except OSError as exc:
+            log.warning("recall file %s not read (recall indexes in full): %s", self.path, exc)
+            return {}
+        try:
+            return decode_sections(data)
+        except ValueError as exc:
+            log.warning("recall file %s ignored (recall indexes in full): %s", self.path, exc)
+            return {}
+
+    def deleted(self) -> None:
+        """Delete the file and forget it: a record is about to be deleted (or the file
+        compacted). Called under the engine's lock: takes no lock of its own."""
+        self._sections = {}
+        try:
+            remove_side_file(self.path)
+        except OSError as exc:
+            # Not raised: the delete goes on, and the next close writes over the file.
+            log.warning("recall file %s not deleted: %s", self.path, exc)
+
+    def save(self, engine: Engine, states: Iterable[tuple[int, RecallState]]) -> None:
+        """Replace the file: the given domains' states as of the record end, the sections of
+        the domains not reached this session as they were. Failures are logged."""
+        try:
+            if engine.damage() != (0, 0):
+                return  # a damaged file is indexed in full until it is salvaged
+            states = list(states)
+            if not states:
+                return  # nothing new: the file (if any) still holds what it held
+            end, seal = engine.record_end, engine.snapshot_seal()
+            digest = engine.prefix_digest(end)
+            fresh = [(agent, end, seal, digest, state) for agent, state in states]
+            with self._mu:
+                if self._sections is None:
+                    self._sections = dict(self._read())
+                saved = {agent for agent, *_ in fresh}
+                kept = [s for agent, s in self._sections.items() if agent not in saved]
+            chunks = encode_sections(fresh, kept)
+            replace_side_file(self.path, chunks, engine.permission_bits())
+        except (MemHopError, ValueError, OSError) as exc:
+            log.warning("recall file %s not written (recall indexes in full): %s", self.path, exc)
+
+
+def resumed(engine: Engine, section: RecallSection) -> tuple[RecallState, set[int]] | None:
+    """The saved state and the topics written since, if the file still vouches for it."""
+    agent_id, end = section.agent_id, section.covered_end
+    try:
+        if engine.damage() != (0, 0):
+            return None
+        tail = trusted_tail(engine, agent_id, section)
+        if tail is None or (
+            end < engine.record_end and engine.frames_since(agent_id, end, tombstones=True)
+        ):
+            return None
+        state = section.state()
+    except (InvalidQueryError, CorruptionError, ValueError) as exc:
+        log.warning("recall state of agent %016x not used: %s", agent_id, exc)
+        return None
+    changed = {topic for topics in tail.topics.values() for topic in topics}
+    changed.update(tail.members)
+    return state, changed
