@@ -349,8 +349,7 @@ class Engine:
             return live_frames_since(view, start, end, agent_id, live)
 
     def watch_deletes(self, before: Callable[[], None]) -> None:
-        """Call ``before`` (quick, taking no lock) under the engine's lock ahead of every
-        delete's tombstones: a side file holding what a record said goes first."""
+        """Call ``before`` (quick, lock-free) ahead of every delete: a side file goes first."""
         self._before_delete = before
 
     def online(self) -> OnlineAccess:

@@ -90,6 +90,7 @@ class RecallState:
     orders: dict[int, array[int]] = field(default_factory=dict)
     row_scenes: IntMap = field(default_factory=IntMap)  # surface row -> its scene, as indexed
     open_topic: int = 0  # the open turn when last brought up to date (its events take its scene)
+    open_scene: int = 0  # and its scene
     # Topics still to index in a first build, a unit (a scene's topics) at a time; empty
     # once built (the root builds in steps, each under its own hold of the domain lock).
     pending: list[list[int]] = field(default_factory=list)

@@ -148,6 +148,10 @@ class DomainContext:
         read changes nothing; they are applied in the order they were made.
         """
         assert self.warm is not None
+        if self.warm.recall is not None:  # served from the views: the build takes it over,
+            built.recall = self.warm.recall  # noting the changes the views took meanwhile
+            built.topics.journal.drain()
+            built.contents.journal.drain()
         for change in self.warm.pending:
             change(built)
         self.built, self.warm = built, None

@@ -15,11 +15,12 @@ from memhop.errors import InvalidQueryError
 from memhop.index.recall import DocKey
 from memhop.index.recall_terms import terms_of
 from memhop.records import ArchiveSlot
+from memhop.root import recall_warm
 from memhop.root.content import check_ms
 from memhop.root.domain import DomainContext
 from memhop.root.ops import AgentOps
 from memhop.root.provenance import TURN, Provenance, of_row
-from memhop.root.recall_index import EVENT, Refresh, build_step, current_state, scene_of
+from memhop.root.recall_index import EVENT, Refresh, build_step, current
 
 __all__ = [
     "MAX_RECALL_LIMIT",
@@ -72,11 +73,13 @@ class RecallFound:
 
 
 def recall_in_steps(ops: AgentOps, query: RecallQuery) -> list[RecallFound]:
-    """``recall`` through ``ops``, the domain's index built first in steps (``build_step``),
+    """``recall`` through ``ops``. A warm domain whose saved state serves answers from its
+    views at once; else the domain's index is built first in steps (``build_step``),
     each in a hold of its own, so the domain's turns go on while it is built."""
     query.validate()
-    while not ops.run(build_step):
-        between_steps()
+    if not ops.run(recall_warm.ready):
+        while not ops.run(build_step):
+            between_steps()
     return ops.run(recall, query)
 
 
@@ -88,7 +91,7 @@ def between_steps() -> None:
 def recall(engine: Engine, ctx: DomainContext, query: RecallQuery) -> list[RecallFound]:
     """The best ``query.limit`` rows and events for ``query.text``, best first."""
     query.validate()
-    state = current_state(engine, ctx)
+    refresh = recall_warm.current(engine, ctx) or current(engine, ctx)
     wanted = terms_of(query.text)
 
     def accept(key: DocKey, scene_id: int, created_at: int) -> bool:
@@ -99,8 +102,7 @@ def recall(engine: Engine, ctx: DomainContext, query: RecallQuery) -> list[Recal
         return not (query.end and created_at > query.end)
 
     filtered = query.scene_id or query.start or query.end
-    hits = state.index.search(wanted, query.limit, accept if filtered else None)
-    refresh = Refresh(engine, ctx, state)
+    hits = refresh.state.index.search(wanted, query.limit, accept if filtered else None)
     return [_found(refresh, hit.key, hit.score, set(wanted)) for hit in hits]
 
 
@@ -108,32 +110,33 @@ def _found(refresh: Refresh, key: DocKey, score: float, wanted: set[str]) -> Rec
     kind, doc_id = key
     ctx = refresh.ctx
     if kind == EVENT:
-        event = refresh.ctx.slots.read(refresh.engine, ctx.agent_id, [doc_id])[0]
+        event = ctx.slots.read(refresh.engine, ctx.agent_id, [doc_id])[0]
         return RecallFound(
             score=score,
-            scene_id=scene_of(ctx, event.topic_id),
+            scene_id=refresh.state.index.scene_of(key) or 0,
             topic_id=event.topic_id,
             created_at=event.created_at,
             keywords=(),
             text=event.content,
             event=event,
         )
-    row = ctx.mirrors.topics.get(doc_id)
+    row = refresh.listed(doc_id)
     assert row is not None  # the index was brought up to date under this lock
-    kids = refresh.children(row.scene_id).get(row.id, ())
-    provenance = of_row(ctx.mirrors.contents, row, kids)
-    own = [s.content for s in refresh.lines([row.id])]
+    scene_id = row.scene_id
+    kids = refresh.children(scene_id).get(row.id, ())
+    provenance = of_row(refresh.mirrors(scene_id).contents, row, kids)
+    own = [s.content for s in refresh.lines(scene_id, [row.id])]
     if provenance.origin != TURN.origin:
         members = refresh.descendants(row)
         quoted = [
             s.content
-            for s in refresh.lines(m.id for m in members)
+            for s in refresh.lines(scene_id, [m.id for m in members])
             if wanted & set(terms_of(s.content))
         ]
         own += quoted[:_MATCHED_MEMBER_LINES]
     return RecallFound(
         score=score,
-        scene_id=row.scene_id,
+        scene_id=scene_id,
         topic_id=row.id,
         created_at=row.user_timestamp,
         keywords=row.fused_keywords,

@@ -33,7 +33,7 @@ from memhop.engine.storefile import (
 )
 from memhop.errors import CorruptionError, InvalidQueryError, MemHopError
 from memhop.index.recall_state import RecallSection, RecallState, decode_sections, encode_sections
-from memhop.root.warm import trusted_tail
+from memhop.root.warm import Tail, trusted_tail
 
 __all__ = ["SUFFIX", "RecallFile", "resumed"]
 
@@ -106,8 +106,8 @@ class RecallFile:
             log.warning("recall file %s not written (recall indexes in full): %s", self.path, exc)
 
 
-def resumed(engine: Engine, section: RecallSection) -> tuple[RecallState, set[int]] | None:
-    """The saved state and the topics written since, if the file still vouches for it."""
+def resumed(engine: Engine, section: RecallSection) -> tuple[RecallState, Tail] | None:
+    """The saved state and what the log gained since, if the file still vouches for it."""
     agent_id, end = section.agent_id, section.covered_end
     try:
         if engine.damage() != (0, 0):
@@ -121,6 +121,4 @@ def resumed(engine: Engine, section: RecallSection) -> tuple[RecallState, set[in
     except (InvalidQueryError, CorruptionError, ValueError) as exc:
         log.warning("recall state of agent %016x not used: %s", agent_id, exc)
         return None
-    changed = {topic for topics in tail.topics.values() for topic in topics}
-    changed.update(tail.members)
-    return state, changed
+    return state, tail

@@ -32,6 +32,7 @@ from memhop.index.recall_terms import terms_of
 from memhop.records import ArchiveKind, ArchiveSlot, TopicSlot
 from memhop.root import recall_file
 from memhop.root.domain import DomainContext
+from memhop.root.mirrors import Mirrors
 from memhop.root.provenance import children_of
 
 __all__ = [
@@ -42,9 +43,10 @@ __all__ = [
     "ROW",
     "Refresh",
     "build_step",
+    "closing_state",
+    "current",
     "current_state",
-    "scene_of",
-    "settled_state",
+    "follow_open_turn",
 ]
 
 OWN_WEIGHT = 2
@@ -75,12 +77,25 @@ def _surface_row(topics: L2Meta, topic_id: int) -> int | None:
 
 
 class Refresh:
-    """One pass over the changed topics; scene child maps are made once per pass."""
+    """One pass over the changed topics; scene child maps are made once per pass.
 
-    def __init__(self, engine: Engine, ctx: DomainContext, state: RecallState) -> None:
+    Over the domain's full mirrors, or, in a warm domain (``scenes`` given:
+    the scene of each topic the pass starts from), over its scene views, so
+    that a recall need not wait for the domain's full build.
+    """
+
+    def __init__(
+        self,
+        engine: Engine,
+        ctx: DomainContext,
+        state: RecallState,
+        scenes: dict[int, int] | None = None,
+    ) -> None:
         self.engine = engine
         self.ctx = ctx
         self.state = state
+        self.whole: Mirrors | None = ctx.mirrors if scenes is None else None
+        self.scenes: dict[int, int] = {} if scenes is None else scenes
         self._children: dict[int, dict[int, list[TopicSlot]]] = {}
         self._surfaces: dict[int, list[int]] = {}
         # A line is in its own row's document, its neighbours' and a Dream row's: cut
@@ -88,11 +103,24 @@ class Refresh:
         self._line_terms: dict[int, list[str]] = {}
         self._lines_scene = 0
 
+    def mirrors(self, scene_id: int) -> Mirrors:
+        """What answers reads of the scene: the full mirrors, or the scene's view."""
+        if self.whole is not None:
+            return self.whole
+        return self.ctx.scene_mirrors(self.engine, scene_id)
+
+    def topic_scene(self, topic_id: int) -> int | None:
+        """The scene whose mirrors hold the topic (as listed, or as last indexed)."""
+        if self.whole is not None:
+            return self.whole.topics.scene_of(topic_id)
+        found = self.scenes.get(topic_id)
+        return self.state.row_scenes.get(topic_id) if found is None else found
+
     def children(self, scene_id: int) -> dict[int, list[TopicSlot]]:
         kids = self._children.get(scene_id)
         if kids is None:
             kids = self._children[scene_id] = children_of(
-                self.ctx.mirrors.topics.topics_of_scene(scene_id)
+                self.mirrors(scene_id).topics.topics_of_scene(scene_id)
             )
         return kids
 
@@ -101,8 +129,10 @@ class Refresh:
         order = self._surfaces.get(scene_id)
         if order is None:
             order = self._surfaces[scene_id] = [
-                t.id for t in self.ctx.mirrors.topics.surface(scene_id)
+                t.id for t in self.mirrors(scene_id).topics.surface(scene_id)
             ]
+            if self.whole is None:
+                self.scenes.update(dict.fromkeys(order, scene_id))
         return order
 
     def neighbours(self, row: TopicSlot) -> list[int]:
@@ -115,15 +145,15 @@ class Refresh:
         order = None if scene_id is None else self.state.orders.get(scene_id)
         return [] if order is None else _beside(order, row_id)
 
-    def lines(self, topic_ids: Iterable[int]) -> list[ArchiveSlot]:
+    def lines(self, scene_id: int, topic_ids: Iterable[int]) -> list[ArchiveSlot]:
         """The topics' stored lines, topic by topic in seq order (the cache answers by id)."""
-        wanted = self._line_ids(topic_ids)
+        wanted = self._line_ids(scene_id, topic_ids)
         slots = self.ctx.slots.read(self.engine, self.ctx.agent_id, wanted, keep=False)
         read = {s.id_hash: s for s in slots}
         return [read[i] for i in wanted if i in read]
 
-    def _line_ids(self, topic_ids: Iterable[int]) -> list[int]:
-        contents = self.ctx.mirrors.contents
+    def _line_ids(self, scene_id: int, topic_ids: Iterable[int]) -> list[int]:
+        contents = self.mirrors(scene_id).contents
         return [i for t in topic_ids for i in contents.ids_of(t, ArchiveKind.UTTERANCE)]
 
     def line_terms(self, scene_id: int, topic_ids: Iterable[int]) -> list[str]:
@@ -132,7 +162,7 @@ class Refresh:
         if scene_id != self._lines_scene:
             cut.clear()
             self._lines_scene = scene_id
-        wanted = self._line_ids(topic_ids)
+        wanted = self._line_ids(scene_id, topic_ids)
         missing = [i for i in wanted if i not in cut]
         if missing:
             for slot in self.ctx.slots.read(self.engine, self.ctx.agent_id, missing, keep=False):
@@ -142,38 +172,48 @@ class Refresh:
             terms += cut.get(line_id, ())  # a line that will not read adds nothing
         return terms
 
+    def listed(self, topic_id: int) -> TopicSlot | None:
+        """The topic's row as its scene's mirrors list it now (None: none, or no scene)."""
+        scene_id = self.topic_scene(topic_id)
+        return None if scene_id is None else self.mirrors(scene_id).topics.get(topic_id)
+
     def run(self, changed: set[int]) -> None:
-        topics = self.ctx.mirrors.topics
+        state = self.state
         rows: set[int] = set()
         for topic_id in changed:
             # A row's own topic is its member without an entry in row_of.
-            indexed = topic_id if (ROW, topic_id) in self.state.index else None
-            for row in (self.state.row_of.get(topic_id, indexed), _surface_row(topics, topic_id)):
+            indexed = topic_id if (ROW, topic_id) in state.index else None
+            scene_id = self.topic_scene(topic_id)
+            topics = None if scene_id is None else self.mirrors(scene_id).topics
+            now = None if topics is None else _surface_row(topics, topic_id)
+            for row in (state.row_of.get(topic_id, indexed), now):
                 if row is not None:
                     rows.add(row)
+                    if scene_id is not None and self.whole is None:
+                        self.scenes.setdefault(row, scene_id)
         # A row's document holds its neighbours' lines: the rows beside a changed one,
         # before the change and after it, are redone too.
         scenes: set[int] = set()  # whose order, as indexed, the pass changes
         for row_id in list(rows):
             rows.update(self.indexed_neighbours(row_id))
-            listed = topics.get(row_id)
+            listed = self.listed(row_id)
             if listed is not None and listed.depth == 1:
                 rows.update(self.neighbours(listed))
         for row_id in rows:
-            scene_id = self.state.row_scenes.get(row_id)
+            scene_id = state.row_scenes.get(row_id)
             if scene_id is not None:
                 scenes.add(scene_id)
         # Scene by scene, so that a scene's lines are cut once (line_terms).
-        for row_id in sorted(rows, key=lambda r: (topics.scene_of(r) or 0, r)):
+        for row_id in sorted(rows, key=lambda r: (self.topic_scene(r) or 0, r)):
             scene_id = self.redo_row(row_id)
             if scene_id is not None:
                 scenes.add(scene_id)
         for scene_id in scenes:
             order = self.surface(scene_id)
             if order:
-                self.state.orders[scene_id] = array("Q", order)
+                state.orders[scene_id] = array("Q", order)
             else:
-                self.state.orders.pop(scene_id, None)
+                state.orders.pop(scene_id, None)
         for topic_id in sorted(changed):
             self.redo_events(topic_id)
 
@@ -183,8 +223,8 @@ class Refresh:
         for old in state.members.pop(row_id, ()):
             if state.row_of.get(old) == row_id:
                 del state.row_of[old]
-        row = self.ctx.mirrors.topics.get(row_id)
-        if row is None or _surface_row(self.ctx.mirrors.topics, row_id) != row_id:
+        row = self.listed(row_id)
+        if row is None or _surface_row(self.mirrors(row.scene_id).topics, row_id) != row_id:
             state.index.remove((ROW, row_id))
             state.row_scenes.discard(row_id)
             return None
@@ -223,10 +263,15 @@ class Refresh:
         indexed = state.events.pop(topic_id, ())
         for event_id in (indexed,) if isinstance(indexed, int) else indexed:
             state.index.remove((EVENT, event_id))
-        wanted = self.ctx.mirrors.contents.ids_of(topic_id, ArchiveKind.EVENT)
+        held_in = self.topic_scene(topic_id)
+        if held_in is None:
+            turn = self.ctx.open_turn
+            held_in = turn.scene_id if turn is not None and turn.topic_id == topic_id else 0
+        mirrors = self.mirrors(held_in)
+        wanted = mirrors.contents.ids_of(topic_id, ArchiveKind.EVENT)
         if not wanted:
             return
-        scene_id = scene_of(self.ctx, topic_id)
+        scene_id = _events_scene(self.ctx, mirrors, topic_id)
         slots = self.ctx.slots.read(self.engine, self.ctx.agent_id, wanted, keep=False)
         for slot in slots:
             terms = terms_of(slot.event_type) + terms_of(slot.content)
@@ -246,9 +291,10 @@ def _beside(order: list[int] | array[int], row_id: int) -> list[int]:
     return [*order[max(at - NEIGHBOURS, 0) : at], *order[at + 1 : at + 1 + NEIGHBOURS]]
 
 
-def scene_of(ctx: DomainContext, topic_id: int) -> int:
-    """A topic's scene; an event of the still-open turn takes the turn's scene."""
-    scene_id = ctx.mirrors.topics.scene_of(topic_id)
+def _events_scene(ctx: DomainContext, mirrors: Mirrors, topic_id: int) -> int:
+    """The scene a topic's events are indexed under: its row's; the open turn's for an
+    event of the still-open turn; 0 for a turn that never closed."""
+    scene_id = mirrors.topics.scene_of(topic_id)
     if scene_id is not None:
         return scene_id
     turn = ctx.open_turn
@@ -269,8 +315,8 @@ def _start(engine: Engine, ctx: DomainContext) -> RecallState:
     saved = ctx.saved_recall()
     resumed = None if saved is None else recall_file.resumed(engine, saved)
     if resumed is not None:
-        state, changed = resumed
-        state.pending = _units([sorted(changed)])
+        state, tail = resumed
+        state.pending = _units([sorted(tail.topic_scenes())])
         mirrors.recall = state
         return state
     topics = mirrors.topics
@@ -313,8 +359,9 @@ def build_step(engine: Engine, ctx: DomainContext) -> bool:
             return not state.pending
 
 
-def current_state(engine: Engine, ctx: DomainContext) -> RecallState:
-    """The domain's recall mirror, built on first use and brought up to date."""
+def current(engine: Engine, ctx: DomainContext) -> Refresh:
+    """The domain's recall state over its full mirrors, built on first use and brought up
+    to date; returned in the pass that did it, which reads its rows for an answer."""
     mirrors = ctx.mirrors
     state = mirrors.recall
     if state is None or _replaced(ctx):
@@ -322,26 +369,40 @@ def current_state(engine: Engine, ctx: DomainContext) -> RecallState:
     while state.pending:  # called without the steps: the whole build in this hold
         build_step(engine, ctx)
     changed = mirrors.topics.journal.drain() | mirrors.contents.journal.drain()
-    # Events of the open turn were indexed under its scene. No journal notes a turn
-    # dropped unclosed, so once it is no longer open its events are redone here.
+    refresh = Refresh(engine, ctx, state)
+    follow_open_turn(ctx, state, changed, refresh.scenes)
+    if changed:
+        refresh.run(changed)
+    return refresh
+
+
+def current_state(engine: Engine, ctx: DomainContext) -> RecallState:
+    """The domain's recall state, built on first use and brought up to date (``current``)."""
+    return current(engine, ctx).state
+
+
+def follow_open_turn(
+    ctx: DomainContext, state: RecallState, changed: set[int], scenes: dict[int, int]
+) -> None:
+    """Note the turn open now; add the one open before to ``changed`` (and its scene to
+    ``scenes``): its events were indexed under its scene, and no journal notes a turn
+    dropped unclosed, so once it is no longer open its events are redone."""
     turn = ctx.open_turn
-    open_topic = turn.topic_id if turn is not None else 0
+    open_topic, open_scene = (turn.topic_id, turn.scene_id) if turn is not None else (0, 0)
     if state.open_topic != open_topic:
         if state.open_topic:
             changed.add(state.open_topic)
-        state.open_topic = open_topic
-    if changed:
-        Refresh(engine, ctx, state).run(changed)
-    return state
+            scenes.setdefault(state.open_topic, state.open_scene)
+        state.open_topic, state.open_scene = open_topic, open_scene
 
 
-def settled_state(engine: Engine, ctx: DomainContext) -> RecallState | None:
-    """The domain's recall state brought up to date, when it can be saved: built in full,
-    and with no turn open (whose events a build from the records would not place)."""
+def closing_state(engine: Engine, ctx: DomainContext) -> RecallState | None:
+    """The domain's recall state to save as the file closes, brought up to date; None
+    when it is not built in full. The close drops the open turn: so does the state
+    (its events go where a build from the records puts them)."""
     mirrors = ctx.settled_mirrors()
-    if mirrors is None or mirrors.recall is None or ctx.open_turn is not None:
+    if mirrors is None or mirrors.recall is None or mirrors.recall.pending or _replaced(ctx):
         return None
-    if mirrors.recall.pending or _replaced(ctx):
-        return None
+    ctx.open_turn = None
     state = current_state(engine, ctx)
     return state if state.storable else None

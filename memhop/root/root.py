@@ -111,7 +111,7 @@ class Root:
         for ctx in contexts:  # a barrier: no call is mid-write when the file closes
             with ctx.lock:
                 dreams.flush(self.engine, ctx)
-                state = recall_index.settled_state(self.engine, ctx)
+                state = recall_index.closing_state(self.engine, ctx)
                 if state is not None:
                     recalled.append((ctx.agent_id, state))
         try:

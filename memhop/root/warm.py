@@ -47,6 +47,7 @@ from memhop.ids import content_id
 from memhop.index.l2meta import L2Meta
 from memhop.index.l4 import L4Index
 from memhop.index.plans import PlanTrees
+from memhop.index.recall_state import RecallState
 from memhop.index.scene_map import DomainMap
 from memhop.layers import archive, codec, content_fields, plan, scene, topic_rows
 from memhop.records import SEQ_USER, ArchiveSlot, RecordType, SceneSlot
@@ -65,6 +66,14 @@ class Tail:
     topics: dict[int, list[int]] = field(default_factory=dict)  # scene -> topic ids
     members: dict[int, list[int]] = field(default_factory=dict)  # topic -> content/plan ids
     scenes: frozenset[int] = frozenset()  # scene records written since
+
+    def topic_scenes(self) -> dict[int, int | None]:
+        """Every topic written since (a row, or a member's topic), with its row's scene
+        when the row was written since too."""
+        found: dict[int, int | None] = dict.fromkeys(self.members)
+        for scene_id, topics in self.topics.items():
+            found.update(dict.fromkeys(topics, scene_id))
+        return found
 
 
 class Covered(Protocol):
@@ -186,6 +195,11 @@ def _view(
     return mirrors, slots
 
 
+def _watch(view: Mirrors) -> None:
+    view.topics.journal.drain()
+    view.contents.journal.drain()
+
+
 class _Fill:
     """A function run on a daemon thread of its own, and the event set when it returns.
 
@@ -226,6 +240,10 @@ class WarmStart:
         self._fill: _Fill | None = None
         self._built: Mirrors | None = None
         self._error: BaseException | None = None
+        # The recall state served from the views (memhop.root.recall_warm), once taken
+        # from the recall file; the full build takes it over (``DomainContext._adopt``).
+        self.recall: RecallState | None = None
+        self.recall_refused = False  # the recall file did not serve: recall waits for the build
 
     def check(self, engine: Engine, agent_id: int) -> None:
         """Check the map against the file now, before a call writes to it."""
@@ -258,9 +276,24 @@ class WarmStart:
                 self._refused = True
                 return None
             view, read = made
+            if self.recall is not None:  # what the view takes from now on is noted
+                _watch(view)
             self._views[scene_id] = view
             slots.remember(engine, agent_id, read)
         return view
+
+    def watch_views(self) -> None:
+        """Note from now on which topics each view changes (``drain_views``)."""
+        for view in self._views.values():
+            _watch(view)
+
+    def drain_views(self) -> dict[int, int]:
+        """The topics the views changed since the last drain, each with its scene."""
+        changed: dict[int, int] = {}
+        for scene_id, view in self._views.items():
+            for topic_id in view.topics.journal.drain() | view.contents.journal.drain():
+                changed[topic_id] = scene_id
+        return changed
 
     def view_of(self, scene_id: int) -> Mirrors | None:
         """The view of a scene made so far (with every turn write it took), if any."""

@@ -8,7 +8,7 @@ import pytest
 import xxhash
 
 from memhop.engine import DATA_START, RECORD_HEADER_SIZE, RecordEntry, create_engine, open_engine
-from memhop.engine import engine as engine_module
+from memhop.engine import seed as seed_module
 from memhop.errors import InvalidQueryError
 
 
@@ -68,14 +68,14 @@ def test_a_digest_is_hashed_once_and_the_seed_checked_at_open_is_not_hashed_agai
     eng.write(1, 4, 9999, b"after the close")  # cuts the snapshot
     eng.close_without_checkpoint()  # a kill
     hashed: list[list[int]] = []
-    real = engine_module.prefix_digests
+    real = seed_module.prefix_digests
 
     def counting(view: bytes, ends: list[int], last: int) -> list[bytes]:
         hashed.append(list(ends))
         return real(view, ends, last)
 
-    monkeypatch.setattr(engine_module, "prefix_digests", counting)
-    eng = open_engine(path)
+    eng = open_engine(path)  # it checks the seed's digest: the end it covers is known now
+    monkeypatch.setattr(seed_module, "prefix_digests", counting)
     try:
         assert eng.index_source == "seed"
         raw = Path(path).read_bytes()
