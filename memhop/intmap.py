@@ -31,7 +31,7 @@ from bisect import bisect_left
 from collections.abc import Callable, ItemsView, Iterator, Mapping, ValuesView
 from itertools import chain, compress, islice
 from mmap import mmap
-from operator import itemgetter, lt
+from operator import itemgetter, lt, not_
 from types import MappingProxyType
 
 __all__ = ["NO_IDS", "IntMap", "TypeRead"]
@@ -82,6 +82,12 @@ class IntMap(Mapping[int, int]):
         return cls._of(ids, values)
 
     @classmethod
+    def from_sorted_pairs(cls, flat: array[int]) -> IntMap:
+        """``from_pairs`` of pairs known to be strictly ascending by id (``flat()``'s, read
+        back from a file whose checksum vouches for them): not checked again."""
+        return cls._of(flat[0::2], flat[1::2])
+
+    @classmethod
     def from_mapping(cls, offsets: Mapping[int, int]) -> IntMap:
         """Build from a plain mapping (a log scan's result)."""
         if isinstance(offsets, IntMap):
@@ -92,9 +98,14 @@ class IntMap(Mapping[int, int]):
     @classmethod
     def _of(cls, ids: array[int], offs: array[int]) -> IntMap:
         packed = cls()
-        if 0 in offs:  # offset 0 means "deleted" in the arrays: keep these in the dict
-            packed._new = {i: _UNREAD for i, o in zip(ids, offs, strict=True) if not o}
+        zeros = offs.count(0)  # offset 0 means "deleted" in the arrays: keep these in the dict
+        if zeros == 1:  # a recall index's slot 0, say: cut it out in C
+            at = offs.index(0)
+            packed._new = {ids[at]: _UNREAD}
+            ids, offs = ids[:at] + ids[at + 1 :], offs[:at] + offs[at + 1 :]
+        elif zeros:
             keep = array("B", map(bool, offs))
+            packed._new = dict.fromkeys(compress(ids, map(not_, keep)), _UNREAD)
             ids, offs = array("Q", compress(ids, keep)), array("Q", compress(offs, keep))
         packed._ids, packed._offs, packed._types = ids, offs, None
         packed._count = len(ids) + len(packed._new)

@@ -336,7 +336,7 @@ def _pairs(flat: array[int]) -> IntMap:
     if len(flat) % 2:
         msg = "interleaved pairs of odd length"
         raise ValueError(msg)
-    return IntMap.from_pairs(flat)
+    return IntMap.from_sorted_pairs(flat)
 
 
 def _groups(ends: array[int], flat: array[int]) -> list[array[int]]:

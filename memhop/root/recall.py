@@ -77,10 +77,20 @@ def recall_in_steps(ops: AgentOps, query: RecallQuery) -> list[RecallFound]:
     views at once; else the domain's index is built first in steps (``build_step``),
     each in a hold of its own, so the domain's turns go on while it is built."""
     query.validate()
-    if not ops.run(recall_warm.ready):
-        while not ops.run(build_step):
-            between_steps()
+    found = ops.read_scene(_recall_warm, query)
+    if found is not None:
+        return found
+    while not ops.run(build_step):
+        between_steps()
     return ops.run(recall, query)
+
+
+def _recall_warm(
+    engine: Engine, ctx: DomainContext, query: RecallQuery
+) -> list[RecallFound] | None:
+    """``recall`` from a warm domain's views; None when it must wait for the full build."""
+    refresh = recall_warm.current(engine, ctx)
+    return None if refresh is None else _answer(refresh, query)
 
 
 def between_steps() -> None:
@@ -91,7 +101,10 @@ def between_steps() -> None:
 def recall(engine: Engine, ctx: DomainContext, query: RecallQuery) -> list[RecallFound]:
     """The best ``query.limit`` rows and events for ``query.text``, best first."""
     query.validate()
-    refresh = recall_warm.current(engine, ctx) or current(engine, ctx)
+    return _answer(current(engine, ctx), query)
+
+
+def _answer(refresh: Refresh, query: RecallQuery) -> list[RecallFound]:
     wanted = terms_of(query.text)
 
     def accept(key: DocKey, scene_id: int, created_at: int) -> bool:

@@ -19,7 +19,7 @@ from memhop.root import recall_file
 from memhop.root.domain import DomainContext
 from memhop.root.recall_index import Refresh, follow_open_turn
 
-__all__ = ["current", "ready"]
+__all__ = ["current"]
 
 
 def current(engine: Engine, ctx: DomainContext) -> Refresh | None:
@@ -53,8 +53,3 @@ def current(engine: Engine, ctx: DomainContext) -> Refresh | None:
     if topics:
         refresh.run(topics)
     return refresh
-
-
-def ready(engine: Engine, ctx: DomainContext) -> bool:
-    """Whether the domain's recall is served from its views now, without its full build."""
-    return current(engine, ctx) is not None

@@ -40,6 +40,7 @@ MAX_SUB_AGENT_NAME_BYTES = registry.MAX_TENANT_NAME_BYTES
 # A build's pause between chunks of its reads while a call is in flight: long enough
 # for the call's thread to take the interpreter (a pause of 0 seldom hands it over).
 BUILD_PAUSE_S = 0.0002
+BUILD_YIELD_S = 0.05  # the longest a build waits for the calls in flight, between two chunks
 
 
 def wall_clock_ms() -> int:
@@ -250,23 +251,31 @@ class Root:
             return self._register(DomainContext(agent_id, meter, mirrors))
 
     def _build_mirrors(self, agent_id: int) -> Mirrors:
-        with self.engine.paced(self.make_way):
+        with self.engine.paced(functools.partial(self.make_way, BUILD_YIELD_S)):
             built = build_mirrors(self.engine, agent_id)
         # A closed engine lists no ids: a build that ran into the close read nothing.
         self.check_open()
         return built
 
-    def make_way(self) -> None:
-        """Between a build's chunks: pause while any domain's call is in flight.
+    def make_way(self, longest: float = 0.0) -> None:
+        """Between a build's or a compaction's chunks: pause while any domain's call is in
+        flight, for ``longest`` seconds at most (0: one short pause).
 
         A build reads every record of its domain, maybe beside a turn (a warm
         domain builds while its scenes are served). Without the pause, each
         time the turn's thread waits (for the engine lock, a write, an fsync)
         it gets the interpreter back only at the build's next switch interval
-        (5 ms): 0.2 s for a first turn at 10^5 turns.
+        (5 ms): 0.2 s for a first turn at 10^5 turns. A build waits for the call
+        to end (``BUILD_YIELD_S``): a call that runs Python for a while (a warm
+        domain's first recall, taking its saved index) would otherwise share
+        the interpreter with it. A compaction's copy pauses once, so that it
+        ends while calls go on.
         """
-        if any(ctx.lock.locked() for ctx in list(self._contexts.values())):
+        deadline = time.monotonic() + longest
+        while any(ctx.lock.locked() for ctx in list(self._contexts.values())):
             time.sleep(BUILD_PAUSE_S)
+            if time.monotonic() >= deadline:
+                return
 
     def _register(self, ctx: DomainContext) -> DomainContext:
         """Make ``ctx`` its domain's context (called holding ``_agents_mu``)."""

@@ -189,14 +189,16 @@ def test_a_build_pauses_between_its_reads_only_while_a_call_is_in_flight(
     scenes = _written(meh_path)
     slept: list[float] = []
     monkeypatch.setattr(
-        root_module, "time", SimpleNamespace(sleep=slept.append, time_ns=time.time_ns)
+        root_module,
+        "time",
+        SimpleNamespace(sleep=slept.append, time_ns=time.time_ns, monotonic=time.monotonic),
     )
     paced: list[int] = []
     make_way = Root.make_way
 
-    def counted(root: Root) -> None:
+    def counted(root: Root, longest: float = 0.0) -> None:
         paced.append(1)
-        make_way(root)
+        make_way(root, longest)
 
     monkeypatch.setattr(Root, "make_way", counted)
     with memhop.open(meh_path, memhop.LocalModel()) as db:
@@ -206,4 +208,6 @@ def test_a_build_pauses_between_its_reads_only_while_a_call_is_in_flight(
         ctx = db._root._contexts[PRIMARY]
         with ctx.lock:  # as a call in flight holds it
             make_way(db._root)
-        assert slept == [root_module.BUILD_PAUSE_S]
+            assert slept == [root_module.BUILD_PAUSE_S]
+            make_way(db._root, 0.005)  # a build's: it waits on, until its time is up
+        assert len(slept) > 2
