@@ -120,6 +120,31 @@ def test_a_deleted_sentinel_is_in_no_byte_once_the_file_is_compacted(tmp_path: P
         me = again.primary()
         assert _reads(me, kept)[0].topics[:-1] == before[0].topics  # type: ignore[attr-defined]
         assert me.get_l0().preferences == {}
+        assert me.recall("orchard")  # the recall index is built: the close saves it
+    assert (folder / "mem.meh.recall").exists()  # so the audit below reads it too
+    assert SENTINEL.encode() not in _every_byte(folder)
+
+
+def test_a_saved_recall_index_goes_with_the_delete(tmp_path: Path) -> None:
+    """The recall file holds words: it leaves with the delete, before any compaction."""
+    folder = tmp_path / "audit"
+    folder.mkdir()
+    with _open(folder) as db:
+        me = db.primary()
+        kept = _kept_scene(me)
+        doomed = me.search(new_scene=True).scene.scene_id
+        me.update(input=f"{SENTINEL} said", output="ok", created_at=TS + 9)
+        assert me.recall(SENTINEL)
+    assert SENTINEL.encode() in (folder / "mem.meh.recall").read_bytes()  # control
+    with _open(folder) as db:
+        me = db.primary()
+        me.delete_scene(doomed)
+        assert not (folder / "mem.meh.recall").exists()
+        assert not me.recall(SENTINEL)
+        assert me.recall("orchard", scene_id=kept)  # the kept scene still answers
+        db.compact()
+        assert SENTINEL.encode() not in _every_byte(folder)
+    assert (folder / "mem.meh.recall").exists()
     assert SENTINEL.encode() not in _every_byte(folder)
 
 

@@ -1,0 +1,168 @@
+"""The recall file from inside: a warm domain recalls before its build ends, and the saved
+state is taken over by the build; the packed state reads back what was packed."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import memhop
+from memhop.index.recall_state import RecallState, decode_sections, encode_sections
+from memhop.root import recall_index
+from memhop.root.mirrors import Mirrors
+from memhop.root.root import Root
+
+T0 = 1_700_000_000_000
+WAIT = 20.0  # seconds; only a hang comes near it
+TABLE = memhop.Defaults(scene_dream_topic_threshold=-1, compact_dead_ratio=0)
+PROFILE = memhop.ProfileInput(name="me")
+WORDS = ["violin", "orchard", "heron", "lake", "cider", "paint", "rain", "market", "pier"]
+
+
+@pytest.fixture
+def held_builds(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
+    """Every full build waits until the event is set (set while a test writes its file)."""
+    gate = threading.Event()
+    build = Root._build_mirrors
+
+    def gated(root: Root, agent_id: int) -> Mirrors:
+        assert gate.wait(WAIT), "the test never let the build go"
+        return build(root, agent_id)
+
+    monkeypatch.setattr(Root, "_build_mirrors", gated)
+    gate.set()
+    yield gate
+    gate.set()
+
+
+def _written(path: str, turns: int) -> None:
+    with memhop.open(path, memhop.LocalModel(), TABLE, PROFILE) as db:
+        me = db.primary()
+        for i in range(turns):
+            me.search(new_scene=i % 3 == 0)
+            said = f"{WORDS[i % len(WORDS)]} and {WORDS[(i * 5 + 1) % len(WORDS)]} number {i}"
+            me.update(input=said, output=f"noted {i}", created_at=T0 + i)
+        me.recall("violin")  # built: the close saves it
+
+
+def _answers(me: memhop.Session) -> list[list[tuple[str, float]]]:
+    return [[(h.topic_id, round(h.score, 9)) for h in me.recall(w, limit=4)] for w in WORDS]
+
+
+def test_a_warm_domain_recalls_before_its_build_and_the_build_takes_the_state_over(
+    tmp_path: Path, held_builds: threading.Event
+) -> None:
+    path = str(tmp_path / "mem.meh")
+    _written(path, 12)
+    with memhop.open(path, memhop.LocalModel(), TABLE) as db:
+        expected = _answers(db.primary())
+    held_builds.clear()
+    with memhop.open(path, memhop.LocalModel(), TABLE) as db:
+        me = db.primary()
+        me.search()  # warm: the scene map serves it, the build waits at the gate
+        ctx = db._root._contexts[0]
+        assert ctx.built is None
+        assert ctx.warm is not None
+        assert _answers(me) == expected  # answered with the build still held
+        me.update(input="a heron on the pier at dawn", output="herons", created_at=T0 + 99)
+        warm_hits = me.recall("heron dawn", limit=2)
+        assert warm_hits[0].text.startswith("a heron on the pier")
+        assert ctx.built is None  # still warm: the views took the turn, recall saw it
+        assert ctx.warm is not None
+        taken = ctx.warm.recall
+        assert taken is not None
+        held_builds.set()
+        me.list_scenes()  # a whole-domain call waits for the build, which takes the state
+        assert ctx.built is not None
+        assert ctx.built.recall is taken
+        me.update(input="a second heron", output="two herons now", created_at=T0 + 100)
+        after = [me.recall("heron dawn", limit=2), *_answers(me)]
+    for side in (".recall", ".scenemap"):
+        Path(path + side).unlink()
+    with memhop.open(path, memhop.LocalModel(), TABLE) as db:  # control: the records alone
+        me = db.primary()
+        assert [me.recall("heron dawn", limit=2), *_answers(me)] == after
+
+
+def test_the_saved_state_spares_the_first_recall_every_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the file, the first recall cuts no line into terms; without it, every line."""
+    path = str(tmp_path / "mem.meh")
+    _written(path, 12)
+    cut: list[str] = []
+    real = recall_index.terms_of
+
+    def counted(text: str) -> list[str]:
+        cut.append(text)
+        return real(text)
+
+    monkeypatch.setattr(recall_index, "terms_of", counted)
+    Path(path + ".scenemap").unlink()  # built in full at the first call, both times
+    with memhop.open(path, memhop.LocalModel(), TABLE) as db:
+        saved = _answers(db.primary())
+    assert cut == []
+    Path(path + ".recall").unlink()
+    Path(path + ".scenemap").unlink()
+    with memhop.open(path, memhop.LocalModel(), TABLE) as db:
+        assert _answers(db.primary()) == saved
+    assert len(cut) > 12  # control: every row's keywords and lines were cut
+
+
+_DOCS = st.lists(
+    st.tuples(
+        st.integers(0, 1),
+        st.integers(1, 40),
+        st.integers(0, 5),
+        st.lists(st.sampled_from(["a", "bé", "c", "", "dd", "ee", "f"]), max_size=12),
+    ),
+    max_size=60,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(docs=_DOCS, removed=st.lists(st.integers(1, 40), max_size=20))
+def test_a_packed_state_reads_back_what_was_packed(
+    docs: list[tuple[int, int, int, list[str]]], removed: list[int]
+) -> None:
+    state = RecallState()
+    for kind, doc_id, scene, terms in docs:
+        state.index.put((kind, doc_id), scene, doc_id * 7, terms)
+    for doc_id in removed:
+        state.index.remove((doc_id % 2, doc_id))
+    state.row_of = {d: d + 1 for _, d, _, _ in docs[:5]}
+    state.members = {d: (d, d + 2) for _, d, _, _ in docs[:3]}
+    state.events = {d: d if d % 2 else (d, d + 1) for _, d, _, _ in docs[:4]}
+    searched = [state.index.search([t], 5) for t in ["a", "bé", "dd", "zz"]]
+    data = b"".join(encode_sections([(7, 8192, 3, b"d" * 16, state)]))
+    back = decode_sections(data)[7].state()
+    assert back.index == state.index
+    assert [back.index.search([t], 5) for t in ["a", "bé", "dd", "zz"]] == searched
+    assert (back.row_of, back.members, back.events) == (state.row_of, state.members, state.events)
+    # Both go on alike: a document put after the load ranks the same in each.
+    for index in (state.index, back.index):
+        index.put((0, 999), 1, 1, ["a", "new"])
+    assert back.index.search(["a", "new"], 3) == state.index.search(["a", "new"], 3)
+
+
+@given(at=st.integers(0, 10_000), flip=st.integers(1, 255))
+@settings(max_examples=60, deadline=None)
+def test_a_flipped_byte_is_refused_never_read_as_another_state(at: int, flip: int) -> None:
+    state = RecallState()
+    for i in range(30):
+        state.index.put((0, i + 1), 1, i, [f"w{i % 7}", "common"])
+    data = bytearray(b"".join(encode_sections([(7, 8192, 3, b"d" * 16, state)])))
+    data[at % len(data)] ^= flip
+    try:
+        back = decode_sections(bytes(data))
+        read = [s.state() for s in back.values()]
+    except ValueError:
+        return  # refused: what the root does is build in full
+    # A flip in the directory's agent id, end, seal or digest leaves the body whole; the
+    # root's trust rule refuses what no longer matches the file. The body itself is whole.
+    assert all(r.index == state.index for r in read)
