@@ -23,7 +23,8 @@ from __future__ import annotations
 import struct
 import sys
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from mmap import mmap
 from typing import TypeVar
@@ -33,7 +34,14 @@ import xxhash
 from memhop.index.recall import PackedIndex, RecallIndex
 from memhop.intmap import IntMap
 
-__all__ = ["MAGIC", "RecallSection", "RecallState", "decode_sections", "encode_sections"]
+__all__ = [
+    "MAGIC",
+    "Grouped",
+    "RecallSection",
+    "RecallState",
+    "decode_sections",
+    "encode_sections",
+]
 
 MAGIC = b"MHRECALL"
 _VERSION = 1
@@ -82,12 +90,13 @@ class RecallState:
 
     index: RecallIndex = field(default_factory=RecallIndex)
     row_of: dict[int, int] = field(default_factory=dict)  # topic -> the row indexing it
-    members: dict[int, tuple[int, ...]] = field(default_factory=dict)  # row -> its descendants
+    # row -> its descendants (a state read back decodes each on first use, as these two)
+    members: MutableMapping[int, tuple[int, ...]] = field(default_factory=dict)
     # topic -> its event's id, or their ids when several (a tuple per turn costs 64 bytes)
-    events: dict[int, int | tuple[int, ...]] = field(default_factory=dict)
+    events: MutableMapping[int, int | tuple[int, ...]] = field(default_factory=dict)
     # scene -> its surface rows in order, as last indexed: a row's document holds the
     # lines of the rows beside it there (a tuple per row cost 27 bytes a record)
-    orders: dict[int, array[int]] = field(default_factory=dict)
+    orders: MutableMapping[int, array[int]] = field(default_factory=dict)
     row_scenes: IntMap = field(default_factory=IntMap)  # surface row -> its scene, as indexed
     open_topic: int = 0  # the open turn when last brought up to date (its events take its scene)
     open_scene: int = 0  # and its scene
@@ -178,9 +187,9 @@ def decode_sections(data: bytes | mmap) -> Mapping[int, RecallSection]:
 def _columns_of(state: RecallState) -> Iterator[bytes]:
     packed = state.index.packed()
     slot_flats = list(packed.slots.values())
-    members = list(state.members.items())
-    events = [(t, (e,) if isinstance(e, int) else e) for t, e in state.events.items()]
-    orders = list(state.orders.items())
+    members = sorted(state.members.items())
+    events = sorted((t, (e,) if isinstance(e, int) else e) for t, e in state.events.items())
+    orders = sorted(state.orders.items())
     terms = "".join(f"{term}\0" for term in packed.terms).encode()
     if terms.count(b"\0") != len(packed.terms):
         msg = "recall state: a term holds a NUL"
@@ -309,9 +318,9 @@ def _state_of(raw_terms: bytes, columns: dict[str, array[int]]) -> RecallState:
         return RecallState(
             index=RecallIndex.unpacked(packed),
             row_of=dict(zip(col("row_of_topics"), col("row_of_rows"), strict=True)),
-            members=dict(_keyed(columns, "members", tuple)),
-            events=dict(_keyed(columns, "events", _event_ids)),
-            orders=dict(_keyed(columns, "orders", _as_is)),
+            members=Grouped(*_group_columns(columns, "members"), tuple),
+            events=Grouped(*_group_columns(columns, "events"), _event_ids),
+            orders=Grouped(*_group_columns(columns, "orders"), _as_is),
             row_scenes=_pairs(col("row_scenes")),
         )
     except ValueError as exc:  # zip(strict=True): a key column and its groups differ
@@ -323,9 +332,81 @@ def _keyed(
     columns: dict[str, array[int]], name: str, made: Callable[[array[int]], T]
 ) -> Iterator[tuple[int, T]]:
     """(key, ``made(group)``) of a grouped column set: ``<name>_rows``, ``_ends``, ``_flat``."""
-    keys, ends, flat = (columns[f"{name}_{part}"] for part in ("rows", "ends", "flat"))
+    keys, ends, flat = _group_columns(columns, name)
     for key, group in zip(keys, _groups(ends, flat), strict=True):
         yield key, made(group)
+
+
+def _group_columns(
+    columns: dict[str, array[int]], name: str
+) -> tuple[array[int], array[int], array[int]]:
+    """A grouped column set's keys, ends and flat items, their lengths checked."""
+    keys, ends, flat = (columns[f"{name}_{part}"] for part in ("rows", "ends", "flat"))
+    if len(keys) != len(ends) or (ends[-1] if ends else 0) != len(flat):
+        msg = f"{name}: keys, ends and items do not fit together"
+        raise ValueError(msg)
+    return keys, ends, flat
+
+
+class Grouped(MutableMapping[int, T]):
+    """``key -> made(group)`` over packed columns, a group made on first use.
+
+    ``keys`` ascend; group k is ``flat[ends[k-1]:ends[k]]``. What is written
+    or read is kept in a dict; a packed key deleted is remembered as gone.
+    """
+
+    __slots__ = ("_ends", "_flat", "_gone", "_keys", "_made", "_read")
+
+    def __init__(
+        self,
+        keys: array[int],
+        ends: array[int],
+        flat: array[int],
+        made: Callable[[array[int]], T],
+    ) -> None:
+        self._keys, self._ends, self._flat, self._made = keys, ends, flat, made
+        self._read: dict[int, T] = {}
+        self._gone: set[int] = set()
+
+    def _at(self, key: int) -> int | None:
+        """Where ``key`` is packed, if it is and is not gone."""
+        at = bisect_left(self._keys, key)
+        if at < len(self._keys) and self._keys[at] == key and key not in self._gone:
+            return at
+        return None
+
+    def __getitem__(self, key: int) -> T:
+        if key in self._read:
+            return self._read[key]
+        at = self._at(key)
+        if at is None:
+            raise KeyError(key)
+        start = self._ends[at - 1] if at else 0
+        made = self._read[key] = self._made(self._flat[start : self._ends[at]])
+        return made
+
+    def __setitem__(self, key: int, value: T) -> None:
+        self._read[key] = value
+
+    def __delitem__(self, key: int) -> None:
+        packed = self._at(key) is not None
+        if key not in self._read and not packed:
+            raise KeyError(key)
+        self._read.pop(key, None)
+        if packed:
+            self._gone.add(key)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._read or (isinstance(key, int) and self._at(key) is not None)
+
+    def __iter__(self) -> Iterator[int]:
+        yield from self._read
+        for key in self._keys:
+            if key not in self._read and key not in self._gone:
+                yield key
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 def _event_ids(ids: array[int]) -> int | tuple[int, ...]:

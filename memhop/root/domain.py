@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from typing import TypeVar, cast
 
 from memhop.engine import Engine
-from memhop.index.recall_state import RecallSection
 from memhop.llm import Distillation, Group, Model, NodeDigest, ReportsUsage, TopicDigest, Usage
 from memhop.root.mirrors import Mirrors
+from memhop.root.recall_file import Saved
 from memhop.root.slot_cache import SlotCache
 from memhop.root.warm import WarmStart
 
@@ -128,7 +128,7 @@ class DomainContext:
     dream_swept_at: int = 0  # when the last whole pass began (memhop.root.dreams.run_pass)
     # The recall state the file's last close saved for the domain, taken once
     # (memhop.root.recall_file; the root points it at the DB's recall file).
-    saved_recall: Callable[[], RecallSection | None] = lambda: None
+    saved_recall: Callable[[], Saved | None] = lambda: None
     on_turn_settled: Callable[[int, int], None] | None = None
     on_turn_opened: Callable[[int, bool, int], None] | None = None
 

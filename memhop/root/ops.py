@@ -40,6 +40,10 @@ class AgentOps:
         with self.root.domain(self.agent_id) as ctx:
             return op(self.root.engine, ctx, *args, **kwargs)
 
+    def prepare_recall(self) -> None:
+        """Decode the domain's saved recall state, if the file holds one, without its lock."""
+        self.root.recall_file.prepare(self.agent_id)
+
     def open_turn(self, now_ms: int, scene_id: int, l3_id: int, new_scene: bool) -> turn.Opened:
         """``run`` ``turn.search``, whose one write needs no fsync of its own but on a new scene.
 

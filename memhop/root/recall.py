@@ -77,6 +77,7 @@ def recall_in_steps(ops: AgentOps, query: RecallQuery) -> list[RecallFound]:
     views at once; else the domain's index is built first in steps (``build_step``),
     each in a hold of its own, so the domain's turns go on while it is built."""
     query.validate()
+    ops.prepare_recall()  # the saved state's decode holds no lock: turns go on meanwhile
     found = ops.read_scene(_recall_warm, query)
     if found is not None:
         return found

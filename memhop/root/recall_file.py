@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 from memhop.engine import Engine
 from memhop.engine.storefile import (
@@ -35,12 +36,20 @@ from memhop.errors import CorruptionError, InvalidQueryError, MemHopError
 from memhop.index.recall_state import RecallSection, RecallState, decode_sections, encode_sections
 from memhop.root.warm import Tail, trusted_tail
 
-__all__ = ["SUFFIX", "RecallFile", "resumed"]
+__all__ = ["SUFFIX", "RecallFile", "Saved", "resumed"]
 
 log = logging.getLogger("memhop")
 
 SUFFIX = RECALL_SUFFIX
 """The recall file of ``x.meh`` is ``x.meh.recall``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Saved:
+    """A domain's section of the file, and its state if decoded ahead (``prepare``)."""
+
+    section: RecallSection
+    state: RecallState | None = None
 
 
 class RecallFile:
@@ -50,13 +59,46 @@ class RecallFile:
         self.path = file_path + SUFFIX
         self._mu = threading.Lock()
         self._sections: dict[int, RecallSection] | None = None  # read on first use
+        self._decoded: dict[int, RecallState | None] = {}  # by prepare; None: would not read
+        self.decoding = 0  # prepares in flight (a domain's build makes way for them)
 
-    def take(self, agent_id: int) -> RecallSection | None:
-        """The section the file holds for the domain, once (the domain keeps it current)."""
+    def _loaded(self) -> dict[int, RecallSection]:
+        """The file's sections not taken yet (called holding ``_mu``)."""
+        if self._sections is None:
+            self._sections = dict(self._read())
+        return self._sections
+
+    def prepare(self, agent_id: int) -> None:
+        """Decode the domain's section ahead of ``take``, holding no lock meanwhile: a
+        domain's first recall does it before it takes the domain's lock."""
         with self._mu:
-            if self._sections is None:
-                self._sections = dict(self._read())
-            return self._sections.pop(agent_id, None)
+            section = self._loaded().get(agent_id)
+            if section is None or agent_id in self._decoded:
+                return
+            self.decoding += 1
+        try:
+            state: RecallState | None = section.state()
+        except ValueError as exc:
+            log.warning("recall state of agent %016x not used: %s", agent_id, exc)
+            state = None
+        finally:
+            with self._mu:
+                self.decoding -= 1
+        with self._mu:
+            if self._loaded().get(agent_id) is section:  # not taken or deleted meanwhile
+                self._decoded[agent_id] = state
+
+    def take(self, agent_id: int) -> Saved | None:
+        """The domain's section, once (the domain keeps its state current from then on);
+        None when the file holds none, or holds one that would not read."""
+        with self._mu:
+            section = self._loaded().pop(agent_id, None)
+            if section is None:
+                return None
+            if agent_id not in self._decoded:
+                return Saved(section)
+            state = self._decoded.pop(agent_id)
+            return None if state is None else Saved(section, state)
 
     def _read(self) -> Mapping[int, RecallSection]:
         try:
@@ -76,7 +118,7 @@ class RecallFile:
     def deleted(self) -> None:
         """Delete the file and forget it: a record is about to be deleted (or the file
         compacted). Called under the engine's lock: takes no lock of its own."""
-        self._sections = {}
+        self._sections, self._decoded = {}, {}
         try:
             remove_side_file(self.path)
         except OSError as exc:
@@ -96,18 +138,17 @@ class RecallFile:
             digest = engine.prefix_digest(end)
             fresh = [(agent, end, seal, digest, state) for agent, state in states]
             with self._mu:
-                if self._sections is None:
-                    self._sections = dict(self._read())
                 saved = {agent for agent, *_ in fresh}
-                kept = [s for agent, s in self._sections.items() if agent not in saved]
+                kept = [s for agent, s in self._loaded().items() if agent not in saved]
             chunks = encode_sections(fresh, kept)
             replace_side_file(self.path, chunks, engine.permission_bits())
         except (MemHopError, ValueError, OSError) as exc:
             log.warning("recall file %s not written (recall indexes in full): %s", self.path, exc)
 
 
-def resumed(engine: Engine, section: RecallSection) -> tuple[RecallState, Tail] | None:
+def resumed(engine: Engine, saved: Saved) -> tuple[RecallState, Tail] | None:
     """The saved state and what the log gained since, if the file still vouches for it."""
+    section = saved.section
     agent_id, end = section.agent_id, section.covered_end
     try:
         if engine.damage() != (0, 0):
@@ -117,7 +158,7 @@ def resumed(engine: Engine, section: RecallSection) -> tuple[RecallState, Tail] 
             end < engine.record_end and engine.frames_since(agent_id, end, tombstones=True)
         ):
             return None
-        state = section.state()
+        state = section.state() if saved.state is None else saved.state
     except (InvalidQueryError, CorruptionError, ValueError) as exc:
         log.warning("recall state of agent %016x not used: %s", agent_id, exc)
         return None

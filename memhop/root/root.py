@@ -268,11 +268,14 @@ class Root:
         (5 ms): 0.2 s for a first turn at 10^5 turns. A build waits for the call
         to end (``BUILD_YIELD_S``): a call that runs Python for a while (a warm
         domain's first recall, taking its saved index) would otherwise share
-        the interpreter with it. A compaction's copy pauses once, so that it
+        the interpreter with it; so does a first recall's decode of its saved
+        state, which holds no lock. A compaction's copy pauses once, so that it
         ends while calls go on.
         """
         deadline = time.monotonic() + longest
-        while any(ctx.lock.locked() for ctx in list(self._contexts.values())):
+        while self.recall_file.decoding or any(
+            ctx.lock.locked() for ctx in list(self._contexts.values())
+        ):
             time.sleep(BUILD_PAUSE_S)
             if time.monotonic() >= deadline:
                 return

@@ -4,6 +4,7 @@ state is taken over by the build; the packed state reads back what was packed.""
 from __future__ import annotations
 
 import threading
+from array import array
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import memhop
-from memhop.index.recall_state import RecallState, decode_sections, encode_sections
+from memhop.index.recall_state import Grouped, RecallState, decode_sections, encode_sections
 from memhop.root import recall_index
 from memhop.root.mirrors import Mirrors
 from memhop.root.root import Root
@@ -166,3 +167,38 @@ def test_a_flipped_byte_is_refused_never_read_as_another_state(at: int, flip: in
     # A flip in the directory's agent id, end, seal or digest leaves the body whole; the
     # root's trust rule refuses what no longer matches the file. The body itself is whole.
     assert all(r.index == state.index for r in read)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    packed=st.dictionaries(st.integers(0, 30), st.lists(st.integers(0, 9), max_size=3)),
+    ops=st.lists(
+        st.tuples(st.sampled_from(["get", "set", "del", "pop", "in"]), st.integers(0, 30)),
+        max_size=40,
+    ),
+)
+def test_grouped_columns_behave_as_the_dict_they_were_packed_from(
+    packed: dict[int, list[int]], ops: list[tuple[str, int]]
+) -> None:
+    """The lazily read maps of a state read back (members, events, orders) are dicts."""
+    keys = sorted(packed)
+    ends, flat, total = array("Q"), array("Q"), 0
+    for key in keys:
+        flat.extend(packed[key])
+        total += len(packed[key])
+        ends.append(total)
+    lazy = Grouped(array("Q", keys), ends, flat, tuple)
+    plain = {k: tuple(v) for k, v in packed.items()}
+    for op, key in ops:
+        if op == "get":
+            assert lazy.get(key) == plain.get(key)
+        elif op == "set":
+            lazy[key] = plain[key] = (key,)
+        elif op == "del" and key in plain:
+            del lazy[key], plain[key]
+        elif op == "pop":
+            assert lazy.pop(key, None) == plain.pop(key, None)
+        else:
+            assert (key in lazy) == (key in plain)
+    assert dict(lazy) == plain
+    assert len(lazy) == len(plain)
