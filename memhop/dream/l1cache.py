@@ -431,7 +431,11 @@ class L1Cache:
                 due.append(node)
             else:
                 self.unsaved[node.id_hash] = stored
-                self._take_node(node, self.node_at[node.id_hash])
+                # A compaction's swap forgets the offsets (``rebase``): ask the engine.
+                at = self.node_at.get(node.id_hash)
+                if at is None:
+                    at = self.engine.offset_of(self.agent_id, node.id_hash) or 0
+                self._take_node(node, at)
         self.put_nodes(due)
 
     def flush(self) -> None:
