@@ -26,8 +26,7 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
-from mmap import mmap
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 import xxhash
 
@@ -36,11 +35,14 @@ from memhop.intmap import IntMap
 
 __all__ = [
     "MAGIC",
+    "Body",
     "Grouped",
+    "InMemory",
     "RecallSection",
     "RecallState",
     "decode_sections",
     "encode_sections",
+    "read_sections",
 ]
 
 MAGIC = b"MHRECALL"
@@ -110,24 +112,57 @@ class RecallState:
         return not self.pending and not self.open_topic
 
 
+class Body(Protocol):
+    """Where a file's bytes are read from: into a buffer, from an offset (I/O is the root's)."""
+
+    def read_into(self, buf: memoryview, offset: int) -> None:
+        """Fill ``buf`` from ``offset``; ValueError when the bytes end first."""
+        ...
+
+
+class InMemory:
+    """A ``Body`` over bytes already read."""
+
+    def __init__(self, data: bytes | bytearray | memoryview) -> None:
+        self._data = memoryview(data)
+
+    def read_into(self, buf: memoryview, offset: int) -> None:
+        if offset + len(buf) > len(self._data):
+            msg = "recall file: shorter than its directory says"
+            raise ValueError(msg)
+        buf[:] = self._data[offset : offset + len(buf)]
+
+
 @dataclass(frozen=True, slots=True)
 class RecallSection:
-    """One domain's state in the file, as of ``covered_end`` (decoded on ``state``)."""
+    """One domain's state in the file, as of ``covered_end`` (read on ``state``)."""
 
     agent_id: int
     covered_end: int
     seal: int  # CRC32 of the index snapshot the file held at covered_end; 0 for none
     digest: bytes  # the file's prefix digest up to covered_end
-    body: memoryview
+    source: Body
+    offset: int
+    length: int
     checksum: int
 
     def state(self) -> RecallState:
-        """The state the body holds; ValueError when the body does not check."""
-        if xxhash.xxh3_64_intdigest(self.body) != self.checksum:
+        """The state the body holds; ValueError when the body does not check.
+
+        Each column is read straight into its array (one copy), checksummed as read.
+        """
+        hasher = xxhash.xxh3_64()
+        terms, columns = _read_columns(self, hasher)
+        if hasher.intdigest() != self.checksum:
             msg = "recall state: checksum mismatch"
             raise ValueError(msg)
-        terms, columns = _read_columns(self.body)
         return _state_of(terms, columns)
+
+    def raw(self) -> bytes:
+        """The body's bytes, as stored (a section kept as it was when the file is written)."""
+        body = bytearray(self.length)
+        self.source.read_into(memoryview(body), self.offset)
+        return bytes(body)
 
 
 def encode_sections(
@@ -145,7 +180,7 @@ def encode_sections(
         entries.append((agent_id, covered_end, seal, digest, body, xxhash.xxh3_64_intdigest(body)))
     for old in kept:
         entries.append(
-            (old.agent_id, old.covered_end, old.seal, old.digest, old.body, old.checksum)
+            (old.agent_id, old.covered_end, old.seal, old.digest, old.raw(), old.checksum)
         )
     offset = _HEAD.size + _ENTRY.size * len(entries)
     out: list[bytes] = [_HEAD.pack(MAGIC, _VERSION, len(entries))]
@@ -155,29 +190,36 @@ def encode_sections(
     return out + [bytes(entry[4]) for entry in entries]
 
 
-def decode_sections(data: bytes | mmap) -> Mapping[int, RecallSection]:
-    """The sections ``data`` holds, by domain; a body is checked when its state is read."""
-    view = memoryview(data)
-    if len(view) < _HEAD.size:
+def decode_sections(data: bytes | bytearray | memoryview) -> Mapping[int, RecallSection]:
+    """``read_sections`` of bytes already read."""
+    return read_sections(InMemory(data), len(data))
+
+
+def read_sections(source: Body, size: int) -> Mapping[int, RecallSection]:
+    """The sections of a file of ``size`` bytes, by domain; only its directory is read
+    here, a body when its state is."""
+    if size < _HEAD.size:
         msg = "recall file: shorter than its header"
         raise ValueError(msg)
-    magic, version, count = _HEAD.unpack_from(view)
+    head = bytearray(_HEAD.size)
+    source.read_into(memoryview(head), 0)
+    magic, version, count = _HEAD.unpack(head)
     if magic != MAGIC or version != _VERSION:
         msg = f"recall file: not a version {_VERSION} recall file"
         raise ValueError(msg)
-    if _HEAD.size + _ENTRY.size * count > len(view):
+    if _HEAD.size + _ENTRY.size * count > size:
         msg = "recall file: directory past the end"
         raise ValueError(msg)
+    listing = bytearray(_ENTRY.size * count)
+    source.read_into(memoryview(listing), _HEAD.size)
     found: dict[int, RecallSection] = {}
-    for k in range(count):
-        agent_id, end, seal, digest, offset, length, checksum = _ENTRY.unpack_from(
-            view, _HEAD.size + _ENTRY.size * k
-        )
-        if offset + length > len(view):
+    for agent_id, end, seal, digest, offset, length, checksum in _ENTRY.iter_unpack(listing):
+        if offset + length > size:
             msg = "recall file: a body past the end"
             raise ValueError(msg)
-        body = view[offset : offset + length]
-        found[agent_id] = RecallSection(agent_id, end, seal, digest, body, checksum)
+        found[agent_id] = RecallSection(
+            agent_id, end, seal, digest, source, offset, length, checksum
+        )
     return found
 
 
@@ -257,36 +299,46 @@ def _little(column: array[int]) -> bytes:
     return swapped.tobytes()  # pragma: no cover
 
 
-def _read_columns(body: memoryview) -> tuple[bytes, dict[str, array[int]]]:
-    """The body's terms, and its other columns by name."""
-    terms, columns, at = b"", {}, 0
+def _read_columns(
+    section: RecallSection, hasher: xxhash.xxh3_64
+) -> tuple[bytes, dict[str, array[int]]]:
+    """The body's terms, and its other columns by name, each read into place."""
+    terms, columns = b"", {}
+    at, end = section.offset, section.offset + section.length
+    head = bytearray(_COLUMN.size)
     for name, code in _COLUMNS:
-        if at + _COLUMN.size > len(body):
+        if at + _COLUMN.size > end:
             msg = f"recall state: ends before its {name} column"
             raise ValueError(msg)
-        found, count = _COLUMN.unpack_from(body, at)
+        section.source.read_into(memoryview(head), at)
+        hasher.update(head)
+        found, count = _COLUMN.unpack(head)
         at += _COLUMN.size
         if found.decode("ascii", "replace") != code:
             msg = f"recall state: column {name} has type {found!r}, not {code!r}"
             raise ValueError(msg)
         size = count * (1 if code == "s" else _ITEM_SIZES[code])
-        if at + size > len(body):
+        if at + size > end:
             msg = f"recall state: column {name} runs past the end"
             raise ValueError(msg)
-        raw = body[at : at + size]
-        at += size
         if code == "s":
+            raw = bytearray(size)
+            section.source.read_into(memoryview(raw), at)
+            hasher.update(raw)
             terms = bytes(raw)
-            continue
-        column = array(code)
-        if column.itemsize != _ITEM_SIZES[code]:  # pragma: no cover - exotic platforms only
-            msg = f"recall state: array({code!r}) is not {_ITEM_SIZES[code]} bytes here"
-            raise ValueError(msg)
-        column.frombytes(raw)
-        if sys.byteorder != "little":  # pragma: no cover - big-endian hosts only
-            column.byteswap()
-        columns[name] = column
-    if at != len(body):
+        else:
+            column = array(code, bytes(_ITEM_SIZES[code])) * count
+            if column.itemsize != _ITEM_SIZES[code]:  # pragma: no cover - exotic platforms
+                msg = f"recall state: array({code!r}) is not {_ITEM_SIZES[code]} bytes here"
+                raise ValueError(msg)
+            with memoryview(column) as items, items.cast("B") as raw_items:
+                section.source.read_into(raw_items, at)
+                hasher.update(raw_items)
+            if sys.byteorder != "little":  # pragma: no cover - big-endian hosts only
+                column.byteswap()
+            columns[name] = column
+        at += size
+    if at != end:
         msg = "recall state: bytes after its last column"
         raise ValueError(msg)
     return terms, columns

@@ -20,20 +20,24 @@ damage. Else the domain is indexed in full, as without the file.
 
 from __future__ import annotations
 
+import io
 import logging
+import os
+import sys
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from memhop.engine import Engine
-from memhop.engine.storefile import (
-    RECALL_SUFFIX,
-    mapped_side_file,
-    remove_side_file,
-    replace_side_file,
-)
+from memhop.engine.storefile import RECALL_SUFFIX, remove_side_file, replace_side_file
 from memhop.errors import CorruptionError, InvalidQueryError, MemHopError
-from memhop.index.recall_state import RecallSection, RecallState, decode_sections, encode_sections
+from memhop.index.recall_state import (
+    InMemory,
+    RecallSection,
+    RecallState,
+    encode_sections,
+    read_sections,
+)
 from memhop.root.warm import Tail, trusted_tail
 
 __all__ = ["SUFFIX", "RecallFile", "Saved", "resumed"]
@@ -61,6 +65,7 @@ class RecallFile:
         self._sections: dict[int, RecallSection] | None = None  # read on first use
         self._decoded: dict[int, RecallState | None] = {}  # by prepare; None: would not read
         self.decoding = 0  # prepares in flight (a domain's build makes way for them)
+        self._body: _FileBody | None = None  # the file, open while sections are read from it
 
     def _loaded(self) -> dict[int, RecallSection]:
         """The file's sections not taken yet (called holding ``_mu``)."""
@@ -101,24 +106,39 @@ class RecallFile:
             return None if state is None else Saved(section, state)
 
     def _read(self) -> Mapping[int, RecallSection]:
+        """The file's directory (the bodies are read when taken); the file stays open."""
         try:
-            with open(self.path, "rb") as f:
-                data = mapped_side_file(f)
+            f = open(self.path, "rb", buffering=0)  # noqa: SIM115  # closed by close/deleted
         except FileNotFoundError:
             return {}
         except OSError as exc:
             log.warning("recall file %s not read (recall indexes in full): %s", self.path, exc)
             return {}
         try:
-            return decode_sections(data)
-        except ValueError as exc:
+            size = os.fstat(f.fileno()).st_size
+            if sys.platform == "win32":  # an open file could not be replaced: read it whole
+                data = f.read()
+                f.close()
+                return read_sections(InMemory(data), len(data))
+            self._body = _FileBody(f)
+            return read_sections(self._body, size)
+        except (OSError, ValueError) as exc:
             log.warning("recall file %s ignored (recall indexes in full): %s", self.path, exc)
+            self.close()
             return {}
+
+    def close(self) -> None:
+        """Let go of the file (what was not taken from it is forgotten)."""
+        body, self._body = self._body, None
+        if body is not None:
+            body.close()
 
     def deleted(self) -> None:
         """Delete the file and forget it: a record is about to be deleted (or the file
-        compacted). Called under the engine's lock: takes no lock of its own."""
+        compacted). Called under the engine's lock: it waits for no lock but a read of
+        the file in flight (which takes no other)."""
         self._sections, self._decoded = {}, {}
+        self.close()
         try:
             remove_side_file(self.path)
         except OSError as exc:
@@ -144,6 +164,34 @@ class RecallFile:
             replace_side_file(self.path, chunks, engine.permission_bits())
         except (MemHopError, ValueError, OSError) as exc:
             log.warning("recall file %s not written (recall indexes in full): %s", self.path, exc)
+
+
+class _FileBody:
+    """An open recall file as a ``Body``: each read goes straight into its buffer, the
+    interpreter free meanwhile (a turn beside a first recall goes on)."""
+
+    def __init__(self, f: io.FileIO) -> None:
+        self._f = f
+        self._mu = threading.Lock()  # a read seeks then reads; close waits for a read
+
+    def read_into(self, buf: memoryview, offset: int) -> None:
+        done = 0
+        try:
+            with self._mu:
+                while done < len(buf):
+                    self._f.seek(offset + done)
+                    got = self._f.readinto(buf[done:])
+                    if not got:
+                        msg = "recall file: shorter than its directory says"
+                        raise ValueError(msg)
+                    done += got
+        except OSError as exc:
+            msg = f"recall file: {exc}"
+            raise ValueError(msg) from None
+
+    def close(self) -> None:
+        with self._mu:
+            self._f.close()
 
 
 def resumed(engine: Engine, saved: Saved) -> tuple[RecallState, Tail] | None:
