@@ -20,6 +20,7 @@ what the file keeps is what a full build of the domain's records would index.
 
 from __future__ import annotations
 
+import operator
 import struct
 import sys
 from array import array
@@ -51,14 +52,15 @@ _HEAD = struct.Struct("<8sII")
 _ENTRY = struct.Struct("<QQQ16sQQQ")  # agent, covered end, seal, digest, offset, length, sum
 _COLUMN = struct.Struct("<cQ")  # type code, item count
 _TERMS = b"s"  # the terms, each ended by a NUL, as UTF-8 (the count is their byte length)
-_ITEM_SIZES = {"B": 1, "I": 4, "Q": 8, "q": 8}
+_ITEM_SIZES = {"B": 1, "H": 2, "I": 4, "Q": 8, "q": 8}
 T = TypeVar("T")
 
-# The columns of a body, in order, with their type codes.
+# The columns of a body, in order, with the type codes each may have (ids held in two
+# bytes while they fit: ``memhop.index.recall``).
 _COLUMNS = (
     ("terms", "s"),
     ("post_starts", "Q"),
-    ("post_docs", "I"),
+    ("post_docs", "HI"),
     ("post_tfs", "B"),
     ("kinds", "B"),
     ("ids", "Q"),
@@ -66,7 +68,7 @@ _COLUMNS = (
     ("created", "q"),
     ("lengths", "I"),
     ("starts", "Q"),
-    ("fwd_terms", "I"),
+    ("fwd_terms", "HI"),
     ("fwd_counts", "B"),
     ("slot_rows", "B"),
     ("slot_ends", "Q"),
@@ -271,8 +273,8 @@ def _columns_of(state: RecallState) -> Iterator[bytes]:
             yield _COLUMN.pack(_TERMS, len(value))
             yield value
         else:
-            assert value.typecode == code, name
-            yield _COLUMN.pack(code.encode(), len(value))
+            assert value.typecode in code, name
+            yield _COLUMN.pack(value.typecode.encode(), len(value))
             yield _little(value)
 
 
@@ -314,9 +316,10 @@ def _read_columns(
         hasher.update(head)
         found, count = _COLUMN.unpack(head)
         at += _COLUMN.size
-        if found.decode("ascii", "replace") != code:
-            msg = f"recall state: column {name} has type {found!r}, not {code!r}"
+        if found.decode("ascii", "replace") not in code:
+            msg = f"recall state: column {name} has type {found!r}, not one of {code!r}"
             raise ValueError(msg)
+        code = found.decode("ascii")
         size = count * (1 if code == "s" else _ITEM_SIZES[code])
         if at + size > end:
             msg = f"recall state: column {name} runs past the end"
@@ -396,6 +399,9 @@ def _group_columns(
     keys, ends, flat = (columns[f"{name}_{part}"] for part in ("rows", "ends", "flat"))
     if len(keys) != len(ends) or (ends[-1] if ends else 0) != len(flat):
         msg = f"{name}: keys, ends and items do not fit together"
+        raise ValueError(msg)
+    if not all(map(operator.lt, keys, keys[1:])):  # Grouped looks keys up by bisection
+        msg = f"{name}: keys out of order"
         raise ValueError(msg)
     return keys, ends, flat
 

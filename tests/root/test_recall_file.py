@@ -202,3 +202,21 @@ def test_grouped_columns_behave_as_the_dict_they_were_packed_from(
             assert (key in lazy) == (key in plain)
     assert dict(lazy) == plain
     assert len(lazy) == len(plain)
+
+
+def test_ids_past_two_bytes_are_held_wide_and_read_back() -> None:
+    """Term ids and slots start in two bytes; past 65,535 they widen, before and after a load."""
+    state = RecallState()
+    many = [f"t{i}" for i in range(66_000)]
+    state.index.put((0, 1), 1, 1, many)  # term ids pass two bytes
+    for i in range(66_000):  # and so do the slots
+        state.index.put((1, i + 2), 2, i, ["common", many[i % 50]])
+    assert state.index.search(["t65999"], 1)[0].key == (0, 1)
+    assert state.index.search(["t49"], 1)[0].key == (1, 66_001)  # the newest: slot 66,001
+    back = decode_sections(b"".join(encode_sections([(7, 8192, 0, b"d" * 16, state)])))[7]
+    loaded = back.state()
+    assert loaded.index == state.index
+    for index in (state.index, loaded.index):
+        index.put((1, 10**6), 3, 5, ["t65999", "fresh"])
+    for query in (["t65999"], ["fresh", "common"], ["t3"]):
+        assert loaded.index.search(query, 3) == state.index.search(query, 3)
