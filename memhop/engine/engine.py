@@ -314,14 +314,14 @@ class Engine:
             return MappingProxyType(self._live.offsets)
 
     def prefix_digest(self, end: int) -> bytes:
-        """Return a 128-bit xxh3 digest of the record area's first bytes, ``[DATA_START, end)``.
-
-        Frames are only appended, so while the file is the same file its
-        digest up to a past record end stays the same; a compacted or
-        replaced file gives another. InvalidQueryError for an ``end`` outside
-        the record area.
-        """
+        """xxh3-128 of ``[DATA_START, end)``: fixed while the file is (frames are only
+        appended); InvalidQueryError for an ``end`` outside the record area."""
         return self.prefix_digests([end])[0]
+
+    def vouch_digest(self, end: int, digest: bytes) -> None:
+        """Take ``digest`` as the prefix digest up to ``end`` (a side file's, sealed): no hash."""
+        with self._lock:
+            self._digests.remember(end, digest)
 
     def prefix_digests(self, ends: Sequence[int]) -> list[bytes]:
         """``prefix_digest`` at each of ``ends`` (ascending), in one pass over the bytes."""

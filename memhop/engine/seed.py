@@ -100,6 +100,9 @@ class PrefixDigests:
     def __init__(self, known: Mapping[int, bytes] | None = None) -> None:
         self._known = dict(known or {})
 
+    def remember(self, end: int, digest: bytes) -> None:
+        self._known[end] = digest
+
     def of(self, view: ByteView, ends: Sequence[int], last: int) -> list[bytes]:
         """``prefix_digests(view, ends, last)``, from memory where it can."""
         known = [self._known.get(end, b"") for end in ends]

@@ -195,7 +195,11 @@ class _FileBody:
 
 
 def resumed(engine: Engine, saved: Saved) -> tuple[RecallState, Tail] | None:
-    """The saved state and what the log gained since, if the file still vouches for it."""
+    """The saved state and what the log gained since, if the file still vouches for it.
+
+    No hash of the file when the scene map the same close wrote was checked by its
+    seal, before this session's first write (``Engine.vouch_digest``).
+    """
     section = saved.section
     agent_id, end = section.agent_id, section.covered_end
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import memhop
+from memhop.engine import seed as seed_module
 from memhop.index.recall_state import Grouped, RecallState, decode_sections, encode_sections
 from memhop.root import recall_index
 from memhop.root.mirrors import Mirrors
@@ -220,3 +221,34 @@ def test_ids_past_two_bytes_are_held_wide_and_read_back() -> None:
         index.put((1, 10**6), 3, 5, ["t65999", "fresh"])
     for query in (["t65999"], ["fresh", "common"], ["t3"]):
         assert loaded.index.search(query, 3) == state.index.search(query, 3)
+
+
+def test_a_warm_first_recall_does_not_hash_the_file_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The scene map the same close wrote was checked before the first write: the recall
+    file, at the same end, is taken on its word. Control: without the map, it is hashed."""
+    path = str(tmp_path / "mem.meh")
+    _written(path, 9)
+    hashed: list[list[int]] = []
+    digests = seed_module.prefix_digests
+
+    def counted(view: bytes, ends: Sequence[int], last: int) -> list[bytes]:
+        hashed.append(list(ends))  # each pass over the file's bytes
+        return digests(view, ends, last)
+
+    monkeypatch.setattr(seed_module, "prefix_digests", counted)
+    with memhop.open(path, memhop.LocalModel(), TABLE) as db:
+        me = db.primary()
+        me.search()
+        me.update(input="violin after the open", output="noted", created_at=T0 + 50)
+        assert me.recall("violin after the open", limit=1)[0].text.startswith("violin after")
+        assert hashed == []
+    Path(path + ".scenemap").unlink()
+    hashed.clear()
+    with memhop.open(path, memhop.LocalModel(), TABLE) as db:
+        me = db.primary()
+        me.search()
+        me.update(input="violin again", output="noted", created_at=T0 + 60)
+        assert me.recall("violin again", limit=1)[0].text.startswith("violin again")
+        assert len(hashed) == 1
