@@ -66,6 +66,7 @@ class RecallFile:
         self._decoded: dict[int, RecallState | None] = {}  # by prepare; None: would not read
         self.decoding = 0  # prepares in flight (a domain's build makes way for them)
         self._body: _FileBody | None = None  # the file, open while sections are read from it
+        self._taken: set[int] = set()  # domains whose section was taken (``take``)
 
     def _loaded(self) -> dict[int, RecallSection]:
         """The file's sections not taken yet (called holding ``_mu``)."""
@@ -78,7 +79,7 @@ class RecallFile:
         domain's first recall does it before it takes the domain's lock."""
         with self._mu:
             section = self._loaded().get(agent_id)
-            if section is None or agent_id in self._decoded:
+            if section is None or agent_id in self._decoded or agent_id in self._taken:
                 return
             self.decoding += 1
         try:
@@ -90,16 +91,21 @@ class RecallFile:
             with self._mu:
                 self.decoding -= 1
         with self._mu:
-            if self._loaded().get(agent_id) is section:  # not taken or deleted meanwhile
-                self._decoded[agent_id] = state
+            if self._loaded().get(agent_id) is section and agent_id not in self._taken:
+                self._decoded[agent_id] = state  # not taken, nor deleted, meanwhile
 
     def take(self, agent_id: int) -> Saved | None:
         """The domain's section, once (the domain keeps its state current from then on);
-        None when the file holds none, or holds one that would not read."""
+        None when the file holds none, or holds one that would not read.
+
+        A section taken stays listed: a close that saves no fresh state of its domain
+        (its build not done) keeps it, still true for the file up to its end.
+        """
         with self._mu:
-            section = self._loaded().pop(agent_id, None)
-            if section is None:
+            section = self._loaded().get(agent_id)
+            if section is None or agent_id in self._taken:
                 return None
+            self._taken.add(agent_id)
             if agent_id not in self._decoded:
                 return Saved(section)
             state = self._decoded.pop(agent_id)

@@ -13,10 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import memhop
+from memhop.engine import create_engine
 from memhop.engine import seed as seed_module
 from memhop.index.recall_state import Grouped, RecallState, decode_sections, encode_sections
 from memhop.root import recall_index
 from memhop.root.mirrors import Mirrors
+from memhop.root.recall_file import RecallFile
 from memhop.root.root import Root
 
 T0 = 1_700_000_000_000
@@ -252,3 +254,36 @@ def test_a_warm_first_recall_does_not_hash_the_file_again(
         me.update(input="violin again", output="noted", created_at=T0 + 60)
         assert me.recall("violin again", limit=1)[0].text.startswith("violin again")
         assert len(hashed) == 1
+
+
+def test_a_close_keeps_a_taken_section_it_has_no_fresh_state_for(tmp_path: Path) -> None:
+    """A domain that took its section but saves no state this close (its build not done)
+    keeps the section, still true for the file; the domain that saved is replaced."""
+    path = str(tmp_path / "bare.meh")
+    engine = create_engine(path)
+    try:
+        engine.write(1, 4, 99, b"x" * 64)
+        states = {}
+        for agent, word in ((1, "alpha"), (2, "beta")):
+            states[agent] = RecallState()
+            states[agent].index.put((0, agent), 1, 1, [word])
+        first = RecallFile(path)
+        first.save(engine, sorted(states.items()))
+        again = RecallFile(path)
+        taken = again.take(1)
+        assert taken is not None
+        assert again.take(1) is None  # once
+        states[2].index.put((0, 7), 1, 2, ["gamma"])
+        again.save(engine, [(2, states[2])])
+        again.close()
+        final = RecallFile(path)
+        kept, saved = final.take(1), final.take(2)
+        assert kept is not None
+        assert saved is not None
+        assert kept.section.state().index == states[1].index
+        assert saved.section.state().index == states[2].index  # the fresh one
+        final.deleted()
+        assert not Path(path + ".recall").exists()
+        assert RecallFile(path).take(2) is None  # control: gone with the file
+    finally:
+        engine.close()
