@@ -35,7 +35,7 @@ from memhop.engine.frame import (
 from memhop.engine.header import HeaderPair
 from memhop.engine.index import LiveIndex, Placement
 from memhop.engine.online import OnlineAccess
-from memhop.engine.recovery import live_frames_since, tombstones_since
+from memhop.engine.recovery import domain_frames_since
 from memhop.engine.seed import (
     PrefixDigests,
     check_seeded_index,
@@ -342,11 +342,10 @@ class Engine:
         """
         with self._lock:
             self._check_open()
-            view, end = self._file.view(), self._log.record_end
-            if tombstones:
-                return tombstones_since(view, start, end, agent_id)
-            live = self._live.offsets.get(agent_id, NO_IDS)
-            return live_frames_since(view, start, end, agent_id, live)
+            live = None if tombstones else self._live.offsets.get(agent_id, NO_IDS)
+            return domain_frames_since(
+                self._file.view(), start, self._log.record_end, agent_id, live
+            )
 
     def watch_deletes(self, before: Callable[[], None]) -> None:
         """Call ``before`` (quick, lock-free) ahead of every delete: a side file goes first."""

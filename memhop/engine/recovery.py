@@ -238,32 +238,22 @@ def frames_between(
         raise CorruptionError(msg)
 
 
-def live_frames_since(
-    buf: ByteView, start: int, end: int, agent_id: int, live: Mapping[int, int]
+def domain_frames_since(
+    buf: ByteView, start: int, end: int, agent_id: int, live: Mapping[int, int] | None
 ) -> list[tuple[int, int, int]]:
-    """(offset, type, id) of ``agent_id``'s frames in ``[start, end)`` that ``live`` (the
-    domain's id -> offset index) holds where they are, in log order (``frames_between``'s
-    errors for a ``start`` that is not a frame boundary of the record area)."""
+    """(offset, type, id) of ``agent_id``'s frames in ``[start, end)``, in log order: those
+    ``live`` (the domain's id -> offset index) holds where they are; with ``live`` None, its
+    tombstones. ``frames_between``'s errors for a ``start`` that is not a frame boundary."""
     if not DATA_START <= start <= end:
         msg = f"{start} is outside the record area [{DATA_START}, {end}]"
         raise CorruptionError(msg)
-    return [
-        (offset, rec_type, id_hash)
-        for offset, rec_type, flags, agent, id_hash, _ in frames_between(buf, start, end)
-        if agent == agent_id and not flags & FLAG_DELETED and live.get(id_hash) == offset
-    ]
-
-
-def tombstones_since(
-    buf: ByteView, start: int, end: int, agent_id: int
-) -> list[tuple[int, int, int]]:
-    """(offset, type, id) of ``agent_id``'s tombstones in ``[start, end)``, in log order
-    (``live_frames_since``'s errors for a ``start`` that is not a frame boundary)."""
-    if not DATA_START <= start <= end:
-        msg = f"{start} is outside the record area [{DATA_START}, {end}]"
-        raise CorruptionError(msg)
-    return [
-        (offset, rec_type, id_hash)
-        for offset, rec_type, flags, agent, id_hash, _ in frames_between(buf, start, end)
-        if agent == agent_id and flags & FLAG_DELETED
-    ]
+    found = []
+    for offset, rec_type, flags, agent, id_hash, _ in frames_between(buf, start, end):
+        if agent != agent_id:
+            continue
+        deleted = flags & FLAG_DELETED
+        if (deleted and live is None) or (
+            not deleted and live is not None and live.get(id_hash) == offset
+        ):
+            found.append((offset, rec_type, id_hash))
+    return found

@@ -58,6 +58,15 @@ def _kept_scene(me: memhop.Session) -> str:
     return scene
 
 
+def _kept_and_doomed(me: memhop.Session) -> tuple[str, str, str]:
+    """A kept scene, then a scene of one turn that says the sentinel: the scene ids and
+    that turn's topic id."""
+    kept = _kept_scene(me)
+    doomed = me.search(new_scene=True).scene.scene_id
+    topic = me.update(input=f"{SENTINEL} said", output="ok", created_at=TS + 9).id
+    return kept, doomed, topic
+
+
 def _doomed_scene(me: memhop.Session) -> str:
     """A scene whose every kind of text carries the sentinel, Dream summary included."""
     scene = me.search(new_scene=True).scene.scene_id
@@ -131,9 +140,7 @@ def test_a_saved_recall_index_goes_with_the_delete(tmp_path: Path) -> None:
     folder.mkdir()
     with _open(folder) as db:
         me = db.primary()
-        kept = _kept_scene(me)
-        doomed = me.search(new_scene=True).scene.scene_id
-        me.update(input=f"{SENTINEL} said", output="ok", created_at=TS + 9)
+        kept, doomed, _ = _kept_and_doomed(me)
         assert me.recall(SENTINEL)
     assert SENTINEL.encode() in (folder / "mem.meh.recall").read_bytes()  # control
     with _open(folder) as db:
@@ -155,9 +162,7 @@ def test_purge_returns_once_the_bytes_are_gone(tmp_path: Path, what: str) -> Non
     folder.mkdir()
     with _open(folder) as db:
         me = db.primary()
-        kept = _kept_scene(me)
-        doomed_scene = me.search(new_scene=True).scene.scene_id
-        doomed_topic = me.update(input=f"{SENTINEL} said", output="ok", created_at=TS + 9).id
+        kept, doomed_scene, doomed_topic = _kept_and_doomed(me)
         assert SENTINEL.encode() in _every_byte(folder)  # before the purge it is there
         before = _reads(me, kept, without=doomed_topic)
 
