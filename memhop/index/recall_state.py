@@ -24,20 +24,19 @@ import operator
 import struct
 import sys
 from array import array
-from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 import xxhash
 
+from memhop.index.grouped import Grouped
 from memhop.index.recall import PackedIndex, RecallIndex
 from memhop.intmap import IntMap
 
 __all__ = [
     "MAGIC",
     "Body",
-    "Grouped",
     "InMemory",
     "RecallSection",
     "RecallState",
@@ -404,67 +403,6 @@ def _group_columns(
         msg = f"{name}: keys out of order"
         raise ValueError(msg)
     return keys, ends, flat
-
-
-class Grouped(MutableMapping[int, T]):
-    """``key -> made(group)`` over packed columns, a group made on first use.
-
-    ``keys`` ascend; group k is ``flat[ends[k-1]:ends[k]]``. What is written
-    or read is kept in a dict; a packed key deleted is remembered as gone.
-    """
-
-    __slots__ = ("_ends", "_flat", "_gone", "_keys", "_made", "_read")
-
-    def __init__(
-        self,
-        keys: array[int],
-        ends: array[int],
-        flat: array[int],
-        made: Callable[[array[int]], T],
-    ) -> None:
-        self._keys, self._ends, self._flat, self._made = keys, ends, flat, made
-        self._read: dict[int, T] = {}
-        self._gone: set[int] = set()
-
-    def _at(self, key: int) -> int | None:
-        """Where ``key`` is packed, if it is and is not gone."""
-        at = bisect_left(self._keys, key)
-        if at < len(self._keys) and self._keys[at] == key and key not in self._gone:
-            return at
-        return None
-
-    def __getitem__(self, key: int) -> T:
-        if key in self._read:
-            return self._read[key]
-        at = self._at(key)
-        if at is None:
-            raise KeyError(key)
-        start = self._ends[at - 1] if at else 0
-        made = self._read[key] = self._made(self._flat[start : self._ends[at]])
-        return made
-
-    def __setitem__(self, key: int, value: T) -> None:
-        self._read[key] = value
-
-    def __delitem__(self, key: int) -> None:
-        packed = self._at(key) is not None
-        if key not in self._read and not packed:
-            raise KeyError(key)
-        self._read.pop(key, None)
-        if packed:
-            self._gone.add(key)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._read or (isinstance(key, int) and self._at(key) is not None)
-
-    def __iter__(self) -> Iterator[int]:
-        yield from self._read
-        for key in self._keys:
-            if key not in self._read and key not in self._gone:
-                yield key
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
 
 
 def _event_ids(ids: array[int]) -> int | tuple[int, ...]:

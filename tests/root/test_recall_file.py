@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 import memhop
 from memhop.engine import create_engine
 from memhop.engine import seed as seed_module
-from memhop.index.recall_state import Grouped, RecallState, decode_sections, encode_sections
+from memhop.index.grouped import Grouped
+from memhop.index.recall_state import RecallState, decode_sections, encode_sections
 from memhop.root import recall_index
 from memhop.root.mirrors import Mirrors
 from memhop.root.recall_file import RecallFile
