@@ -43,7 +43,7 @@ __all__ = [
     "ROW",
     "Refresh",
     "build_step",
-    "closing_state",
+    "built_state",
     "current",
     "current_state",
     "follow_open_turn",
@@ -396,13 +396,10 @@ def follow_open_turn(
         state.open_topic, state.open_scene = open_topic, open_scene
 
 
-def closing_state(engine: Engine, ctx: DomainContext) -> RecallState | None:
-    """The domain's recall state to save as the file closes, brought up to date; None
-    when it is not built in full. The close drops the open turn: so does the state
-    (its events go where a build from the records puts them)."""
+def built_state(engine: Engine, ctx: DomainContext) -> RecallState | None:
+    """The built domain's recall state brought up to date; None when it is not built in
+    full (no state, its build pending, or a mirror installed whole since)."""
     mirrors = ctx.settled_mirrors()
     if mirrors is None or mirrors.recall is None or mirrors.recall.pending or _replaced(ctx):
         return None
-    ctx.open_turn = None
-    state = current_state(engine, ctx)
-    return state if state.storable else None
+    return current_state(engine, ctx)

@@ -15,11 +15,12 @@ before a crash) is left to the full build, and that recall waits for it.
 from __future__ import annotations
 
 from memhop.engine import Engine
+from memhop.index.recall_state import RecallState
 from memhop.root import recall_file
 from memhop.root.domain import DomainContext
-from memhop.root.recall_index import Refresh, follow_open_turn
+from memhop.root.recall_index import Refresh, built_state, follow_open_turn
 
-__all__ = ["current"]
+__all__ = ["closing_state", "current"]
 
 
 def current(engine: Engine, ctx: DomainContext) -> Refresh | None:
@@ -53,3 +54,18 @@ def current(engine: Engine, ctx: DomainContext) -> Refresh | None:
     if topics:
         refresh.run(topics)
     return refresh
+
+
+def closing_state(engine: Engine, ctx: DomainContext) -> RecallState | None:
+    """The domain's recall state to save as the file closes, brought up to date, whether
+    its full build is done or its views still serve it; None when it has none to save.
+    The close drops the open turn: so does the state (its events go where a build from
+    the records puts them)."""
+    ctx.open_turn = None
+    if ctx.settled_mirrors() is None:  # a state taken this session only: none is read now
+        taken = ctx.warm is not None and ctx.warm.recall is not None
+        refresh = current(engine, ctx) if taken else None
+        state = None if refresh is None else refresh.state
+    else:
+        state = built_state(engine, ctx)
+    return state if state is not None and state.storable else None

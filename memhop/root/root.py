@@ -29,7 +29,7 @@ from memhop.layers import profile, registry
 from memhop.llm import Model, Usage
 from memhop.llm.remote import OpenAIModel
 from memhop.records import AgentType, ProfileSlot
-from memhop.root import compaction, dreams, map_file, recall_index
+from memhop.root import compaction, dreams, map_file, recall_warm
 from memhop.root.domain import DomainContext, MeteredModel
 from memhop.root.mirrors import Mirrors, build_mirrors
 from memhop.root.recall_file import RecallFile
@@ -112,7 +112,7 @@ class Root:
         for ctx in contexts:  # a barrier: no call is mid-write when the file closes
             with ctx.lock:
                 dreams.flush(self.engine, ctx)
-                state = recall_index.closing_state(self.engine, ctx)
+                state = recall_warm.closing_state(self.engine, ctx)
                 if state is not None:
                     recalled.append((ctx.agent_id, state))
         try:

@@ -288,3 +288,25 @@ def test_a_close_keeps_a_taken_section_it_has_no_fresh_state_for(tmp_path: Path)
         assert RecallFile(path).take(2) is None  # control: gone with the file
     finally:
         engine.close()
+
+
+def test_a_close_before_the_build_saves_the_state_the_views_kept(
+    tmp_path: Path, held_builds: threading.Event
+) -> None:
+    """A session that ends before its domain's build saves the recall state it kept through
+    the views, turns included: the next open does not redo them from the log."""
+    path = str(tmp_path / "mem.meh")
+    _written(path, 9)
+    before = Path(path + ".recall").read_bytes()
+    held_builds.clear()
+    with memhop.open(path, memhop.LocalModel(), TABLE) as db:
+        me = db.primary()
+        me.search()
+        me.update(input="a kingfisher by the pier", output="bright blue", created_at=T0 + 70)
+        assert me.recall("kingfisher")[0].text.startswith("a kingfisher")
+        assert db._root._contexts[0].built is None  # still warm at the close
+        held_builds.set()  # the close stops the build; the state is saved regardless
+    after = Path(path + ".recall").read_bytes()
+    assert after != before
+    assert b"kingfisher" in after
+    assert b"kingfisher" not in before  # control: the turn is in the state the close wrote
