@@ -183,6 +183,8 @@ class Session(PlanFace, GraphFace, DreamFace, AdminFace):
         every event by BM25 over words (stop words dropped, plurals and -ing/-ed
         folded). ``scene_id`` keeps one scene; ``start``/``end`` (ms, inclusive)
         bound ``created_at``. A pure read: nothing is written, no model is asked.
+        The domain's first recall after an open reads the index the last close
+        saved beside the file (``<file>.recall``) when it still matches the file.
         InvalidQueryError for an empty query or a ``limit`` outside 1..100.
         """
         found = recall_in_steps(
