@@ -243,30 +243,41 @@ class RecallIndex:
         return True
 
     def _repack(self) -> None:
-        """Drop dead slots from the postings and the per-document arrays."""
-        kinds, ids, scenes, created, lengths = (
-            self._kinds,
-            self._ids,
-            self._scenes,
-            self._created,
-            self._lengths,
+        """Drop dead slots from the postings and the per-document arrays.
+
+        Filtered column by column in C (``compress``, ``map``): a pass in Python per
+        posting cost 0.35 s at 20,000 turns, and a close repacks before it saves.
+        """
+        alive = bytes(map(bool, self._lengths))  # 0: a removed document
+        new_slot = array("I", itertools.accumulate(alive, initial=0))  # live slot -> its new
+        slot_code, renumber = _code_for(new_slot[-1]), new_slot.__getitem__
+        for term_id in range(len(self._df)):
+            docs, counts = self._postings(term_id)
+            keep = bytes(map(alive.__getitem__, docs))
+            self._post_docs[term_id] = array(
+                slot_code, map(renumber, itertools.compress(docs, keep))
+            )
+            self._post_tfs[term_id] = array("B", itertools.compress(counts, keep))
+        starts = self._starts
+        ends = starts[1:]
+        ends.append(len(self._fwd_terms))
+        sizes = list(map(operator.sub, ends, starts))
+        kept = b"".join(
+            b"\1" * n if live else b"\0" * n for n, live in zip(sizes, alive, strict=True)
         )
-        starts, terms, counts = self._starts, self._fwd_terms, self._fwd_counts
-        self._kinds, self._ids = array("B"), array("Q")
-        self._scenes, self._created, self._lengths = array("Q"), array("q"), array("I")
-        self._starts, self._fwd_counts = array("Q"), array("B")
-        self._fwd_terms = array(_code_for(len(self._df)))
-        self._slot_of = {}
-        self._post_docs = [array("H") for _ in self._df]
-        self._post_tfs = [array("B") for _ in self._df]
+        self._fwd_terms = array(self._fwd_terms.typecode, itertools.compress(self._fwd_terms, kept))
+        self._fwd_counts = array("B", itertools.compress(self._fwd_counts, kept))
+        self._starts = array("Q", itertools.accumulate(itertools.compress(sizes, alive), initial=0))
+        self._starts.pop()  # the end of the last document
+        for name in ("_kinds", "_ids", "_scenes", "_created", "_lengths"):
+            column: array[int] = getattr(self, name)
+            setattr(self, name, array(column.typecode, itertools.compress(column, alive)))
+        for kind, slots in self._slot_of.items():
+            flat = slots.flat()
+            flat[1::2] = array("Q", map(renumber, flat[1::2]))
+            self._slot_of[kind] = IntMap.from_sorted_pairs(flat)
         self._base = None
         self._dead = 0
-        n = len(lengths)
-        for s in range(n):
-            if lengths[s]:  # 0: a removed document
-                a, b = starts[s], starts[s + 1] if s + 1 < n else len(terms)
-                tfs = zip(terms[a:b], counts[a:b], strict=True)
-                self._append(kinds[s], ids[s], scenes[s], created[s], lengths[s], tfs)
 
     # ---- packed form (the side file's) -----------------------------------------------
 
