@@ -146,6 +146,7 @@ class RecallIndex:
         self._slot_of: dict[int, IntMap] = {}
         self._total_length = 0
         self._dead = 0
+        self.edits = 0  # puts and removes since the index was made or unpacked
 
     def _terms_of_slot(self, slot: int) -> tuple[int, int]:
         end = self._starts[slot + 1] if slot + 1 < len(self._starts) else len(self._fwd_terms)
@@ -169,6 +170,7 @@ class RecallIndex:
             tfs.append((term_id, count if count < _MAX_TF else _MAX_TF))
         length = counts.total()
         self._total_length += length
+        self.edits += 1
         self._append(key[0], key[1], scene_id, created_at, length, tfs)
 
     def _append(
@@ -238,6 +240,7 @@ class RecallIndex:
         self._total_length -= self._lengths[slot]
         self._lengths[slot] = 0
         self._dead += 1
+        self.edits += 1
         if self._dead > 1024 and self._dead > len(self):
             self._repack()
         return True

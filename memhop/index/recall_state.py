@@ -106,6 +106,7 @@ class RecallState:
     # Topics still to index in a first build, a unit (a scene's topics) at a time; empty
     # once built (the root builds in steps, each under its own hold of the domain lock).
     pending: list[list[int]] = field(default_factory=list)
+    read_back: bool = False  # read from the recall file (its index edited since or not)
 
     @property
     def storable(self) -> bool:
@@ -376,6 +377,7 @@ def _state_of(raw_terms: bytes, columns: dict[str, array[int]]) -> RecallState:
             events=Grouped(*_group_columns(columns, "events"), _event_ids),
             orders=Grouped(*_group_columns(columns, "orders"), _as_is),
             row_scenes=_pairs(col("row_scenes")),
+            read_back=True,
         )
     except ValueError as exc:  # zip(strict=True): a key column and its groups differ
         msg = f"recall state: {exc}"

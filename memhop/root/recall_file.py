@@ -157,15 +157,22 @@ class RecallFile:
         try:
             if engine.damage() != (0, 0):
                 return  # a damaged file is indexed in full until it is salvaged
-            states = list(states)
-            if not states:
+            with self._mu:
+                listed = dict(self._loaded())
+            # A state read back and not edited since is what its section holds (still true
+            # for the file, the log since being redone on reading): kept, not written again
+            # (that costs what the domain holds: 1.7 s at 10^5 documents).
+            changed = [
+                (agent, state)
+                for agent, state in states
+                if not (state.read_back and not state.index.edits and agent in listed)
+            ]
+            if not changed:
                 return  # nothing new: the file (if any) still holds what it held
             end, seal = engine.record_end, engine.snapshot_seal()
             digest = engine.prefix_digest(end)
-            fresh = [(agent, end, seal, digest, state) for agent, state in states]
-            with self._mu:
-                saved = {agent for agent, *_ in fresh}
-                kept = [s for agent, s in self._loaded().items() if agent not in saved]
+            fresh = [(agent, end, seal, digest, state) for agent, state in changed]
+            kept = [s for agent, s in listed.items() if agent not in dict(changed)]
             chunks = encode_sections(fresh, kept)
             replace_side_file(self.path, chunks, engine.permission_bits())
         except (MemHopError, ValueError, OSError) as exc:

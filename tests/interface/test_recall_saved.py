@@ -188,3 +188,26 @@ def test_a_damaged_recall_file_is_ignored_with_a_warning(
         assert _answers(me) == before
     assert "recall" in caplog.text
     assert "ignored" in caplog.text or "not used" in caplog.text
+
+
+def test_a_session_that_changed_no_row_leaves_the_file_as_it_was(tmp_path: Path) -> None:
+    """Writing the whole index costs what the domain holds: a session whose recalls
+    changed nothing keeps the file; one with a turn writes it again (the control)."""
+    path = tmp_path / "mem.meh"
+    with _open(path) as db:
+        me = db.primary()
+        _write(me, TALK, TS)
+        before = _answers(me)
+    saved = _side(path).read_bytes()
+    with _open(path) as db:
+        me = db.primary()
+        me.search()
+        assert _answers(me) == before
+    assert _side(path).read_bytes() == saved
+    with _open(path) as db:
+        me = db.primary()
+        me.search()
+        me.update(input="a heron by the lake", output="noted", created_at=TS + 40)
+        assert me.recall("heron")
+    assert _side(path).read_bytes() != saved
+    assert b"heron" in _side(path).read_bytes()
