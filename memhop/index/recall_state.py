@@ -24,9 +24,9 @@ import operator
 import struct
 import sys
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
-from typing import Protocol, TypeVar
+from typing import Protocol
 
 import xxhash
 
@@ -52,7 +52,6 @@ _ENTRY = struct.Struct("<QQQ16sQQQ")  # agent, covered end, seal, digest, offset
 _COLUMN = struct.Struct("<cQ")  # type code, item count
 _TERMS = b"s"  # the terms, each ended by a NUL, as UTF-8 (the count is their byte length)
 _ITEM_SIZES = {"B": 1, "H": 2, "I": 4, "Q": 8, "q": 8}
-T = TypeVar("T")
 
 # The columns of a body, in order, with the type codes each may have (ids held in two
 # bytes while they fit: ``memhop.index.recall``).
@@ -173,7 +172,7 @@ def encode_sections(
 ) -> list[bytes]:
     """The file's bytes: (agent id, covered end, seal, digest, state) of each ``fresh``
     domain, and each ``kept`` section as it was read (its body is not decoded)."""
-    entries: list[tuple[int, int, int, bytes, bytes | memoryview, int]] = []
+    entries: list[tuple[int, int, int, bytes, bytes, int]] = []
     for agent_id, covered_end, seal, digest, state in fresh:
         if not state.storable:
             msg = "recall state: only a built state with no open turn is stored"
@@ -189,7 +188,7 @@ def encode_sections(
     for agent_id, covered_end, seal, digest, raw, checksum in entries:
         out.append(_ENTRY.pack(agent_id, covered_end, seal, digest, offset, len(raw), checksum))
         offset += len(raw)
-    return out + [bytes(entry[4]) for entry in entries]
+    return out + [entry[4] for entry in entries]
 
 
 def decode_sections(data: bytes | bytearray | memoryview) -> Mapping[int, RecallSection]:
@@ -354,22 +353,22 @@ def _state_of(raw_terms: bytes, columns: dict[str, array[int]]) -> RecallState:
         msg = f"recall state: terms are not UTF-8: {exc}"
         raise ValueError(msg) from None
     col = columns.__getitem__
-    packed = PackedIndex(
-        terms=terms,
-        post_starts=col("post_starts"),
-        post_docs=col("post_docs"),
-        post_tfs=col("post_tfs"),
-        kinds=col("kinds"),
-        ids=col("ids"),
-        scenes=col("scenes"),
-        created=col("created"),
-        lengths=col("lengths"),
-        starts=col("starts"),
-        fwd_terms=col("fwd_terms"),
-        fwd_counts=col("fwd_counts"),
-        slots=dict(_keyed(columns, "slot", _as_is)),
-    )
     try:
+        packed = PackedIndex(
+            terms=terms,
+            post_starts=col("post_starts"),
+            post_docs=col("post_docs"),
+            post_tfs=col("post_tfs"),
+            kinds=col("kinds"),
+            ids=col("ids"),
+            scenes=col("scenes"),
+            created=col("created"),
+            lengths=col("lengths"),
+            starts=col("starts"),
+            fwd_terms=col("fwd_terms"),
+            fwd_counts=col("fwd_counts"),
+            slots=dict(Grouped(*_group_columns(columns, "slot"), _as_is)),
+        )
         return RecallState(
             index=RecallIndex.unpacked(packed),
             row_of=dict(zip(col("row_of_topics"), col("row_of_rows"), strict=True)),
@@ -379,18 +378,9 @@ def _state_of(raw_terms: bytes, columns: dict[str, array[int]]) -> RecallState:
             row_scenes=_pairs(col("row_scenes")),
             read_back=True,
         )
-    except ValueError as exc:  # zip(strict=True): a key column and its groups differ
+    except ValueError as exc:  # columns that do not fit together
         msg = f"recall state: {exc}"
         raise ValueError(msg) from None
-
-
-def _keyed(
-    columns: dict[str, array[int]], name: str, made: Callable[[array[int]], T]
-) -> Iterator[tuple[int, T]]:
-    """(key, ``made(group)``) of a grouped column set: ``<name>_rows``, ``_ends``, ``_flat``."""
-    keys, ends, flat = _group_columns(columns, name)
-    for key, group in zip(keys, _groups(ends, flat), strict=True):
-        yield key, made(group)
 
 
 def _group_columns(
@@ -416,18 +406,6 @@ def _pairs(flat: array[int]) -> IntMap:
         msg = "interleaved pairs of odd length"
         raise ValueError(msg)
     return IntMap.from_sorted_pairs(flat)
-
-
-def _groups(ends: array[int], flat: array[int]) -> list[array[int]]:
-    """``flat`` cut at ``ends`` (ascending, the last at its end)."""
-    if (ends[-1] if ends else 0) != len(flat) or any(map(int.__gt__, ends, ends[1:])):
-        msg = "recall state: group ends do not match their column"
-        raise ValueError(msg)
-    out, start = [], 0
-    for end in ends:
-        out.append(flat[start:end])
-        start = end
-    return out
 
 
 def _as_is(group: array[int]) -> array[int]:

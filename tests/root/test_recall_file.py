@@ -166,12 +166,17 @@ def test_a_flipped_byte_is_refused_never_read_as_another_state(at: int, flip: in
     for i in range(30):
         state.index.put((0, i + 1), 1, i, [f"w{i % 7}", "common"])
     data = bytearray(b"".join(encode_sections([(7, 8192, 3, b"d" * 16, state)])))
+    assert decode_sections(bytes(data))[7].state().index == state.index  # control: it reads
     data[at % len(data)] ^= flip
     try:
-        back = decode_sections(bytes(data))
-        read = [s.state() for s in back.values()]
-    except ValueError:
-        return  # refused: what the root does is build in full
+        read = [s.state() for s in decode_sections(bytes(data)).values()]
+    except ValueError as exc:  # refused: what the root does is index in full
+        refusal = str(exc)
+        read = []
+    else:
+        refusal = ""
+    assert bool(read) != bool(refusal)
+    assert not refusal or refusal.startswith("recall")  # named: the file, not a crash
     # A flip in the directory's agent id, end, seal or digest leaves the body whole; the
     # root's trust rule refuses what no longer matches the file. The body itself is whole.
     assert all(r.index == state.index for r in read)
