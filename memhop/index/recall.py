@@ -8,8 +8,11 @@ what its terms are and keeps it current. No text is held, only term counts.
 Scoring is Okapi BM25 (k1 = 1.2, b = 0.75) with the non-negative idf
 ``ln(1 + (N - df + 0.5) / (df + 0.5))``. Top-k is exact and uses MaxScore:
 terms are taken rarest first; once the best score the remaining terms could
-still give a new document is below the k-th score so far, they only add to
-documents already found.
+still give a new document is below a floor under the final k-th score, they
+only add to documents already found, and only to those that can still reach
+it. A term's best is bounded by its highest count and its shortest document;
+the floor is the k-th full score of the best documents found so far, each
+scored through its own terms (a "probe"), so it nears the answer early.
 
 Contract:
 - ``put`` replaces the document under its key; ``remove`` forgets it.
@@ -22,6 +25,7 @@ Traps: not thread-safe; the root holds the domain lock around every call.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 import math
@@ -31,6 +35,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from memhop.index.recall_floor import KthFloor
+from memhop.index.recall_packed import NARROW, PackedIndex, code_for
 from memhop.intmap import NO_IDS, IntMap
 
 __all__ = [
@@ -46,73 +52,10 @@ K1 = 1.2
 B = 0.75
 _MAX_TF = 255  # a term's count in one document saturates here (BM25 flattens long before)
 _CHUNK = 1024  # postings read, at least, between two checks that new documents can win
-# Term ids and document slots are held in two bytes while they fit (most domains' terms
-# always do): half the memory, and half the recall file's bytes to read back.
-_NARROW = 0xFFFF
+_NO_LENGTH = 0xFFFFFFFF  # a term's shortest document before it has one
 
 DocKey = tuple[int, int]
 """(kind, id): the root's own naming of a document (a row's topic id, an event's content id)."""
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class PackedIndex:
-    """A recall index's live documents in flat columns: what the side file stores.
-
-    Term ``t`` is ``terms[t]``; its postings are ``post_docs`` / ``post_tfs``
-    from ``post_starts[t]`` to ``post_starts[t + 1]``. Document slot ``s``
-    has one entry in each per-document column, and its distinct terms in
-    ``fwd_terms`` / ``fwd_counts`` from ``starts[s]`` to the next start.
-    ``slots`` maps a kind to its (id, slot) pairs, interleaved, ids ascending.
-    """
-
-    terms: tuple[str, ...]
-    post_starts: array[int]
-    post_docs: array[int]
-    post_tfs: array[int]
-    kinds: array[int]
-    ids: array[int]
-    scenes: array[int]
-    created: array[int]
-    lengths: array[int]
-    starts: array[int]
-    fwd_terms: array[int]
-    fwd_counts: array[int]
-    slots: dict[int, array[int]]
-
-    def check(self) -> None:
-        """Raise ValueError unless the columns' lengths and starts fit together.
-
-        What the columns hold is not read here (a pass over every posting would
-        cost what a load saves): a file's checksum vouches for its bytes.
-        """
-        docs, terms = len(self.kinds), len(self.terms)
-        per_doc = (self.ids, self.scenes, self.created, self.lengths, self.starts)
-        problems = [
-            any(len(column) != docs for column in per_doc) and "per-document columns differ",
-            len(self.post_starts) != terms + 1 and "term starts do not match the terms",
-            len(self.post_docs) != len(self.post_tfs) and "postings and counts differ",
-            len(self.fwd_terms) != len(self.fwd_counts) and "document terms and counts differ",
-            not _ascending_from_zero(self.post_starts, len(self.post_docs)) and "bad term starts",
-            not _ascending_from_zero(self.starts, len(self.fwd_terms)) and "bad document starts",
-            sum(len(flat) for flat in self.slots.values()) != 2 * docs and "slots do not match",
-        ]
-        found = [p for p in problems if p]
-        if found:
-            msg = f"packed recall index: {found[0]}"
-            raise ValueError(msg)
-
-
-def _code_for(count: int) -> str:
-    """The type code that holds ids below ``count``: two bytes while they fit."""
-    return "H" if count <= _NARROW + 1 else "I"
-
-
-def _ascending_from_zero(starts: array[int], end: int) -> bool:
-    """Whether ``starts`` begins at 0 (or is empty) and ends within ``end`` (that they
-    ascend in between is the checksum's to vouch for: a pass over them costs)."""
-    if not starts:
-        return end == 0
-    return starts[0] == 0 and starts[-1] <= end
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +72,10 @@ class RecallIndex:
     def __init__(self) -> None:
         self._vocab: dict[str, int] = {}
         self._df = array("I")  # term id -> live documents holding it
+        # term id -> its highest count and its shortest document (bounds: a removal leaves
+        # them, which only loosens them; valid once the term's postings are out of _base)
+        self._max_tf = array("B")
+        self._min_length = array("I")
         # term id -> document slots (some may be dead) and counts; None: still in _base
         self._post_docs: list[array[int] | None] = []
         self._post_tfs: list[array[int] | None] = []
@@ -186,11 +133,16 @@ class RecallIndex:
         slot = len(self._lengths)
         self._starts.append(len(self._fwd_terms))
         fwd_terms, fwd_counts = self._fwd_terms, self._fwd_counts
-        postings, wide = self._postings, slot > _NARROW
+        postings, wide = self._postings, slot > NARROW
+        max_tf, min_length = self._max_tf, self._min_length
         for term_id, tf in tfs:
             fwd_terms.append(term_id)
             fwd_counts.append(tf)
             docs, counts = postings(term_id)
+            if tf > max_tf[term_id]:
+                max_tf[term_id] = tf
+            if length < min_length[term_id]:
+                min_length[term_id] = length
             if wide and docs.typecode == "H":
                 docs = self._post_docs[term_id] = array("I", docs)
             docs.append(slot)
@@ -214,6 +166,8 @@ class RecallIndex:
             a, b = base.post_starts[term_id], base.post_starts[term_id + 1]
             docs = self._post_docs[term_id] = base.post_docs[a:b]
             counts = self._post_tfs[term_id] = base.post_tfs[a:b]
+            self._max_tf[term_id] = max(counts, default=0)
+            self._min_length[term_id] = _shortest(self._lengths, docs)
         return docs, counts
 
     def _term_id(self, term: str) -> int:
@@ -221,9 +175,11 @@ class RecallIndex:
         if term_id is None:
             term_id = self._vocab[term] = len(self._df)
             self._df.append(0)
+            self._max_tf.append(0)
+            self._min_length.append(_NO_LENGTH)
             self._post_docs.append(array("H"))
             self._post_tfs.append(array("B"))
-            if term_id > _NARROW and self._fwd_terms.typecode == "H":
+            if term_id > NARROW and self._fwd_terms.typecode == "H":
                 self._fwd_terms = array("I", self._fwd_terms)
         return term_id
 
@@ -253,7 +209,7 @@ class RecallIndex:
         """
         alive = bytes(map(bool, self._lengths))  # 0: a removed document
         new_slot = array("I", itertools.accumulate(alive, initial=0))  # live slot -> its new
-        slot_code, renumber = _code_for(new_slot[-1]), new_slot.__getitem__
+        slot_code, renumber = code_for(new_slot[-1]), new_slot.__getitem__
         for term_id in range(len(self._df)):
             docs, counts = self._postings(term_id)
             keep = bytes(map(alive.__getitem__, docs))
@@ -281,6 +237,11 @@ class RecallIndex:
             self._slot_of[kind] = IntMap.from_sorted_pairs(flat)
         self._base = None
         self._dead = 0
+        lengths = self._lengths  # the bounds lose the removed documents' counts and lengths
+        for term_id in range(len(self._df)):
+            docs, counts = self._postings(term_id)
+            self._max_tf[term_id] = max(counts, default=0)
+            self._min_length[term_id] = _shortest(lengths, docs)
 
     # ---- packed form (the side file's) -----------------------------------------------
 
@@ -297,7 +258,7 @@ class RecallIndex:
         for new_id, old_id in enumerate(kept):
             renumber[old_id] = new_id
         names = {term_id: term for term, term_id in self._vocab.items()}
-        slot_code = _code_for(len(self._lengths))
+        slot_code = code_for(len(self._lengths))
         post_starts, post_docs, post_tfs = array("Q", [0]), array(slot_code), array("B")
         for old_id in kept:
             docs, counts = self._postings(old_id)
@@ -315,7 +276,7 @@ class RecallIndex:
             created=self._created,
             lengths=self._lengths,
             starts=self._starts,
-            fwd_terms=array(_code_for(len(kept)), map(renumber.__getitem__, self._fwd_terms)),
+            fwd_terms=array(code_for(len(kept)), map(renumber.__getitem__, self._fwd_terms)),
             fwd_counts=self._fwd_counts,
             slots={kind: slots.flat() for kind, slots in sorted(self._slot_of.items())},
         )
@@ -333,6 +294,8 @@ class RecallIndex:
         index._vocab = dict(zip(packed.terms, range(terms), strict=True))
         starts = packed.post_starts
         index._df = array("I", map(operator.sub, starts[1:], starts[:-1]))
+        index._max_tf = array("B", bytes(terms))  # measured as each term is taken out
+        index._min_length = array("I", [_NO_LENGTH]) * terms
         index._post_docs = [None] * terms
         index._post_tfs = [None] * terms
         index._base = packed
@@ -377,20 +340,28 @@ class RecallIndex:
         wanted = {t for t in wanted if self._df[t] > 0}
         if n == 0 or not wanted or limit <= 0:
             return []
-        avg = self._total_length / n
-        idf = {t: math.log(1.0 + (n - self._df[t] + 0.5) / (self._df[t] + 0.5)) for t in wanted}
-        order = sorted(wanted, key=lambda t: (-idf[t], t))
-        bounds = [idf[t] * (K1 + 1.0) for t in order]
-        remaining = [sum(bounds[i:]) for i in range(len(order))]
-        # tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / avg)), with the constants folded
-        base, per_length = K1 * (1.0 - B), K1 * B / avg
+        df = self._df
+        # tf * weight / (tf + base + per_length * length), weight = idf * (k1 + 1)
+        weight = {t: (K1 + 1.0) * math.log(1.0 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in wanted}
+        base, per_length = K1 * (1.0 - B), K1 * B / (self._total_length / n)
+        order = sorted(wanted, key=lambda t: (-weight[t], t))
+        bounds = [self._bound(t, weight[t], base, per_length) for t in order]
+        remaining = list(itertools.accumulate(reversed(bounds)))[::-1]  # terms i.. at best
+        floor = KthFloor(
+            limit,
+            functools.partial(self._full_score, weight=weight, base=base, per_length=per_length),
+        )
         lengths = self._lengths
         scores: dict[int, float] = {}
         refused: set[int] = set()
         for i, term_id in enumerate(order):
-            weight = idf[term_id] * (K1 + 1.0)
+            w = weight[term_id]
+            if i == 0 and accept is None:
+                # Every posting of the first term is read (no document is ranked yet).
+                scores = self._scored(term_id, w, base, per_length)
+                continue
             pairs = zip(*self._postings(term_id), strict=True)
-            untouched = self._closed(scores, limit, remaining[i])
+            untouched = floor.closes(scores, remaining[i])
             if not untouched:
                 closed = False
                 read, total = 0, self._df_slots(term_id)
@@ -409,8 +380,8 @@ class RecallIndex:
                                 refused.add(slot)
                                 continue
                             scores[slot] = 0.0
-                        scores[slot] += weight * tf / (tf + base + per_length * length)
-                    if read < total and self._closed(scores, limit, remaining[i]):
+                        scores[slot] += w * tf / (tf + base + per_length * length)
+                    if read < total and floor.closes(scores, remaining[i]):
                         closed = True
                         break
                 if not closed:
@@ -418,22 +389,54 @@ class RecallIndex:
             # No new document can reach the top now: only add to those found, and only
             # to those that can still reach it. When none of this term's postings were
             # read yet and the found are far fewer, look each one up instead.
-            floor = heapq.nlargest(limit, scores.values())[-1] - remaining[i]
-            scores = {slot: score for slot, score in scores.items() if score >= floor}
+            least = floor.value - remaining[i]
+            scores = {slot: score for slot, score in scores.items() if score >= least}
             if untouched and len(scores) * 8 < self._df_slots(term_id):
                 for slot in scores:
                     tf = self._count_in(slot, term_id)
                     if tf:
-                        scores[slot] += weight * tf / (tf + base + per_length * lengths[slot])
+                        scores[slot] += w * tf / (tf + base + per_length * lengths[slot])
                 continue
             for slot, tf in pairs:
                 if slot in scores:
-                    scores[slot] += weight * tf / (tf + base + per_length * lengths[slot])
+                    scores[slot] += w * tf / (tf + base + per_length * lengths[slot])
         kinds, ids, created = self._kinds, self._ids, self._created
         ranked = []
         for slot, score in scores.items():
             ranked.append((-score, -created[slot], (kinds[slot], ids[slot])))
         return [Scored(key, -neg) for neg, _, key in heapq.nsmallest(limit, ranked)]
+
+    def _scored(self, term_id: int, w: float, base: float, per_length: float) -> dict[int, float]:
+        """Every live document of the term, scored for it alone: column by column in C
+        (a loop in Python costs about four times as much a posting)."""
+        docs, counts = self._postings(term_id)
+        lengths = list(map(self._lengths.__getitem__, docs))
+        # the same sums and products, in the same order, as the scan does one by one
+        norms = map(operator.add, map(base.__radd__, counts), map(per_length.__mul__, lengths))
+        scores = dict(zip(docs, map(operator.truediv, map(w.__mul__, counts), norms), strict=True))
+        if self._dead:
+            for slot in itertools.compress(docs, map(operator.not_, lengths)):
+                del scores[slot]  # a removed document (its length is 0)
+        return scores
+
+    def _bound(self, term_id: int, weight: float, base: float, per_length: float) -> float:
+        """The most the term gives any live document: its highest count in its shortest
+        document (the score grows with the count and falls with the length)."""
+        self._postings(term_id)  # a term still in the base is measured as it comes out
+        tf, length = self._max_tf[term_id], self._min_length[term_id]
+        return weight * tf / (tf + base + per_length * length)
+
+    def _full_score(
+        self, slot: int, *, weight: dict[int, float], base: float, per_length: float
+    ) -> float:
+        """The document's score for every query term at once, through its own terms."""
+        a, b = self._terms_of_slot(slot)
+        length, score = self._lengths[slot], 0.0
+        for term_id, tf in zip(self._fwd_terms[a:b], self._fwd_counts[a:b], strict=True):
+            w = weight.get(term_id)
+            if w is not None:
+                score += w * tf / (tf + base + per_length * length)
+        return score
 
     def _count_in(self, slot: int, term_id: int) -> int:
         """How often ``term_id`` occurs in the live document at ``slot`` (0 if not)."""
@@ -448,14 +451,6 @@ class RecallIndex:
 
     def _accepts(self, accept: Callable[[DocKey, int, int], bool], slot: int) -> bool:
         return accept((self._kinds[slot], self._ids[slot]), self._scenes[slot], self._created[slot])
-
-    @staticmethod
-    def _closed(scores: dict[int, float], limit: int, reachable: float) -> bool:
-        """True once a document not yet scored cannot beat the k-th score so far.
-
-        Scores only grow, so the k-th so far is a floor under the final k-th.
-        """
-        return len(scores) >= limit and reachable < heapq.nlargest(limit, scores.values())[-1]
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, RecallIndex):
@@ -477,3 +472,8 @@ class RecallIndex:
 
     def __repr__(self) -> str:
         return f"RecallIndex(docs={len(self)}, terms={len(self._vocab)})"
+
+
+def _shortest(lengths: array[int], docs: array[int]) -> int:
+    """The shortest live document among ``docs`` (a removed one has length 0)."""
+    return min(filter(None, map(lengths.__getitem__, docs)), default=_NO_LENGTH)

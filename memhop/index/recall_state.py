@@ -31,7 +31,8 @@ from typing import Protocol
 import xxhash
 
 from memhop.index.grouped import Grouped
-from memhop.index.recall import PackedIndex, RecallIndex
+from memhop.index.recall import RecallIndex
+from memhop.index.recall_packed import PackedIndex
 from memhop.intmap import IntMap
 
 __all__ = [

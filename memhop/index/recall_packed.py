@@ -1,0 +1,77 @@
+"""The packed form of a recall index: flat columns, what the side file stores.
+
+Responsibility: the columns' shape and the cheap checks that they fit together.
+Term ids and document slots are held in two bytes while they fit (most domains'
+terms always do): half the memory, and half the recall file's bytes to read back.
+"""
+
+from __future__ import annotations
+
+from array import array
+from dataclasses import dataclass
+
+__all__ = ["NARROW", "PackedIndex", "code_for"]
+
+NARROW = 0xFFFF
+"""The largest id a two-byte column holds."""
+
+
+def code_for(count: int) -> str:
+    """The type code that holds ids below ``count``: two bytes while they fit."""
+    return "H" if count <= NARROW + 1 else "I"
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class PackedIndex:
+    """A recall index's live documents in flat columns: what the side file stores.
+
+    Term ``t`` is ``terms[t]``; its postings are ``post_docs`` / ``post_tfs``
+    from ``post_starts[t]`` to ``post_starts[t + 1]``. Document slot ``s``
+    has one entry in each per-document column, and its distinct terms in
+    ``fwd_terms`` / ``fwd_counts`` from ``starts[s]`` to the next start.
+    ``slots`` maps a kind to its (id, slot) pairs, interleaved, ids ascending.
+    """
+
+    terms: tuple[str, ...]
+    post_starts: array[int]
+    post_docs: array[int]
+    post_tfs: array[int]
+    kinds: array[int]
+    ids: array[int]
+    scenes: array[int]
+    created: array[int]
+    lengths: array[int]
+    starts: array[int]
+    fwd_terms: array[int]
+    fwd_counts: array[int]
+    slots: dict[int, array[int]]
+
+    def check(self) -> None:
+        """Raise ValueError unless the columns' lengths and starts fit together.
+
+        What the columns hold is not read here (a pass over every posting would
+        cost what a load saves): a file's checksum vouches for its bytes.
+        """
+        docs, terms = len(self.kinds), len(self.terms)
+        per_doc = (self.ids, self.scenes, self.created, self.lengths, self.starts)
+        problems = [
+            any(len(column) != docs for column in per_doc) and "per-document columns differ",
+            len(self.post_starts) != terms + 1 and "term starts do not match the terms",
+            len(self.post_docs) != len(self.post_tfs) and "postings and counts differ",
+            len(self.fwd_terms) != len(self.fwd_counts) and "document terms and counts differ",
+            not _ascending_from_zero(self.post_starts, len(self.post_docs)) and "bad term starts",
+            not _ascending_from_zero(self.starts, len(self.fwd_terms)) and "bad document starts",
+            sum(len(flat) for flat in self.slots.values()) != 2 * docs and "slots do not match",
+        ]
+        found = [p for p in problems if p]
+        if found:
+            msg = f"packed recall index: {found[0]}"
+            raise ValueError(msg)
+
+
+def _ascending_from_zero(starts: array[int], end: int) -> bool:
+    """Whether ``starts`` begins at 0 (or is empty) and ends within ``end`` (that they
+    ascend in between is the checksum's to vouch for: a pass over them costs)."""
+    if not starts:
+        return end == 0
+    return starts[0] == 0 and starts[-1] <= end
