@@ -400,6 +400,9 @@ class RecallIndex:
             for slot, tf in pairs:
                 if slot in scores:
                     scores[slot] += w * tf / (tf + base + per_length * lengths[slot])
+        if len(scores) > limit:  # only the k best and those tied with them are ordered
+            kth = heapq.nlargest(limit, scores.values())[-1]
+            scores = {slot: score for slot, score in scores.items() if score >= kth}
         kinds, ids, created = self._kinds, self._ids, self._created
         ranked = []
         for slot, score in scores.items():

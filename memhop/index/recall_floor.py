@@ -31,14 +31,21 @@ class KthFloor:
 
     def closes(self, scores: dict[int, float], reachable: float) -> bool:
         """Raise the floor from the partial ``scores``; True once ``reachable`` is below it."""
+        if reachable < self.value:
+            return True
         limit = self._limit
         if len(scores) < limit:
             return False
-        best = heapq.nlargest(limit * _PROBE, scores, key=scores.__getitem__)
-        full = self._full
-        for slot in best:
-            if slot not in full:
-                full[slot] = self._full_score(slot)
-        kth_full = heapq.nlargest(limit, full.values())[-1] * (1.0 - _SLACK)
-        self.value = max(self.value, scores[best[limit - 1]], kth_full)
+        # Values first, then the slots at or above the least of them: a key function
+        # over every score would cost twice as much.
+        top = heapq.nlargest(limit * _PROBE, scores.values())
+        self.value = max(self.value, top[limit - 1])
+        if reachable < self.value:
+            return True
+        least, full = top[-1], self._full
+        fresh = [slot for slot, score in scores.items() if score >= least and slot not in full]
+        for slot in fresh[: limit * _PROBE]:  # ties past that add nothing the floor needs
+            full[slot] = self._full_score(slot)
+        if len(full) >= limit:
+            self.value = max(self.value, heapq.nlargest(limit, full.values())[-1] * (1.0 - _SLACK))
         return reachable < self.value
