@@ -580,8 +580,8 @@ def run(
 ) -> Outcome:
     path = os.path.join(workdir, f"steady-{label}.meh")
     log(f"{label}: {count:,} turns into {path}")
-    # The turns are made as they are played: a list of them would count the bench's own
-    # input (about 240 B and one tracked object a turn) against memhop's memory and collector.
+    # The turns are made as they are played: a list of them would put one tracked object a
+    # turn of the bench's own in every full collection that memhop's holds are timed with.
     stream = turns(count)
     probe = next(itertools.islice(turns(count + 1), count, None))  # the turn the reopens make
     clock = Clock(T0_MS)

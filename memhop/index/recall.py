@@ -73,7 +73,7 @@ class RecallIndex:
         self._vocab: dict[str, int] = {}
         self._df = array("I")  # term id -> live documents holding it
         # term id -> its highest count and its shortest document (bounds: a removal leaves
-        # them, which only loosens them; valid once the term's postings are out of _base)
+        # them, which only loosens them; a packed index stores them exact)
         self._max_tf = array("B")
         self._min_length = array("I")
         # term id -> document slots (some may be dead) and counts; None: still in _base
@@ -166,8 +166,6 @@ class RecallIndex:
             a, b = base.post_starts[term_id], base.post_starts[term_id + 1]
             docs = self._post_docs[term_id] = base.post_docs[a:b]
             counts = self._post_tfs[term_id] = base.post_tfs[a:b]
-            self._max_tf[term_id] = max(counts, default=0)
-            self._min_length[term_id] = _shortest(self._lengths, docs)
         return docs, counts
 
     def _term_id(self, term: str) -> int:
@@ -270,6 +268,8 @@ class RecallIndex:
             post_starts=post_starts,
             post_docs=post_docs,
             post_tfs=post_tfs,
+            term_max_tfs=array("B", map(self._max_tf.__getitem__, kept)),
+            term_min_lengths=array("I", map(self._min_length.__getitem__, kept)),
             kinds=self._kinds,
             ids=self._ids,
             scenes=self._scenes,
@@ -294,8 +294,7 @@ class RecallIndex:
         index._vocab = dict(zip(packed.terms, range(terms), strict=True))
         starts = packed.post_starts
         index._df = array("I", map(operator.sub, starts[1:], starts[:-1]))
-        index._max_tf = array("B", bytes(terms))  # measured as each term is taken out
-        index._min_length = array("I", [_NO_LENGTH]) * terms
+        index._max_tf, index._min_length = packed.term_max_tfs, packed.term_min_lengths
         index._post_docs = [None] * terms
         index._post_tfs = [None] * terms
         index._base = packed
@@ -425,7 +424,6 @@ class RecallIndex:
     def _bound(self, term_id: int, weight: float, base: float, per_length: float) -> float:
         """The most the term gives any live document: its highest count in its shortest
         document (the score grows with the count and falls with the length)."""
-        self._postings(term_id)  # a term still in the base is measured as it comes out
         tf, length = self._max_tf[term_id], self._min_length[term_id]
         return weight * tf / (tf + base + per_length * length)
 

@@ -36,6 +36,8 @@ class PackedIndex:
     post_starts: array[int]
     post_docs: array[int]
     post_tfs: array[int]
+    term_max_tfs: array[int]  # per term: its highest count, and its shortest document
+    term_min_lengths: array[int]
     kinds: array[int]
     ids: array[int]
     scenes: array[int]
@@ -57,6 +59,8 @@ class PackedIndex:
         problems = [
             any(len(column) != docs for column in per_doc) and "per-document columns differ",
             len(self.post_starts) != terms + 1 and "term starts do not match the terms",
+            len(self.term_max_tfs) != terms and "term counts do not match the terms",
+            len(self.term_min_lengths) != terms and "term lengths do not match the terms",
             len(self.post_docs) != len(self.post_tfs) and "postings and counts differ",
             len(self.fwd_terms) != len(self.fwd_counts) and "document terms and counts differ",
             not _ascending_from_zero(self.post_starts, len(self.post_docs)) and "bad term starts",

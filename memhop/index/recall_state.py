@@ -47,7 +47,7 @@ __all__ = [
 ]
 
 MAGIC = b"MHRECALL"
-_VERSION = 1
+_VERSION = 2  # 2: each term's highest count and shortest document beside it
 _HEAD = struct.Struct("<8sII")
 _ENTRY = struct.Struct("<QQQ16sQQQ")  # agent, covered end, seal, digest, offset, length, sum
 _COLUMN = struct.Struct("<cQ")  # type code, item count
@@ -61,6 +61,8 @@ _COLUMNS = (
     ("post_starts", "Q"),
     ("post_docs", "HI"),
     ("post_tfs", "B"),
+    ("term_max_tfs", "B"),
+    ("term_min_lengths", "I"),
     ("kinds", "B"),
     ("ids", "Q"),
     ("scenes", "Q"),
@@ -243,6 +245,8 @@ def _columns_of(state: RecallState) -> Iterator[bytes]:
         "post_starts": packed.post_starts,
         "post_docs": packed.post_docs,
         "post_tfs": packed.post_tfs,
+        "term_max_tfs": packed.term_max_tfs,
+        "term_min_lengths": packed.term_min_lengths,
         "kinds": packed.kinds,
         "ids": packed.ids,
         "scenes": packed.scenes,
@@ -360,6 +364,8 @@ def _state_of(raw_terms: bytes, columns: dict[str, array[int]]) -> RecallState:
             post_starts=col("post_starts"),
             post_docs=col("post_docs"),
             post_tfs=col("post_tfs"),
+            term_max_tfs=col("term_max_tfs"),
+            term_min_lengths=col("term_min_lengths"),
             kinds=col("kinds"),
             ids=col("ids"),
             scenes=col("scenes"),
