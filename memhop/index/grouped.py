@@ -8,10 +8,11 @@ items, each is made into its value the first time it is read.
 
 from __future__ import annotations
 
-from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, MutableMapping
 from typing import TypeVar
+
+from memhop.index.recall_packed import Column
 
 __all__ = ["Grouped"]
 
@@ -29,10 +30,10 @@ class Grouped(MutableMapping[int, T]):
 
     def __init__(
         self,
-        keys: array[int],
-        ends: array[int],
-        flat: array[int],
-        made: Callable[[array[int]], T],
+        keys: Column,
+        ends: Column,
+        flat: Column,
+        made: Callable[[Column], T],
     ) -> None:
         self._keys, self._ends, self._flat, self._made = keys, ends, flat, made
         self._read: dict[int, T] = {}

@@ -36,7 +36,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from memhop.index.recall_floor import KthFloor
-from memhop.index.recall_packed import NARROW, PackedIndex, code_for
+from memhop.index.recall_packed import NARROW, Column, PackedIndex, code_for, code_of, copied
+from memhop.index.split_column import SplitColumn
 from memhop.intmap import NO_IDS, IntMap
 
 __all__ = [
@@ -80,17 +81,21 @@ class RecallIndex:
         self._post_docs: list[array[int] | None] = []
         self._post_tfs: list[array[int] | None] = []
         self._base: PackedIndex | None = None  # what the index was unpacked from
-        # Per document slot, parallel arrays (no object per document).
-        self._kinds = array("B")
-        self._ids = array("Q")
-        self._scenes = array("Q")
-        self._created = array("q")
+        # Per document slot, parallel columns (no object per document); an index read
+        # back keeps its file's columns as their base and appends to arrays of its own.
+        self._kinds = SplitColumn("B")
+        self._ids = SplitColumn("Q")
+        self._scenes = SplitColumn("Q")
+        self._created = SplitColumn("q")
         self._lengths = array("I")  # slot -> document length; 0 once removed
-        self._starts = array("Q")  # slot -> first of its terms in _fwd_terms
-        self._fwd_terms = array("H")  # every document's distinct term ids, slot after slot
-        self._fwd_counts = array("B")
-        # kind -> id -> slot, packed: a dict would hold ~40 bytes a document more
+        self._starts = SplitColumn("Q")  # slot -> first of its terms in _fwd_terms
+        self._fwd_terms = SplitColumn("H")  # every document's distinct term ids, in slot order
+        self._fwd_counts = SplitColumn("B")
+        # kind -> id -> slot, packed: a dict would hold ~40 bytes a document more; a kind
+        # read back stays in its flat (id, slot) pairs until a lookup needs it
         self._slot_of: dict[int, IntMap] = {}
+        self._slot_flats: dict[int, Column] = {}
+        self._live = 0
         self._total_length = 0
         self._dead = 0
         self.edits = 0  # puts and removes since the index was made or unpacked
@@ -136,8 +141,8 @@ class RecallIndex:
         postings, wide = self._postings, slot > NARROW
         max_tf, min_length = self._max_tf, self._min_length
         for term_id, tf in tfs:
-            fwd_terms.append(term_id)
-            fwd_counts.append(tf)
+            fwd_terms.tail.append(term_id)
+            fwd_counts.tail.append(tf)
             docs, counts = postings(term_id)
             if tf > max_tf[term_id]:
                 max_tf[term_id] = tf
@@ -152,10 +157,24 @@ class RecallIndex:
         self._scenes.append(scene_id)
         self._created.append(created_at)
         self._lengths.append(length)
-        slots = self._slot_of.get(kind)
+        slots = self._slots(kind)
         if slots is None:
             slots = self._slot_of[kind] = IntMap()
         slots.put(doc_id, slot)
+        self._live += 1
+
+    def _slots(self, kind: int) -> IntMap | None:
+        """The kind's id -> slot map, made from its flat pairs on first use."""
+        slots = self._slot_of.get(kind)
+        if slots is None and kind in self._slot_flats:
+            flat = copied(self._slot_flats.pop(kind), "Q")
+            slots = self._slot_of[kind] = IntMap.from_sorted_pairs(flat)
+        return slots
+
+    def _all_slots(self) -> dict[int, IntMap]:
+        for kind in list(self._slot_flats):
+            self._slots(kind)
+        return self._slot_of
 
     def _postings(self, term_id: int) -> tuple[array[int], array[int]]:
         """A term's document slots and counts, taken out of the packed base on first use."""
@@ -164,8 +183,8 @@ class RecallIndex:
             base = self._base
             assert base is not None  # only an unpacked index leaves postings in its base
             a, b = base.post_starts[term_id], base.post_starts[term_id + 1]
-            docs = self._post_docs[term_id] = base.post_docs[a:b]
-            counts = self._post_tfs[term_id] = base.post_tfs[a:b]
+            docs = self._post_docs[term_id] = copied(base.post_docs[a:b], code_of(base.post_docs))
+            counts = self._post_tfs[term_id] = copied(base.post_tfs[a:b], "B")
         return docs, counts
 
     def _term_id(self, term: str) -> int:
@@ -177,19 +196,20 @@ class RecallIndex:
             self._min_length.append(_NO_LENGTH)
             self._post_docs.append(array("H"))
             self._post_tfs.append(array("B"))
-            if term_id > NARROW and self._fwd_terms.typecode == "H":
-                self._fwd_terms = array("I", self._fwd_terms)
+            if term_id > NARROW and self._fwd_terms.tail.typecode == "H":
+                self._fwd_terms.widen("I")
         return term_id
 
     def remove(self, key: DocKey) -> bool:
         """Forget the document under ``key``; False when none was indexed."""
-        slots = self._slot_of.get(key[0])
+        slots = self._slots(key[0])
         if slots is None or (slot := slots.get(key[1])) is None:
             return False
         slots.discard(key[1])
+        self._live -= 1
         a, b = self._terms_of_slot(slot)
         df = self._df
-        for term_id in self._fwd_terms[a:b]:
+        for term_id in self._fwd_terms.run(a, b):
             df[term_id] -= 1
         self._total_length -= self._lengths[slot]
         self._lengths[slot] = 0
@@ -215,21 +235,25 @@ class RecallIndex:
                 slot_code, map(renumber, itertools.compress(docs, keep))
             )
             self._post_tfs[term_id] = array("B", itertools.compress(counts, keep))
-        starts = self._starts
+        starts = self._starts.whole("Q")
         ends = starts[1:]
         ends.append(len(self._fwd_terms))
         sizes = list(map(operator.sub, ends, starts))
         kept = b"".join(
             b"\1" * n if live else b"\0" * n for n, live in zip(sizes, alive, strict=True)
         )
-        self._fwd_terms = array(self._fwd_terms.typecode, itertools.compress(self._fwd_terms, kept))
-        self._fwd_counts = array("B", itertools.compress(self._fwd_counts, kept))
-        self._starts = array("Q", itertools.accumulate(itertools.compress(sizes, alive), initial=0))
-        self._starts.pop()  # the end of the last document
-        for name in ("_kinds", "_ids", "_scenes", "_created", "_lengths"):
-            column: array[int] = getattr(self, name)
-            setattr(self, name, array(column.typecode, itertools.compress(column, alive)))
-        for kind, slots in self._slot_of.items():
+        fwd_code = self._fwd_terms.tail.typecode
+        self._fwd_terms = _kept(fwd_code, self._fwd_terms, kept)
+        self._fwd_counts = _kept("B", self._fwd_counts, kept)
+        new_starts = array("Q", itertools.accumulate(itertools.compress(sizes, alive), initial=0))
+        new_starts.pop()  # the end of the last document
+        self._starts = SplitColumn.of(new_starts)
+        self._kinds = _kept("B", self._kinds, alive)
+        self._ids = _kept("Q", self._ids, alive)
+        self._scenes = _kept("Q", self._scenes, alive)
+        self._created = _kept("q", self._created, alive)
+        self._lengths = array("I", itertools.compress(self._lengths, alive))
+        for kind, slots in self._all_slots().items():
             flat = slots.flat()
             flat[1::2] = array("Q", map(renumber, flat[1::2]))
             self._slot_of[kind] = IntMap.from_sorted_pairs(flat)
@@ -270,23 +294,25 @@ class RecallIndex:
             post_tfs=post_tfs,
             term_max_tfs=array("B", map(self._max_tf.__getitem__, kept)),
             term_min_lengths=array("I", map(self._min_length.__getitem__, kept)),
-            kinds=self._kinds,
-            ids=self._ids,
-            scenes=self._scenes,
-            created=self._created,
+            kinds=self._kinds.whole("B"),
+            ids=self._ids.whole("Q"),
+            scenes=self._scenes.whole("Q"),
+            created=self._created.whole("q"),
             lengths=self._lengths,
-            starts=self._starts,
+            starts=self._starts.whole("Q"),
             fwd_terms=array(code_for(len(kept)), map(renumber.__getitem__, self._fwd_terms)),
-            fwd_counts=self._fwd_counts,
-            slots={kind: slots.flat() for kind, slots in sorted(self._slot_of.items())},
+            fwd_counts=self._fwd_counts.whole("B"),
+            slots={kind: slots.flat() for kind, slots in sorted(self._all_slots().items())},
         )
 
     @classmethod
     def unpacked(cls, packed: PackedIndex) -> RecallIndex:
         """The index ``packed`` holds; its columns are taken over, not copied.
 
-        Costs what copying the columns costs: a term's postings are taken out
-        of the packed ones when the term is first used.
+        Costs what the terms and the documents' lengths cost: a term's postings
+        are taken out of the packed ones when the term is first used, a kind's
+        slots when one of its ids is looked up, and the other columns are read
+        where they lie (a view of the file's bytes, as often as not).
         """
         packed.check()
         index = cls()
@@ -294,34 +320,40 @@ class RecallIndex:
         index._vocab = dict(zip(packed.terms, range(terms), strict=True))
         starts = packed.post_starts
         index._df = array("I", map(operator.sub, starts[1:], starts[:-1]))
-        index._max_tf, index._min_length = packed.term_max_tfs, packed.term_min_lengths
+        index._max_tf = copied(packed.term_max_tfs, "B")
+        index._min_length = copied(packed.term_min_lengths, "I")
         index._post_docs = [None] * terms
         index._post_tfs = [None] * terms
         index._base = packed
-        index._kinds, index._ids, index._scenes = packed.kinds, packed.ids, packed.scenes
-        index._created, index._lengths = packed.created, packed.lengths
-        index._starts = packed.starts
-        index._fwd_terms, index._fwd_counts = packed.fwd_terms, packed.fwd_counts
-        index._slot_of = {k: IntMap.from_sorted_pairs(flat) for k, flat in packed.slots.items()}
-        index._total_length = sum(packed.lengths)
+        index._kinds = SplitColumn("B", packed.kinds)
+        index._ids = SplitColumn("Q", packed.ids)
+        index._scenes = SplitColumn("Q", packed.scenes)
+        index._created = SplitColumn("q", packed.created)
+        index._lengths = copied(packed.lengths, "I")  # read in every search, and edited
+        index._starts = SplitColumn("Q", packed.starts)
+        index._fwd_terms = SplitColumn(code_of(packed.fwd_terms), packed.fwd_terms)
+        index._fwd_counts = SplitColumn("B", packed.fwd_counts)
+        index._slot_flats = dict(packed.slots)
+        index._live = len(packed.kinds)  # a packed index holds live documents only
+        index._total_length = sum(index._lengths)
         return index
 
     # ---- reads -------------------------------------------------------------------------
 
     def __len__(self) -> int:
-        return sum(map(len, self._slot_of.values()))
+        return self._live
 
     def __contains__(self, key: object) -> bool:
-        return isinstance(key, tuple) and key[1] in self._slot_of.get(key[0], NO_IDS)
+        return isinstance(key, tuple) and key[1] in (self._slots(key[0]) or NO_IDS)
 
     def scene_of(self, key: DocKey) -> int | None:
         """The scene the document under ``key`` was indexed under; None if none is."""
-        slots = self._slot_of.get(key[0])
+        slots = self._slots(key[0])
         slot = None if slots is None else slots.get(key[1])
         return None if slot is None else self._scenes[slot]
 
     def keys(self) -> list[DocKey]:
-        return sorted((k, i) for k, d in self._slot_of.items() for i in d)
+        return sorted((k, i) for k, d in self._all_slots().items() for i in d)
 
     def search(
         self,
@@ -433,7 +465,7 @@ class RecallIndex:
         """The document's score for every query term at once, through its own terms."""
         a, b = self._terms_of_slot(slot)
         length, score = self._lengths[slot], 0.0
-        for term_id, tf in zip(self._fwd_terms[a:b], self._fwd_counts[a:b], strict=True):
+        for term_id, tf in zip(self._fwd_terms.run(a, b), self._fwd_counts.run(a, b), strict=True):
             w = weight.get(term_id)
             if w is not None:
                 score += w * tf / (tf + base + per_length * length)
@@ -442,10 +474,8 @@ class RecallIndex:
     def _count_in(self, slot: int, term_id: int) -> int:
         """How often ``term_id`` occurs in the live document at ``slot`` (0 if not)."""
         a, b = self._terms_of_slot(slot)
-        try:
-            return self._fwd_counts[self._fwd_terms.index(term_id, a, b)]
-        except ValueError:
-            return 0
+        at = self._fwd_terms.find(term_id, a, b)
+        return 0 if at < 0 else self._fwd_counts[at]
 
     def _df_slots(self, term_id: int) -> int:
         return len(self._postings(term_id)[0])
@@ -463,10 +493,10 @@ class RecallIndex:
     def _contents(self) -> dict[DocKey, tuple[int, int, dict[str, int]]]:
         names = {term_id: term for term, term_id in self._vocab.items()}
         out = {}
-        for kind, slots in self._slot_of.items():
+        for kind, slots in self._all_slots().items():
             for doc_id, slot in slots.items():
                 a, b = self._terms_of_slot(slot)
-                terms, tfs = self._fwd_terms[a:b], self._fwd_counts[a:b]
+                terms, tfs = self._fwd_terms.run(a, b), self._fwd_counts.run(a, b)
                 counts = {names[t]: c for t, c in zip(terms, tfs, strict=True)}
                 out[(kind, doc_id)] = (self._scenes[slot], self._created[slot], counts)
         return out
@@ -478,3 +508,8 @@ class RecallIndex:
 def _shortest(lengths: array[int], docs: array[int]) -> int:
     """The shortest live document among ``docs`` (a removed one has length 0)."""
     return min(filter(None, map(lengths.__getitem__, docs)), default=_NO_LENGTH)
+
+
+def _kept(code: str, column: SplitColumn, keep: bytes) -> SplitColumn:
+    """The items of ``column`` that ``keep`` marks, as a column of their own."""
+    return SplitColumn.of(array(code, itertools.compress(column, keep)))

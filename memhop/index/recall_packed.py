@@ -9,11 +9,33 @@ from __future__ import annotations
 
 from array import array
 from dataclasses import dataclass
+from typing import TypeAlias
 
-__all__ = ["NARROW", "PackedIndex", "code_for"]
+__all__ = ["NARROW", "Column", "PackedIndex", "code_for", "code_of", "copied"]
 
 NARROW = 0xFFFF
 """The largest id a two-byte column holds."""
+
+Column: TypeAlias = "array[int] | memoryview"
+"""A column of ints: an array, or a view of a file's bytes cast to the column's type."""
+
+
+def code_of(column: Column) -> str:
+    """The column's type code (``array`` and ``struct`` codes agree for these)."""
+    return column.typecode if isinstance(column, array) else column.format
+
+
+def copied(column: Column, code: str) -> array[int]:
+    """``column`` as an array of ``code`` of its own (a view's bytes in one C copy); an
+    array of that code already is given back as it is."""
+    if isinstance(column, array):
+        return column if column.typecode == code else array(code, column)
+    out = array(code)
+    if column.format == code:
+        out.frombytes(column.cast("B"))
+    else:
+        out.extend(column)
+    return out
 
 
 def code_for(count: int) -> str:
@@ -33,20 +55,20 @@ class PackedIndex:
     """
 
     terms: tuple[str, ...]
-    post_starts: array[int]
-    post_docs: array[int]
-    post_tfs: array[int]
-    term_max_tfs: array[int]  # per term: its highest count, and its shortest document
-    term_min_lengths: array[int]
-    kinds: array[int]
-    ids: array[int]
-    scenes: array[int]
-    created: array[int]
-    lengths: array[int]
-    starts: array[int]
-    fwd_terms: array[int]
-    fwd_counts: array[int]
-    slots: dict[int, array[int]]
+    post_starts: Column
+    post_docs: Column
+    post_tfs: Column
+    term_max_tfs: Column  # per term: its highest count, and its shortest document
+    term_min_lengths: Column
+    kinds: Column
+    ids: Column
+    scenes: Column
+    created: Column
+    lengths: Column
+    starts: Column
+    fwd_terms: Column
+    fwd_counts: Column
+    slots: dict[int, Column]
 
     def check(self) -> None:
         """Raise ValueError unless the columns' lengths and starts fit together.
@@ -73,7 +95,7 @@ class PackedIndex:
             raise ValueError(msg)
 
 
-def _ascending_from_zero(starts: array[int], end: int) -> bool:
+def _ascending_from_zero(starts: Column, end: int) -> bool:
     """Whether ``starts`` begins at 0 (or is empty) and ends within ``end`` (that they
     ascend in between is the checksum's to vouch for: a pass over them costs)."""
     if not starts:

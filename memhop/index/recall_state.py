@@ -2,8 +2,9 @@
 
 The state is the recall index (``memhop.index.recall``) and which topics each
 of its documents stands for. Packed, it is a run of flat columns, so a domain
-that starts again reads its state back at the cost of copying them, instead
-of cutting every line of the domain into terms again.
+that starts again reads its state back where the bytes lie (views of the
+mapped file, checksummed once), instead of cutting every line of the domain
+into terms again; only the columns a state edits in place are copied.
 
 File: ``MAGIC``, a version, a count, then one directory entry per domain (its
 id, the record end the state covers, the file's seal and digest there, where
@@ -32,7 +33,7 @@ import xxhash
 
 from memhop.index.grouped import Grouped
 from memhop.index.recall import RecallIndex
-from memhop.index.recall_packed import PackedIndex
+from memhop.index.recall_packed import Column, PackedIndex, code_of, copied
 from memhop.intmap import IntMap
 
 __all__ = [
@@ -94,7 +95,7 @@ class RecallState:
     """A domain's recall index and which topics each of its documents stands for."""
 
     index: RecallIndex = field(default_factory=RecallIndex)
-    row_of: dict[int, int] = field(default_factory=dict)  # topic -> the row indexing it
+    row_of: IntMap = field(default_factory=IntMap)  # topic -> the row indexing it
     # row -> its descendants (a state read back decodes each on first use, as these two)
     members: MutableMapping[int, tuple[int, ...]] = field(default_factory=dict)
     # topic -> its event's id, or their ids when several (a tuple per turn costs 64 bytes)
@@ -117,24 +118,24 @@ class RecallState:
 
 
 class Body(Protocol):
-    """Where a file's bytes are read from: into a buffer, from an offset (I/O is the root's)."""
+    """Where a file's bytes lie (a mapped file, or bytes read): I/O is the root's."""
 
-    def read_into(self, buf: memoryview, offset: int) -> None:
-        """Fill ``buf`` from ``offset``; ValueError when the bytes end first."""
+    def view(self, offset: int, length: int) -> memoryview:
+        """The ``length`` bytes from ``offset``, not copied; ValueError when they end first."""
         ...
 
 
 class InMemory:
-    """A ``Body`` over bytes already read."""
+    """A ``Body`` over bytes already read (or a mapped file)."""
 
     def __init__(self, data: bytes | bytearray | memoryview) -> None:
-        self._data = memoryview(data)
+        self._data = memoryview(data).cast("B")
 
-    def read_into(self, buf: memoryview, offset: int) -> None:
-        if offset + len(buf) > len(self._data):
+    def view(self, offset: int, length: int) -> memoryview:
+        if offset + length > len(self._data):
             msg = "recall file: shorter than its directory says"
             raise ValueError(msg)
-        buf[:] = self._data[offset : offset + len(buf)]
+        return self._data[offset : offset + length]
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,20 +154,19 @@ class RecallSection:
     def state(self) -> RecallState:
         """The state the body holds; ValueError when the body does not check.
 
-        Each column is read straight into its array (one copy), checksummed as read.
+        The body is checksummed whole, then its columns are views of it: what a
+        state reads back costs the hash and the columns it edits (copied).
         """
-        hasher = xxhash.xxh3_64()
-        terms, columns = _read_columns(self, hasher)
-        if hasher.intdigest() != self.checksum:
+        body = self.source.view(self.offset, self.length)
+        if xxhash.xxh3_64_intdigest(body) != self.checksum:
             msg = "recall state: checksum mismatch"
             raise ValueError(msg)
+        terms, columns = _view_columns(body)
         return _state_of(terms, columns)
 
     def raw(self) -> bytes:
         """The body's bytes, as stored (a section kept as it was when the file is written)."""
-        body = bytearray(self.length)
-        self.source.read_into(memoryview(body), self.offset)
-        return bytes(body)
+        return bytes(self.source.view(self.offset, self.length))
 
 
 def encode_sections(
@@ -205,17 +205,14 @@ def read_sections(source: Body, size: int) -> Mapping[int, RecallSection]:
     if size < _HEAD.size:
         msg = "recall file: shorter than its header"
         raise ValueError(msg)
-    head = bytearray(_HEAD.size)
-    source.read_into(memoryview(head), 0)
-    magic, version, count = _HEAD.unpack(head)
+    magic, version, count = _HEAD.unpack(source.view(0, _HEAD.size))
     if magic != MAGIC or version != _VERSION:
         msg = f"recall file: not a version {_VERSION} recall file"
         raise ValueError(msg)
     if _HEAD.size + _ENTRY.size * count > size:
         msg = "recall file: directory past the end"
         raise ValueError(msg)
-    listing = bytearray(_ENTRY.size * count)
-    source.read_into(memoryview(listing), _HEAD.size)
+    listing = source.view(_HEAD.size, _ENTRY.size * count)
     found: dict[int, RecallSection] = {}
     for agent_id, end, seal, digest, offset, length, checksum in _ENTRY.iter_unpack(listing):
         if offset + length > size:
@@ -240,7 +237,7 @@ def _columns_of(state: RecallState) -> Iterator[bytes]:
     if terms.count(b"\0") != len(packed.terms):
         msg = "recall state: a term holds a NUL"
         raise ValueError(msg)
-    values: dict[str, array[int] | bytes] = {
+    values: dict[str, Column | bytes] = {
         "terms": terms,
         "post_starts": packed.post_starts,
         "post_docs": packed.post_docs,
@@ -277,8 +274,8 @@ def _columns_of(state: RecallState) -> Iterator[bytes]:
             yield _COLUMN.pack(_TERMS, len(value))
             yield value
         else:
-            assert value.typecode in code, name
-            yield _COLUMN.pack(value.typecode.encode(), len(value))
+            assert code_of(value) in code, name
+            yield _COLUMN.pack(code_of(value).encode(), len(value))
             yield _little(value)
 
 
@@ -297,28 +294,23 @@ def _joined(groups: Iterable[Iterable[int]]) -> array[int]:
     return flat
 
 
-def _little(column: array[int]) -> bytes:
+def _little(column: Column) -> bytes:
     if sys.byteorder == "little":
         return column.tobytes()
-    swapped = array(column.typecode, column)  # pragma: no cover - big-endian hosts only
+    swapped = array(code_of(column), column)  # pragma: no cover - big-endian hosts only
     swapped.byteswap()  # pragma: no cover
     return swapped.tobytes()  # pragma: no cover
 
 
-def _read_columns(
-    section: RecallSection, hasher: xxhash.xxh3_64
-) -> tuple[bytes, dict[str, array[int]]]:
-    """The body's terms, and its other columns by name, each read into place."""
-    terms, columns = b"", {}
-    at, end = section.offset, section.offset + section.length
-    head = bytearray(_COLUMN.size)
+def _view_columns(body: memoryview) -> tuple[bytes, dict[str, Column]]:
+    """The body's terms, and its other columns by name, each a view of its bytes."""
+    terms, columns = b"", dict[str, Column]()
+    at, end = 0, len(body)
     for name, code in _COLUMNS:
         if at + _COLUMN.size > end:
             msg = f"recall state: ends before its {name} column"
             raise ValueError(msg)
-        section.source.read_into(memoryview(head), at)
-        hasher.update(head)
-        found, count = _COLUMN.unpack(head)
+        found, count = _COLUMN.unpack(body[at : at + _COLUMN.size])
         at += _COLUMN.size
         if found.decode("ascii", "replace") not in code:
             msg = f"recall state: column {name} has type {found!r}, not one of {code!r}"
@@ -328,21 +320,18 @@ def _read_columns(
         if at + size > end:
             msg = f"recall state: column {name} runs past the end"
             raise ValueError(msg)
+        raw = body[at : at + size]
         if code == "s":
-            raw = bytearray(size)
-            section.source.read_into(memoryview(raw), at)
-            hasher.update(raw)
             terms = bytes(raw)
-        else:
-            column = array(code, bytes(_ITEM_SIZES[code])) * count
-            if column.itemsize != _ITEM_SIZES[code]:  # pragma: no cover - exotic platforms
-                msg = f"recall state: array({code!r}) is not {_ITEM_SIZES[code]} bytes here"
-                raise ValueError(msg)
-            with memoryview(column) as items, items.cast("B") as raw_items:
-                section.source.read_into(raw_items, at)
-                hasher.update(raw_items)
-            if sys.byteorder != "little":  # pragma: no cover - big-endian hosts only
-                column.byteswap()
+        elif struct.calcsize(code) != _ITEM_SIZES[code]:  # pragma: no cover - exotic platforms
+            msg = f"recall state: {code!r} is not {_ITEM_SIZES[code]} bytes here"
+            raise ValueError(msg)
+        elif sys.byteorder == "little":
+            columns[name] = raw.cast(code)
+        else:  # pragma: no cover - big-endian hosts only
+            column = array(code)
+            column.frombytes(raw)
+            column.byteswap()
             columns[name] = column
         at += size
     if at != end:
@@ -351,7 +340,7 @@ def _read_columns(
     return terms, columns
 
 
-def _state_of(raw_terms: bytes, columns: dict[str, array[int]]) -> RecallState:
+def _state_of(raw_terms: bytes, columns: dict[str, Column]) -> RecallState:
     try:
         terms = tuple(raw_terms.decode().split("\0")[:-1])
     except UnicodeDecodeError as exc:
@@ -378,10 +367,10 @@ def _state_of(raw_terms: bytes, columns: dict[str, array[int]]) -> RecallState:
         )
         return RecallState(
             index=RecallIndex.unpacked(packed),
-            row_of=dict(zip(col("row_of_topics"), col("row_of_rows"), strict=True)),
+            row_of=_row_of(col("row_of_topics"), col("row_of_rows")),
             members=Grouped(*_group_columns(columns, "members"), tuple),
             events=Grouped(*_group_columns(columns, "events"), _event_ids),
-            orders=Grouped(*_group_columns(columns, "orders"), _as_is),
+            orders=Grouped(*_group_columns(columns, "orders"), _own_array),
             row_scenes=_pairs(col("row_scenes")),
             read_back=True,
         )
@@ -390,9 +379,7 @@ def _state_of(raw_terms: bytes, columns: dict[str, array[int]]) -> RecallState:
         raise ValueError(msg) from None
 
 
-def _group_columns(
-    columns: dict[str, array[int]], name: str
-) -> tuple[array[int], array[int], array[int]]:
+def _group_columns(columns: dict[str, Column], name: str) -> tuple[Column, Column, Column]:
     """A grouped column set's keys, ends and flat items, their lengths checked."""
     keys, ends, flat = (columns[f"{name}_{part}"] for part in ("rows", "ends", "flat"))
     if len(keys) != len(ends) or (ends[-1] if ends else 0) != len(flat):
@@ -404,16 +391,27 @@ def _group_columns(
     return keys, ends, flat
 
 
-def _event_ids(ids: array[int]) -> int | tuple[int, ...]:
+def _event_ids(ids: Column) -> int | tuple[int, ...]:
     return ids[0] if len(ids) == 1 else tuple(ids)
 
 
-def _pairs(flat: array[int]) -> IntMap:
+def _pairs(flat: Column) -> IntMap:
     if len(flat) % 2:
         msg = "interleaved pairs of odd length"
         raise ValueError(msg)
-    return IntMap.from_sorted_pairs(flat)
+    return IntMap.from_sorted_pairs(copied(flat, "Q"))
 
 
-def _as_is(group: array[int]) -> array[int]:
+def _row_of(topics: Column, rows: Column) -> IntMap:
+    if len(topics) != len(rows):
+        msg = "row_of: topics and rows differ in length"
+        raise ValueError(msg)
+    return IntMap.from_arrays(copied(topics, "Q"), copied(rows, "Q"))
+
+
+def _as_is(group: Column) -> Column:
     return group
+
+
+def _own_array(group: Column) -> array[int]:
+    return copied(group, "Q")

@@ -156,6 +156,14 @@ class DomainContext:
             change(built)
         self.built, self.warm = built, None
 
+    def drop_recall(self) -> None:
+        """Let go of the recall state (at close): a state read back views the recall
+        file's mapped pages, which go with the last view of them."""
+        if self.built is not None:
+            self.built.recall = None
+        if self.warm is not None:
+            self.warm.recall = None
+
     def settled_mirrors(self) -> Mirrors | None:
         """The full mirrors if built, a warm domain's included, without waiting for a build."""
         if self.built is None and self.warm is not None:

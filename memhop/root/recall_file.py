@@ -20,8 +20,9 @@ damage. Else the domain is indexed in full, as without the file.
 
 from __future__ import annotations
 
-import io
+import contextlib
 import logging
+import mmap
 import os
 import sys
 import threading
@@ -65,7 +66,7 @@ class RecallFile:
         self._sections: dict[int, RecallSection] | None = None  # read on first use
         self._decoded: dict[int, RecallState | None] = {}  # by prepare; None: would not read
         self.decoding = 0  # prepares in flight (a domain's build makes way for them)
-        self._body: _FileBody | None = None  # the file, open while sections are read from it
+        self._map: mmap.mmap | None = None  # the file, mapped while sections are read from it
         self._taken: set[int] = set()  # domains whose section was taken (``take``)
 
     def _loaded(self) -> dict[int, RecallSection]:
@@ -112,32 +113,34 @@ class RecallFile:
             return None if state is None else Saved(section, state)
 
     def _read(self) -> Mapping[int, RecallSection]:
-        """The file's directory (the bodies are read when taken); the file stays open."""
+        """The file's directory (a body is read when taken); the file stays mapped.
+
+        A state read back keeps views of the mapping, so its pages are the file's
+        (the page cache's), not the process's own; they go when it lets go of them.
+        """
         try:
-            f = open(self.path, "rb", buffering=0)  # noqa: SIM115  # closed by close/deleted
+            with open(self.path, "rb") as f:
+                size = os.fstat(f.fileno()).st_size
+                if sys.platform == "win32" or size == 0:
+                    # A mapped file could not be replaced at close there: read it whole.
+                    data = f.read()
+                    return read_sections(InMemory(data), len(data))
+                self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+            return read_sections(InMemory(memoryview(self._map)), size)
         except FileNotFoundError:
             return {}
-        except OSError as exc:
-            log.warning("recall file %s not read (recall indexes in full): %s", self.path, exc)
-            return {}
-        try:
-            size = os.fstat(f.fileno()).st_size
-            if sys.platform == "win32":  # an open file could not be replaced: read it whole
-                data = f.read()
-                f.close()
-                return read_sections(InMemory(data), len(data))
-            self._body = _FileBody(f)
-            return read_sections(self._body, size)
         except (OSError, ValueError) as exc:
             log.warning("recall file %s ignored (recall indexes in full): %s", self.path, exc)
             self.close()
             return {}
 
     def close(self) -> None:
-        """Let go of the file (what was not taken from it is forgotten)."""
-        body, self._body = self._body, None
-        if body is not None:
-            body.close()
+        """Let go of the file (what was not taken from it is forgotten). A state read
+        back still holds the pages it views; the mapping goes with the last of them."""
+        mapped, self._map = self._map, None
+        if mapped is not None:
+            with contextlib.suppress(BufferError):  # views out: unmapped when they go
+                mapped.close()
 
     def deleted(self) -> None:
         """Delete the file and forget it: a record is about to be deleted (or the file
@@ -177,34 +180,6 @@ class RecallFile:
             replace_side_file(self.path, chunks, engine.permission_bits())
         except (MemHopError, ValueError, OSError) as exc:
             log.warning("recall file %s not written (recall indexes in full): %s", self.path, exc)
-
-
-class _FileBody:
-    """An open recall file as a ``Body``: each read goes straight into its buffer, the
-    interpreter free meanwhile (a turn beside a first recall goes on)."""
-
-    def __init__(self, f: io.FileIO) -> None:
-        self._f = f
-        self._mu = threading.Lock()  # a read seeks then reads; close waits for a read
-
-    def read_into(self, buf: memoryview, offset: int) -> None:
-        done = 0
-        try:
-            with self._mu:
-                while done < len(buf):
-                    self._f.seek(offset + done)
-                    got = self._f.readinto(buf[done:])
-                    if not got:
-                        msg = "recall file: shorter than its directory says"
-                        raise ValueError(msg)
-                    done += got
-        except OSError as exc:
-            msg = f"recall file: {exc}"
-            raise ValueError(msg) from None
-
-    def close(self) -> None:
-        with self._mu:
-            self._f.close()
 
 
 def resumed(engine: Engine, saved: Saved) -> tuple[RecallState, Tail] | None:

@@ -222,7 +222,7 @@ class Refresh:
         state = self.state
         for old in state.members.pop(row_id, ()):
             if state.row_of.get(old) == row_id:
-                del state.row_of[old]
+                state.row_of.discard(old)
         row = self.listed(row_id)
         if row is None or _surface_row(self.mirrors(row.scene_id).topics, row_id) != row_id:
             state.index.remove((ROW, row_id))
@@ -241,7 +241,7 @@ class Refresh:
         if members:
             state.members[row_id] = tuple(m.id for m in members)
             for member in members:
-                state.row_of[member.id] = row_id
+                state.row_of.put(member.id, row_id)
         return scene_id
 
     def descendants(self, row: TopicSlot) -> list[TopicSlot]:

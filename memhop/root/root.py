@@ -121,6 +121,8 @@ class Root:
             self._save_scene_maps(contexts)
             self.recall_file.save(self.engine, recalled)
         finally:  # the map only saves time at the next open: the file closes whatever it did
+            for ctx in contexts:
+                ctx.drop_recall()
             self.recall_file.close()
             self.engine.close()
             for ctx in contexts:  # a warm build still in flight stops at its next read

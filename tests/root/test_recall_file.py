@@ -18,6 +18,7 @@ from memhop.engine import seed as seed_module
 from memhop.index.grouped import Grouped
 from memhop.index.recall import RecallIndex
 from memhop.index.recall_state import RecallState, decode_sections, encode_sections
+from memhop.index.split_column import SplitColumn
 from memhop.root import recall_index
 from memhop.root.mirrors import Mirrors
 from memhop.root.recall_file import RecallFile
@@ -319,3 +320,63 @@ def test_a_close_before_the_build_saves_the_state_the_views_kept(
     assert after != before
     assert b"kingfisher" in after
     assert b"kingfisher" not in before  # control: the turn is in the state the close wrote
+
+
+def _mapped(path: str) -> list[str]:
+    """The process's mappings of ``path`` (Linux: /proc/self/maps), "(deleted)" kept."""
+    with open("/proc/self/maps", encoding="utf-8") as maps:
+        return [line.split(None, 5)[-1].strip() for line in maps if path in line]
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc/self/maps")
+def test_a_state_read_back_views_the_mapped_file_until_the_close(tmp_path: Path) -> None:
+    path = str(tmp_path / "mem.meh")
+    _written(path, 12)
+    recall_path = path + ".recall"
+    assert _mapped(recall_path) == []  # control: nothing mapped between sessions
+    with memhop.open(path, memhop.LocalModel(), TABLE) as db:
+        me = db.primary()
+        expected = me.recall("heron", limit=3)
+        assert expected  # the saved state answers
+        assert _mapped(recall_path) == [recall_path]  # its columns are the file's pages
+        # A delete unlinks the file; the state still views the unlinked pages (no name
+        # in the directory) and answers without what was deleted.
+        me.delete_topic(expected[0].topic_id)
+        assert not Path(recall_path).exists()
+        assert _mapped(recall_path) == [f"{recall_path} (deleted)"]
+        after = {h.topic_id for h in me.recall("heron", limit=20)}
+        assert expected[0].topic_id not in after
+        assert after  # control: other herons still answer (a row's document holds its
+        # neighbours' lines, so which ones may move with the delete)
+    assert _mapped(recall_path) == []  # the close let go of every view: unmapped
+    assert Path(recall_path).exists()  # and wrote the file again, from memory
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    base=st.lists(st.integers(0, 2**16 - 1), max_size=30),
+    tail=st.lists(st.integers(0, 2**32 - 1), max_size=30),
+    as_view=st.booleans(),
+    probe=st.integers(0, 2**16 - 1),
+)
+def test_a_split_column_reads_as_one_list(
+    base: list[int], tail: list[int], as_view: bool, probe: int
+) -> None:
+    raw = array("H", base)
+    column = SplitColumn("H", memoryview(raw.tobytes()).cast("H") if as_view else raw)
+    for value in tail:
+        if value > 0xFFFF and column.tail.typecode == "H":
+            column.widen("I")
+        column.append(value)
+    items = base + tail
+    assert len(column) == len(items)
+    assert list(column) == items
+    assert [column[i] for i in range(len(items))] == items
+    assert list(column.whole("I")) == items
+    n = len(base)
+    for a, b in ((0, n), (n, len(items)), (0, n // 2), (n + len(tail) // 2, len(items))):
+        assert list(column.run(a, b)) == items[a:b]
+        want = items[a:b].index(probe) + a if probe in items[a:b] else -1
+        assert column.find(probe, a, b) == want
+        if a < b:  # control: a value the run holds is found where it is
+            assert column.find(items[b - 1], a, b) == items[a:b].index(items[b - 1]) + a

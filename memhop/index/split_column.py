@@ -1,0 +1,84 @@
+"""SplitColumn: a column of ints whose first items are read-only and the rest appended.
+
+A recall index read back from its file keeps the file's columns where they
+are (a view of the mapped bytes: nothing copied, nothing in the process's own
+memory) and appends what it indexes since to an array of its own. Reads see
+one column; a document's run of items lies wholly in one part or the other.
+
+Contract: ``len``, ``[i]`` (i >= 0), iteration and ``run(a, b)`` as a list of
+the base's items followed by the tail's; ``append`` adds to the tail;
+``whole`` is one array of every item (a copy).
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterator, Sequence
+from itertools import chain
+
+__all__ = ["SplitColumn"]
+
+
+class SplitColumn:
+    """``base`` (read-only, e.g. a memoryview) followed by ``tail`` (an array)."""
+
+    __slots__ = ("_base", "_n", "tail")
+
+    def __init__(self, code: str, base: Sequence[int] = ()) -> None:
+        self._base = base
+        self._n = len(base)
+        self.tail = array(code)
+
+    @classmethod
+    def of(cls, items: array[int]) -> SplitColumn:
+        """A column that is all tail: ``items`` taken over."""
+        column = cls(items.typecode)
+        column.tail = items
+        return column
+
+    def __len__(self) -> int:
+        return self._n + len(self.tail)
+
+    def __getitem__(self, i: int) -> int:
+        n = self._n
+        return self._base[i] if i < n else self.tail[i - n]
+
+    def __iter__(self) -> Iterator[int]:
+        return chain(self._base, self.tail) if self._n else iter(self.tail)
+
+    def run(self, a: int, b: int) -> Sequence[int]:
+        """Items ``a`` to ``b``, which lie in one part (a document's terms do)."""
+        n = self._n
+        return self._base[a:b] if b <= n else self.tail[a - n : b - n]
+
+    def append(self, value: int) -> None:
+        self.tail.append(value)
+
+    def widen(self, code: str) -> None:
+        """Hold the tail's items in ``code`` from now on (ids past two bytes)."""
+        self.tail = array(code, self.tail)
+
+    def whole(self, code: str) -> array[int]:
+        """Every item in one array of ``code`` (the base copied in C when it is raw bytes)."""
+        out = array(code)
+        for part in (self._base, self.tail):
+            if isinstance(part, memoryview) and part.format == code:
+                out.frombytes(part.cast("B"))
+            elif isinstance(part, array) and part.typecode == code:
+                out.extend(part)
+            else:
+                out.extend(iter(part))
+        return out
+
+    def find(self, value: int, a: int, b: int) -> int:
+        """Where ``value`` first is among items ``a`` to ``b`` (one part's); -1 if not."""
+        n = self._n
+        try:
+            if b > n:
+                return self.tail.index(value, a - n, b - n) + n
+            base = self._base
+            if isinstance(base, array):
+                return base.index(value, a, b)
+            return list(base[a:b]).index(value) + a
+        except ValueError:
+            return -1
