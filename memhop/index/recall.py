@@ -88,7 +88,7 @@ class RecallIndex:
         self._scenes = SplitColumn("Q")
         self._created = SplitColumn("q")
         self._lengths = array("I")  # slot -> document length; 0 once removed
-        self._starts = SplitColumn("Q")  # slot -> first of its terms in _fwd_terms
+        self._starts = array("Q")  # slot -> first of its terms in _fwd_terms (read often)
         self._fwd_terms = SplitColumn("H")  # every document's distinct term ids, in slot order
         self._fwd_counts = SplitColumn("B")
         # kind -> id -> slot, packed: a dict would hold ~40 bytes a document more; a kind
@@ -235,7 +235,7 @@ class RecallIndex:
                 slot_code, map(renumber, itertools.compress(docs, keep))
             )
             self._post_tfs[term_id] = array("B", itertools.compress(counts, keep))
-        starts = self._starts.whole("Q")
+        starts = self._starts
         ends = starts[1:]
         ends.append(len(self._fwd_terms))
         sizes = list(map(operator.sub, ends, starts))
@@ -247,7 +247,7 @@ class RecallIndex:
         self._fwd_counts = _kept("B", self._fwd_counts, kept)
         new_starts = array("Q", itertools.accumulate(itertools.compress(sizes, alive), initial=0))
         new_starts.pop()  # the end of the last document
-        self._starts = SplitColumn.of(new_starts)
+        self._starts = new_starts
         self._kinds = _kept("B", self._kinds, alive)
         self._ids = _kept("Q", self._ids, alive)
         self._scenes = _kept("Q", self._scenes, alive)
@@ -299,7 +299,7 @@ class RecallIndex:
             scenes=self._scenes.whole("Q"),
             created=self._created.whole("q"),
             lengths=self._lengths,
-            starts=self._starts.whole("Q"),
+            starts=self._starts,
             fwd_terms=array(code_for(len(kept)), map(renumber.__getitem__, self._fwd_terms)),
             fwd_counts=self._fwd_counts.whole("B"),
             slots={kind: slots.flat() for kind, slots in sorted(self._all_slots().items())},
@@ -330,7 +330,7 @@ class RecallIndex:
         index._scenes = SplitColumn("Q", packed.scenes)
         index._created = SplitColumn("q", packed.created)
         index._lengths = copied(packed.lengths, "I")  # read in every search, and edited
-        index._starts = SplitColumn("Q", packed.starts)
+        index._starts = copied(packed.starts, "Q")
         index._fwd_terms = SplitColumn(code_of(packed.fwd_terms), packed.fwd_terms)
         index._fwd_counts = SplitColumn("B", packed.fwd_counts)
         index._slot_flats = dict(packed.slots)

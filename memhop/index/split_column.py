@@ -73,12 +73,24 @@ class SplitColumn:
     def find(self, value: int, a: int, b: int) -> int:
         """Where ``value`` first is among items ``a`` to ``b`` (one part's); -1 if not."""
         n = self._n
+        base = self._base
         try:
-            if b > n:
+            if a >= n:
                 return self.tail.index(value, a - n, b - n) + n
-            base = self._base
-            if isinstance(base, array):
+            if type(base) is array:
                 return base.index(value, a, b)
-            return list(base[a:b]).index(value) + a
         except ValueError:
             return -1
+        # A view of a file's bytes (little-endian: read back on such hosts only): its
+        # bytes searched in C, a hit counted only where an item starts.
+        assert isinstance(base, memoryview)
+        size = base.itemsize
+        try:
+            pattern = value.to_bytes(size, "little")
+        except OverflowError:
+            return -1
+        raw = base[a:b].tobytes()
+        at = raw.find(pattern)
+        while at > 0 and at % size:
+            at = raw.find(pattern, at + 1)
+        return -1 if at < 0 else a + at // size

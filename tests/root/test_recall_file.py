@@ -380,3 +380,12 @@ def test_a_split_column_reads_as_one_list(
         assert column.find(probe, a, b) == want
         if a < b:  # control: a value the run holds is found where it is
             assert column.find(items[b - 1], a, b) == items[a:b].index(items[b - 1]) + a
+
+
+def test_a_view_is_searched_only_where_its_items_start() -> None:
+    # 0x0100, 0x0001 are the bytes 00 01 01 00: 0x0101 lies across the two items.
+    view = memoryview(array("H", [0x0100, 0x0001]).tobytes()).cast("H")
+    column = SplitColumn("H", view)
+    assert column.find(0x0101, 0, 2) == -1
+    assert column.find(0x0001, 0, 2) == 1  # control: an item that is there is found
+    assert column.find(-1, 0, 2) == column.find(1 << 20, 0, 2) == -1  # no such item fits
