@@ -252,6 +252,11 @@ class FsyncCounter:
     def __init__(self) -> None:
         self.calls = 0
         self._lock = threading.Lock()
+        self._waited: dict[int, float] = {}  # thread id -> seconds in its own syncs
+
+    def waited(self, thread_id: int) -> float:
+        """Seconds the thread has spent in its own syncs while installed."""
+        return self._waited.get(thread_id, 0.0)
 
     @contextmanager
     def installed(self) -> Iterator[FsyncCounter]:
@@ -262,7 +267,13 @@ class FsyncCounter:
             def call(fd: int) -> None:
                 with self._lock:
                     self.calls += 1
-                real(fd)
+                started = time.perf_counter()
+                try:
+                    real(fd)
+                finally:
+                    me = threading.get_ident()
+                    with self._lock:
+                        self._waited[me] = self.waited(me) + time.perf_counter() - started
 
             return call
 
