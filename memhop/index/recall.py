@@ -5,14 +5,10 @@ with the rare terms' postings, not with the domain. A document is one surface
 row (a turn, or a Dream row with what it folded) or one event; the root says
 what its terms are and keeps it current. No text is held, only term counts.
 
-Scoring is Okapi BM25 (k1 = 1.2, b = 0.75) with the non-negative idf
-``ln(1 + (N - df + 0.5) / (df + 0.5))``. Top-k is exact and uses MaxScore:
-terms are taken rarest first; once the best score the remaining terms could
-still give a new document is below a floor under the final k-th score, they
-only add to documents already found, and only to those that can still reach
-it. A term's best is bounded by its highest count and its shortest document;
-the floor is the k-th full score of the best documents found so far, each
-scored through its own terms (a "probe"), so it nears the answer early.
+Ranking (exact BM25 top-k by MaxScore) is ``memhop.index.recall_rank``'s,
+over the columns kept here: per term its postings, its document count and its
+bounds (highest count, shortest document); per document its kind, id, scene,
+time, length and distinct terms with their counts.
 
 Contract:
 - ``put`` replaces the document under its key; ``remove`` forgets it.
@@ -25,18 +21,14 @@ Traps: not thread-safe; the root holds the domain lock around every call.
 
 from __future__ import annotations
 
-import functools
-import heapq
 import itertools
-import math
 import operator
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable
 
-from memhop.index.recall_floor import KthFloor
 from memhop.index.recall_packed import NARROW, Column, PackedIndex, code_for, code_of, copied
+from memhop.index.recall_rank import K1, B, DocKey, Ranking, Scored
 from memhop.index.split_column import SplitColumn
 from memhop.intmap import NO_IDS, IntMap
 
@@ -49,26 +41,12 @@ __all__ = [
     "Scored",
 ]
 
-K1 = 1.2
-B = 0.75
 _MAX_TF = 255  # a term's count in one document saturates here (BM25 flattens long before)
-_CHUNK = 1024  # postings read, at least, between two checks that new documents can win
 _NO_LENGTH = 0xFFFFFFFF  # a term's shortest document before it has one
 
-DocKey = tuple[int, int]
-"""(kind, id): the root's own naming of a document (a row's topic id, an event's content id)."""
 
-
-@dataclass(frozen=True, slots=True)
-class Scored:
-    """One ranked document."""
-
-    key: DocKey
-    score: float
-
-
-class RecallIndex:
-    """Term postings and per-document term counts of one domain."""
+class RecallIndex(Ranking):
+    """Term postings and per-document term counts of one domain (ranked by ``Ranking``)."""
 
     def __init__(self) -> None:
         self._vocab: dict[str, int] = {}
@@ -354,134 +332,6 @@ class RecallIndex:
 
     def keys(self) -> list[DocKey]:
         return sorted((k, i) for k, d in self._all_slots().items() for i in d)
-
-    def search(
-        self,
-        terms: Iterable[str],
-        limit: int,
-        accept: Callable[[DocKey, int, int], bool] | None = None,
-    ) -> list[Scored]:
-        """The best ``limit`` documents for ``terms``, best first (ties: newer first, then key).
-
-        ``accept(key, scene_id, created_at)`` filters documents before they are
-        ranked. A repeated query term counts once.
-        """
-        n = len(self)
-        wanted = {self._vocab[t] for t in terms if t in self._vocab}
-        wanted = {t for t in wanted if self._df[t] > 0}
-        if n == 0 or not wanted or limit <= 0:
-            return []
-        df = self._df
-        # tf * weight / (tf + base + per_length * length), weight = idf * (k1 + 1)
-        weight = {t: (K1 + 1.0) * math.log(1.0 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in wanted}
-        base, per_length = K1 * (1.0 - B), K1 * B / (self._total_length / n)
-        order = sorted(wanted, key=lambda t: (-weight[t], t))
-        bounds = [self._bound(t, weight[t], base, per_length) for t in order]
-        remaining = list(itertools.accumulate(reversed(bounds)))[::-1]  # terms i.. at best
-        floor = KthFloor(
-            limit,
-            functools.partial(self._full_score, weight=weight, base=base, per_length=per_length),
-        )
-        lengths = self._lengths
-        scores: dict[int, float] = {}
-        refused: set[int] = set()
-        for i, term_id in enumerate(order):
-            w = weight[term_id]
-            if i == 0 and accept is None:
-                # Every posting of the first term is read (no document is ranked yet).
-                scores = self._scored(term_id, w, base, per_length)
-                continue
-            pairs = zip(*self._postings(term_id), strict=True)
-            untouched = floor.closes(scores, remaining[i])
-            if not untouched:
-                closed = False
-                read, total = 0, self._df_slots(term_id)
-                while read < total:
-                    # Checking costs a pass over the scores: read at least as many postings.
-                    step = max(_CHUNK, len(scores))
-                    read += step
-                    for slot, tf in itertools.islice(pairs, step):
-                        length = lengths[slot]
-                        if not length:
-                            continue  # a removed document
-                        if slot not in scores:
-                            if slot in refused:
-                                continue
-                            if accept is not None and not self._accepts(accept, slot):
-                                refused.add(slot)
-                                continue
-                            scores[slot] = 0.0
-                        scores[slot] += w * tf / (tf + base + per_length * length)
-                    if read < total and floor.closes(scores, remaining[i]):
-                        closed = True
-                        break
-                if not closed:
-                    continue
-            # No new document can reach the top now: only add to those found, and only
-            # to those that can still reach it. When none of this term's postings were
-            # read yet and the found are far fewer, look each one up instead.
-            least = floor.value - remaining[i]
-            scores = {slot: score for slot, score in scores.items() if score >= least}
-            if untouched and len(scores) * 8 < self._df_slots(term_id):
-                for slot in scores:
-                    tf = self._count_in(slot, term_id)
-                    if tf:
-                        scores[slot] += w * tf / (tf + base + per_length * lengths[slot])
-                continue
-            for slot, tf in pairs:
-                if slot in scores:
-                    scores[slot] += w * tf / (tf + base + per_length * lengths[slot])
-        if len(scores) > limit:  # only the k best and those tied with them are ordered
-            kth = heapq.nlargest(limit, scores.values())[-1]
-            scores = {slot: score for slot, score in scores.items() if score >= kth}
-        kinds, ids, created = self._kinds, self._ids, self._created
-        ranked = []
-        for slot, score in scores.items():
-            ranked.append((-score, -created[slot], (kinds[slot], ids[slot])))
-        return [Scored(key, -neg) for neg, _, key in heapq.nsmallest(limit, ranked)]
-
-    def _scored(self, term_id: int, w: float, base: float, per_length: float) -> dict[int, float]:
-        """Every live document of the term, scored for it alone: column by column in C
-        (a loop in Python costs about four times as much a posting)."""
-        docs, counts = self._postings(term_id)
-        lengths = list(map(self._lengths.__getitem__, docs))
-        # the same sums and products, in the same order, as the scan does one by one
-        norms = map(operator.add, map(base.__radd__, counts), map(per_length.__mul__, lengths))
-        scores = dict(zip(docs, map(operator.truediv, map(w.__mul__, counts), norms), strict=True))
-        if self._dead:
-            for slot in itertools.compress(docs, map(operator.not_, lengths)):
-                del scores[slot]  # a removed document (its length is 0)
-        return scores
-
-    def _bound(self, term_id: int, weight: float, base: float, per_length: float) -> float:
-        """The most the term gives any live document: its highest count in its shortest
-        document (the score grows with the count and falls with the length)."""
-        tf, length = self._max_tf[term_id], self._min_length[term_id]
-        return weight * tf / (tf + base + per_length * length)
-
-    def _full_score(
-        self, slot: int, *, weight: dict[int, float], base: float, per_length: float
-    ) -> float:
-        """The document's score for every query term at once, through its own terms."""
-        a, b = self._terms_of_slot(slot)
-        length, score = self._lengths[slot], 0.0
-        for term_id, tf in zip(self._fwd_terms.run(a, b), self._fwd_counts.run(a, b), strict=True):
-            w = weight.get(term_id)
-            if w is not None:
-                score += w * tf / (tf + base + per_length * length)
-        return score
-
-    def _count_in(self, slot: int, term_id: int) -> int:
-        """How often ``term_id`` occurs in the live document at ``slot`` (0 if not)."""
-        a, b = self._terms_of_slot(slot)
-        at = self._fwd_terms.find(term_id, a, b)
-        return 0 if at < 0 else self._fwd_counts[at]
-
-    def _df_slots(self, term_id: int) -> int:
-        return len(self._postings(term_id)[0])
-
-    def _accepts(self, accept: Callable[[DocKey, int, int], bool], slot: int) -> bool:
-        return accept((self._kinds[slot], self._ids[slot]), self._scenes[slot], self._created[slot])
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, RecallIndex):
