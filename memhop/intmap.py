@@ -310,7 +310,7 @@ class IntMap(Mapping[int, int]):
         if not 0 <= rec_type <= 0xFF:
             return []
         wanted = _tagged(self._type_array(view, size), rec_type)
-        if self._dead:
+        if self._dead and wanted.count(1):  # no entry of the type at all: no pass for the dead
             wanted = _both(wanted, _nonzero(self._offs))
         found = _picked(self._ids, wanted)
         extra = [i for i, v in self._new.items() if _type_of(v, view, size) == rec_type]
