@@ -33,6 +33,8 @@ __all__ = ["LISTING_MAX_DEPTH", "L2Meta", "ListingRow"]
 LISTING_MAX_DEPTH = 2
 """SceneContext lists topics down to this depth; sinking moves one level per pass."""
 
+_PACE_EVERY = 512  # topics (or scenes) placed between two calls of a build's ``pace``
+
 
 @dataclass(frozen=True, slots=True)
 class ListingRow:
@@ -130,22 +132,29 @@ class L2Meta:
         self._scene_ids: dict[int, int] = {}
 
     @classmethod
-    def from_topics(cls, topics: Iterable[TopicSlot]) -> L2Meta:
-        """Build a cache from topic records (a later duplicate id wins)."""
+    def from_topics(
+        cls, topics: Iterable[TopicSlot], pace: Callable[[], None] | None = None
+    ) -> L2Meta:
+        """Build a cache from topic records (a later duplicate id wins); ``pace`` is
+        called every ``_PACE_EVERY`` topics (a build beside calls lets them run)."""
         meta = cls()
         by_id = meta._by_id
         for topic in topics:
             by_id[topic.id] = topic
         # Placed once each and every scene sorted once, not one insertion at a time.
-        for topic_id, topic in by_id.items():
+        for n, (topic_id, topic) in enumerate(by_id.items(), 1):
             topic = by_id[topic_id] = meta._pooled(topic)
             held = meta._by_scene.get(topic.scene_id)
             if held is None:
                 held = meta._by_scene[topic.scene_id] = _Scene()
             held.take(topic)
-        for held in meta._by_scene.values():
+            if pace is not None and not n % _PACE_EVERY:
+                pace()
+        for n, held in enumerate(meta._by_scene.values(), 1):
             held.surface.sort(key=_surface_key)
             held.listed.sort(key=_listing_key)
+            if pace is not None and not n % _PACE_EVERY:
+                pace()
         return meta
 
     # ---- updates -----------------------------------------------------------------------

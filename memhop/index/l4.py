@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from array import array
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from itertools import compress, pairwise
@@ -48,6 +48,7 @@ _KINDS = members_of(ArchiveKind)
 _TYPES = members_of(ContentType)
 _ROLES = members_of(ArchiveRole)
 _REPACK_MIN = 4096
+_PACE_EVERY = 1024  # rows (or topics) between two calls of a build's ``pace``
 # The per-row arrays, in ``SlotFields`` order.
 _COLUMNS = ("_ids", "_topic", "_seq", "_kind", "_ctype", "_role", "_node", "_created")
 
@@ -92,6 +93,10 @@ def _fields_of(slot: SlotRef | ArchiveSlot) -> SlotFields:
     )
 
 
+def _no_pace() -> None:
+    """No build to make way for."""
+
+
 def _is_summary(role: int, kind: int) -> bool:
     # Seq is not checked: what counts is the address, as a lookup by address sees it.
     return role == ArchiveRole.DREAM and kind == ArchiveKind.UTTERANCE
@@ -130,14 +135,20 @@ class L4Index:
         return cls.from_fields(map(_fields_of, slots))
 
     @classmethod
-    def from_fields(cls, rows: Iterable[SlotFields]) -> L4Index:
-        """Build the mirror from each slot's fields: the same as a ``put`` of each in turn."""
+    def from_fields(
+        cls, rows: Iterable[SlotFields], pace: Callable[[], None] | None = None
+    ) -> L4Index:
+        """Build the mirror from each slot's fields: the same as a ``put`` of each in turn.
+        ``pace`` is called between steps and every ``_PACE_EVERY`` rows of the long ones
+        (a build beside calls lets them run)."""
+        pace = pace or _no_pace
         given = rows if isinstance(rows, list) else list(rows)
         mirror = cls()
         for name, column in zip(_COLUMNS, zip(*given, strict=True), strict=False):
             getattr(mirror, name).extend(column)
+            pace()
         mirror._next.frombytes(bytes(4 * len(given)))
-        topics = mirror._grouped()
+        topics = mirror._grouped(pace)
         row_of = IntMap.from_arrays(array("Q", mirror._ids), array("Q", range(len(given))))
         if topics is None or len(row_of) < len(given):
             # Something replaces something: store each in turn, in the order given.
@@ -146,32 +157,39 @@ class L4Index:
                 mirror._put(SlotRef(*row))
             return mirror
         mirror._row_of = row_of
-        mirror._top = IntMap.from_mapping(mirror._linked(topics))
+        pace()
+        mirror._top = IntMap.from_mapping(mirror._linked(topics, pace))
         dream = map(_is_summary, mirror._role, mirror._kind)
         for at in compress(range(len(given)), dream):
             mirror._stored(at)
         return mirror
 
-    def _grouped(self) -> dict[int, list[int]] | None:
+    def _grouped(self, pace: Callable[[], None]) -> dict[int, list[int]] | None:
         """Topic -> its rows in seq order, from the rows alone; None when a place repeats."""
         grouped: defaultdict[int, list[int]] = defaultdict(list)
         for at, topic_id in enumerate(self._topic):
             grouped[topic_id].append(at)
+            if not at % _PACE_EVERY:
+                pace()
         seqs = self._seq
-        for held in grouped.values():
+        for n, held in enumerate(grouped.values()):
             if len(held) > 1:
                 held.sort(key=seqs.__getitem__)
                 if any(seqs[a] == seqs[b] for a, b in pairwise(held)):
                     return None
+            if not n % _PACE_EVERY:
+                pace()
         return grouped
 
-    def _linked(self, topics: dict[int, list[int]]) -> dict[int, int]:
+    def _linked(self, topics: dict[int, list[int]], pace: Callable[[], None]) -> dict[int, int]:
         """Chain each topic's rows (given in seq order); return topic -> its top row."""
         lower = self._next
-        for rows in topics.values():
+        for n, rows in enumerate(topics.values()):
             for a, b in pairwise(rows):
                 lower[b] = a + 1
             lower[rows[0]] = 0
+            if not n % _PACE_EVERY:
+                pace()
         return {topic_id: rows[-1] for topic_id, rows in topics.items()}
 
     def _rows(self, topic_id: int) -> list[int]:
@@ -333,7 +351,7 @@ class L4Index:
         self._next = array("I", bytes(4 * len(kept)))
         self._row_of = IntMap.from_mapping(dict(zip(self._ids, range(len(kept)), strict=True)))
         renumbered_topics = {t: [renumbered[at] for at in rows] for t, rows in topics.items()}
-        self._top = IntMap.from_mapping(self._linked(renumbered_topics))
+        self._top = IntMap.from_mapping(self._linked(renumbered_topics, _no_pace))
 
     # ---- reads -------------------------------------------------------------------------
 

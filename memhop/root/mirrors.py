@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from memhop.engine import Engine
@@ -29,8 +30,10 @@ class Mirrors:
     mappable: bool = True
 
 
-def build_mirrors(engine: Engine, agent_id: int) -> Mirrors:
-    """Build a domain's mirrors from its readable records (damage is skipped and counted)."""
+def build_mirrors(engine: Engine, agent_id: int, pace: Callable[[], None] | None = None) -> Mirrors:
+    """Build a domain's mirrors from its readable records (damage is skipped and counted);
+    ``pace`` is called between chunks of the work done in memory (as the engine's paced
+    reads call theirs: a call beside the build takes the interpreter there)."""
     # The load makes a few objects per record and keeps most, so each full collection
     # its allocations trigger walks everything built so far: a quarter of the load's
     # CPU at 4*10^5 records. The switch is process-wide: off for the load only, back
@@ -47,8 +50,10 @@ def build_mirrors(engine: Engine, agent_id: int) -> Mirrors:
         misplaced: list[int] = []
         rows = topic_rows.all_topic_rows(engine, agent_id, ints, misplaced)
         return Mirrors(
-            topics=L2Meta.from_topics(rows),
-            contents=L4Index.from_fields(content_fields.all_content_fields(engine, agent_id, ints)),
+            topics=L2Meta.from_topics(rows, pace),
+            contents=L4Index.from_fields(
+                content_fields.all_content_fields(engine, agent_id, ints), pace
+            ),
             plans=PlanTrees.from_nodes(plan.all_plan_nodes(engine, agent_id)),
             mappable=not misplaced,
         )

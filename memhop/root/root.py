@@ -254,8 +254,9 @@ class Root:
             return self._register(DomainContext(agent_id, meter, mirrors))
 
     def _build_mirrors(self, agent_id: int) -> Mirrors:
-        with self.engine.paced(functools.partial(self.make_way, BUILD_YIELD_S)):
-            built = build_mirrors(self.engine, agent_id)
+        pace = functools.partial(self.make_way, BUILD_YIELD_S)
+        with self.engine.paced(pace):
+            built = build_mirrors(self.engine, agent_id, pace)
         # A closed engine lists no ids: a build that ran into the close read nothing.
         self.check_open()
         return built
