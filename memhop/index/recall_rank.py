@@ -13,6 +13,7 @@ declares them below); it writes nothing. Not thread-safe, as the index.
 
 from __future__ import annotations
 
+import abc
 import functools
 import heapq
 import itertools
@@ -43,8 +44,9 @@ class Scored:
     score: float
 
 
-class Ranking:
-    """``search`` over the columns of a recall index (the class that holds them)."""
+class Ranking(abc.ABC):
+    """``search`` over the columns of a recall index (the class that holds them, and
+    answers the three lookups below)."""
 
     _vocab: dict[str, int]
     _df: array[int]
@@ -61,14 +63,17 @@ class Ranking:
     _total_length: int
     _dead: int
 
+    @abc.abstractmethod
     def __len__(self) -> int:
-        raise NotImplementedError
+        """Live documents."""
 
+    @abc.abstractmethod
     def _postings(self, term_id: int) -> tuple[array[int], array[int]]:
-        raise NotImplementedError
+        """The term's document slots and counts (some slots may be of removed documents)."""
 
+    @abc.abstractmethod
     def _terms_of_slot(self, slot: int) -> tuple[int, int]:
-        raise NotImplementedError
+        """Where the document's distinct terms lie in ``_fwd_terms`` / ``_fwd_counts``."""
 
     def search(
         self,
