@@ -55,7 +55,6 @@ from memhop.engine import Engine
 from memhop.errors import MemHopError
 from memhop.ids import scene_node_id
 from memhop.index.l2meta import L2Meta
-from memhop.index.listings import Listings
 from memhop.layers import scene, topic
 from memhop.layers.edge_clocks import edge_clocks
 from memhop.records import RecordType, SceneEdge, SceneNode
@@ -91,7 +90,7 @@ class L1Cache:
         self.topic_at: dict[int, int] = {}  # topic id -> frame offset when last checked
         self._spot_ids: list[int] = []  # the topics of this round of spot checks
         self._spot = 0  # where the next spot check of the topic offsets starts in them
-        self.listed_in = Listings()  # topic id -> nodes whose list holds it
+        self.listed_in: dict[int, tuple[int, ...]] = {}  # topic id -> nodes whose list holds it
         self.nodes: dict[int, SceneNode] = {}
         self.node_at: dict[int, int] = {}
         self.node_writes = -1  # ``Engine.writes`` of scene nodes when the copies last agreed
@@ -246,7 +245,7 @@ class L1Cache:
         # of those nodes' scenes, and the listing of the scene it is in now, whose node
         # may go stale (a fold moves depths within a scene).
         for topic_id in changed:
-            for node_id in self.listed_in.of(topic_id):
+            for node_id in self.listed_in.get(topic_id, ()):
                 self.dirty_words.add(node_id)
                 self.dirty_scenes.add(self.nodes[node_id].scene_id)
                 self.restale.add(node_id)
@@ -338,7 +337,7 @@ class L1Cache:
             if old is not None:
                 self._unlist(old)
             for topic_id in node.topic_ids:
-                self.listed_in.add(topic_id, node.id_hash)
+                self.listed_in[topic_id] = (*self.listed_in.get(topic_id, ()), node.id_hash)
         self.nodes[node.id_hash] = node
         self.node_at[node.id_hash] = at
         due = decay.node_due(node)
@@ -351,7 +350,11 @@ class L1Cache:
 
     def _unlist(self, node: SceneNode) -> None:
         for topic_id in node.topic_ids:
-            self.listed_in.remove(topic_id, node.id_hash)
+            kept = tuple(n for n in self.listed_in.get(topic_id, ()) if n != node.id_hash)
+            if kept:
+                self.listed_in[topic_id] = kept
+            else:
+                self.listed_in.pop(topic_id, None)
 
     def _forget_node(self, node_id: int) -> None:
         old = self.nodes.pop(node_id, None)
