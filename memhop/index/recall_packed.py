@@ -8,10 +8,11 @@ terms always do): half the memory, and half the recall file's bytes to read back
 from __future__ import annotations
 
 from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypeAlias
 
-__all__ = ["NARROW", "Column", "PackedIndex", "code_for", "code_of", "copied"]
+__all__ = ["NARROW", "Column", "PackedIndex", "append_column", "code_for", "code_of", "copied"]
 
 NARROW = 0xFFFF
 """The largest id a two-byte column holds."""
@@ -26,16 +27,24 @@ def code_of(column: Column) -> str:
 
 
 def copied(column: Column, code: str) -> array[int]:
-    """``column`` as an array of ``code`` of its own (a view's bytes in one C copy); an
-    array of that code already is given back as it is."""
-    if isinstance(column, array):
-        return column if column.typecode == code else array(code, column)
+    """``column`` as an array of ``code`` of its own; an array of that code already is
+    given back as it is."""
+    if isinstance(column, array) and column.typecode == code:
+        return column
     out = array(code)
-    if column.format == code:
-        out.frombytes(column.cast("B"))
-    else:
-        out.extend(column)
+    append_column(out, column)
     return out
+
+
+def append_column(out: array[int], column: Sequence[int]) -> None:
+    """Append the items of ``column`` to ``out``: in one C copy when they are already of
+    its type (an array, or a view of bytes), else item by item."""
+    if isinstance(column, memoryview) and column.format == out.typecode:
+        out.frombytes(column.cast("B"))
+    elif isinstance(column, array) and column.typecode == out.typecode:
+        out.extend(column)
+    else:
+        out.extend(iter(column))
 
 
 def code_for(count: int) -> str:

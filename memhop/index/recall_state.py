@@ -27,7 +27,6 @@ import sys
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
-from typing import Protocol
 
 import xxhash
 
@@ -38,13 +37,10 @@ from memhop.intmap import IntMap
 
 __all__ = [
     "MAGIC",
-    "Body",
-    "InMemory",
     "RecallSection",
     "RecallState",
     "decode_sections",
     "encode_sections",
-    "read_sections",
 ]
 
 MAGIC = b"MHRECALL"
@@ -121,27 +117,6 @@ class RecallState:
         return not self.pending and not self.open_topic
 
 
-class Body(Protocol):
-    """Where a file's bytes lie (a mapped file, or bytes read): I/O is the root's."""
-
-    def view(self, offset: int, length: int) -> memoryview:
-        """The ``length`` bytes from ``offset``, not copied; ValueError when they end first."""
-        ...
-
-
-class InMemory:
-    """A ``Body`` over bytes already read (or a mapped file)."""
-
-    def __init__(self, data: bytes | bytearray | memoryview) -> None:
-        self._data = memoryview(data).cast("B")
-
-    def view(self, offset: int, length: int) -> memoryview:
-        if offset + length > len(self._data):
-            msg = "recall file: shorter than its directory says"
-            raise ValueError(msg)
-        return self._data[offset : offset + length]
-
-
 @dataclass(frozen=True, slots=True)
 class RecallSection:
     """One domain's state in the file, as of ``covered_end`` (read on ``state``)."""
@@ -150,9 +125,7 @@ class RecallSection:
     covered_end: int
     seal: int  # CRC32 of the index snapshot the file held at covered_end; 0 for none
     digest: bytes  # the file's prefix digest up to covered_end
-    source: Body
-    offset: int
-    length: int
+    body: memoryview  # its bytes where they lie (a view of the mapped file, as a rule)
     checksum: int
 
     def state(self) -> RecallState:
@@ -161,7 +134,7 @@ class RecallSection:
         The body is checksummed whole, then its columns are views of it: what a
         state reads back costs the hash and the columns it edits (copied).
         """
-        body = self.source.view(self.offset, self.length)
+        body = self.body
         hasher = xxhash.xxh3_64()
         for at in range(0, len(body), _HASH_PART):
             hasher.update(body[at : at + _HASH_PART])
@@ -173,7 +146,7 @@ class RecallSection:
 
     def raw(self) -> bytes:
         """The body's bytes, as stored (a section kept as it was when the file is written)."""
-        return bytes(self.source.view(self.offset, self.length))
+        return bytes(self.body)
 
 
 def encode_sections(
@@ -202,31 +175,28 @@ def encode_sections(
 
 
 def decode_sections(data: bytes | bytearray | memoryview) -> Mapping[int, RecallSection]:
-    """``read_sections`` of bytes already read."""
-    return read_sections(InMemory(data), len(data))
-
-
-def read_sections(source: Body, size: int) -> Mapping[int, RecallSection]:
-    """The sections of a file of ``size`` bytes, by domain; only its directory is read
-    here, a body when its state is."""
+    """The sections of a file's bytes (read, or mapped), by domain: only its directory is
+    read here; each section views its body, checked and decoded when its state is."""
+    data = memoryview(data).cast("B")
+    size = len(data)
     if size < _HEAD.size:
         msg = "recall file: shorter than its header"
         raise ValueError(msg)
-    magic, version, count = _HEAD.unpack(source.view(0, _HEAD.size))
+    magic, version, count = _HEAD.unpack(data[: _HEAD.size])
     if magic != MAGIC or version != _VERSION:
         msg = f"recall file: not a version {_VERSION} recall file"
         raise ValueError(msg)
     if _HEAD.size + _ENTRY.size * count > size:
         msg = "recall file: directory past the end"
         raise ValueError(msg)
-    listing = source.view(_HEAD.size, _ENTRY.size * count)
+    listing = data[_HEAD.size : _HEAD.size + _ENTRY.size * count]
     found: dict[int, RecallSection] = {}
     for agent_id, end, seal, digest, offset, length, checksum in _ENTRY.iter_unpack(listing):
         if offset + length > size:
             msg = "recall file: a body past the end"
             raise ValueError(msg)
         found[agent_id] = RecallSection(
-            agent_id, end, seal, digest, source, offset, length, checksum
+            agent_id, end, seal, digest, data[offset : offset + length], checksum
         )
     return found
 

@@ -16,6 +16,8 @@ from array import array
 from collections.abc import Iterator, Sequence
 from itertools import chain
 
+from memhop.index.recall_packed import append_column
+
 __all__ = ["SplitColumn"]
 
 
@@ -61,13 +63,8 @@ class SplitColumn:
     def whole(self, code: str) -> array[int]:
         """Every item in one array of ``code`` (the base copied in C when it is raw bytes)."""
         out = array(code)
-        for part in (self._base, self.tail):
-            if isinstance(part, memoryview) and part.format == code:
-                out.frombytes(part.cast("B"))
-            elif isinstance(part, array) and part.typecode == code:
-                out.extend(part)
-            else:
-                out.extend(iter(part))
+        append_column(out, self._base)
+        append_column(out, self.tail)
         return out
 
     def find(self, value: int, a: int, b: int) -> int:

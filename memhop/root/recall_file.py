@@ -32,13 +32,7 @@ from dataclasses import dataclass
 from memhop.engine import Engine
 from memhop.engine.storefile import RECALL_SUFFIX, remove_side_file, replace_side_file
 from memhop.errors import CorruptionError, InvalidQueryError, MemHopError
-from memhop.index.recall_state import (
-    InMemory,
-    RecallSection,
-    RecallState,
-    encode_sections,
-    read_sections,
-)
+from memhop.index.recall_state import RecallSection, RecallState, decode_sections, encode_sections
 from memhop.root.warm import Tail, trusted_tail
 
 __all__ = ["SUFFIX", "RecallFile", "Saved", "resumed"]
@@ -124,9 +118,9 @@ class RecallFile:
                 if sys.platform == "win32" or size == 0:
                     # A mapped file could not be replaced at close there: read it whole.
                     data = f.read()
-                    return read_sections(InMemory(data), len(data))
+                    return decode_sections(data)
                 self._map = _mapped(f.fileno())
-            return read_sections(InMemory(memoryview(self._map)), size)
+            return decode_sections(memoryview(self._map))
         except FileNotFoundError:
             return {}
         except (OSError, ValueError) as exc:
@@ -137,6 +131,7 @@ class RecallFile:
     def close(self) -> None:
         """Let go of the file (what was not taken from it is forgotten). A state read
         back still holds the pages it views; the mapping goes with the last of them."""
+        self._sections, self._decoded = {}, {}  # their views of the mapping go with them
         mapped, self._map = self._map, None
         if mapped is not None:
             with contextlib.suppress(BufferError):  # views out: unmapped when they go
@@ -144,9 +139,8 @@ class RecallFile:
 
     def deleted(self) -> None:
         """Delete the file and forget it: a record is about to be deleted (or the file
-        compacted). Called under the engine's lock: it waits for no lock but a read of
-        the file in flight (which takes no other)."""
-        self._sections, self._decoded = {}, {}
+        compacted). Called under the engine's lock: it takes none (a state read back
+        keeps viewing the unlinked file's pages until it lets go of them)."""
         self.close()
         try:
             remove_side_file(self.path)
