@@ -1,8 +1,8 @@
 """Record -> result conversions, the profile brief, and the inputs read from plain dicts.
 
 Contract:
-- Pure functions: no I/O, no locks but the one guarding the mapped-row memos; ids
-  become 16-hex strings here and only here.
+- Pure functions: no I/O, no locks, no state; ids become 16-hex strings here and
+  only here (a DB's memo of the rows it mapped lately is ``_surfaces``).
 - Order is kept as given: the root decides every listing's order, except the
   plan tree, which this module builds from a turn's flat step list.
 - ``profile_brief`` is upstream's digest (api.md §7.3) byte for byte.
@@ -15,9 +15,8 @@ Traps:
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Protocol, TypeVar, cast
+from typing import Any, Protocol
 
 import memhop.records as rec
 from memhop.api.results import (
@@ -42,7 +41,6 @@ from memhop.api.results import (
     SceneMessage,
     SceneNodeView,
     SceneSlot,
-    SearchResult,
     TopicSlot,
 )
 from memhop.api.types import PlanStatus
@@ -75,7 +73,6 @@ __all__ = [
     "scene_message",
     "scene_node_view",
     "scene_slot",
-    "search_result",
     "topic_slot",
 ]
 
@@ -178,35 +175,8 @@ def _provenance(made_by: ProvenanceLike | None) -> dict[str, Any]:
     }
 
 
-# Rows mapped lately, by the identity of the record they came from: a turn maps its
-# scene's whole surface, and all but the newest row are the records mapped last turn.
-# The record is held in the entry, so its id cannot be reused while the entry lives.
-_MAPPED_ROWS: dict[int, tuple[rec.TopicSlot, ProvenanceLike | None, TopicSlot]] = {}
-_MAPPED_ROWS_LIMIT = 4096
-_MEMO_LOCK = threading.Lock()
-K = TypeVar("K")
-V = TypeVar("V")
-
-
-def _remember(memo: dict[K, V], key: K, value: V, limit: int) -> None:
-    """Store ``value`` under ``key``, dropping the oldest entry once ``memo`` holds ``limit``."""
-    with _MEMO_LOCK:  # sessions on other threads share the memos
-        if key not in memo and len(memo) >= limit:
-            memo.pop(next(iter(memo)), None)
-        memo[key] = value
-
-
 def topic_slot(topic: rec.TopicSlot, made_by: ProvenanceLike | None = None) -> TopicSlot:
     """A topic row; a root keeps ``parent_id`` None; no ``made_by`` reads as a turn row."""
-    held = _MAPPED_ROWS.get(id(topic))
-    if held is not None and held[0] is topic and (held[1] is made_by or held[1] == made_by):
-        return held[2]
-    row = _topic_row(topic, made_by)
-    _remember(_MAPPED_ROWS, id(topic), (topic, made_by, row), _MAPPED_ROWS_LIMIT)
-    return row
-
-
-def _topic_row(topic: rec.TopicSlot, made_by: ProvenanceLike | None) -> TopicSlot:
     return TopicSlot(
         id=format_id(topic.id),
         scene_id=format_id(topic.scene_id),
@@ -218,64 +188,6 @@ def _topic_row(topic: rec.TopicSlot, made_by: ProvenanceLike | None) -> TopicSlo
         agent_timestamp=topic.agent_timestamp,
         **_provenance(made_by),
     )
-
-
-def search_result(
-    profile: rec.ProfileSlot,
-    scene: rec.SceneSlot,
-    topics: Iterable[rec.TopicSlot],
-    new_topic_id: int,
-    made_by: Mapping[int, ProvenanceLike] | None = None,
-) -> SearchResult:
-    """A turn's opening read; the brief is rendered from the same profile.
-
-    ``made_by`` holds the provenance of dream rows; a topic absent from it is a turn row.
-    """
-    made_by = made_by or {}
-    mapped, brief = _profile_and_brief(profile)
-    return SearchResult(
-        profile=mapped,
-        profile_brief=brief,
-        scene=scene_slot(scene),
-        topics=_surface(scene.scene_id, tuple(topics), made_by),
-        new_topic_id=format_id(new_topic_id),
-    )
-
-
-# The surface last mapped per scene: (its records, their provenance, the rows). A turn
-# adds one row to its scene, so the next search maps that row and reuses the rest; the
-# rows are reused only while the records and provenance before them are the same.
-_SURFACES: dict[int, tuple[tuple[rec.TopicSlot, ...], dict[int, Any], tuple[TopicSlot, ...]]] = {}
-_SURFACES_LIMIT = 64
-
-
-def _surface(
-    scene_id: int, topics: tuple[rec.TopicSlot, ...], made_by: Mapping[int, ProvenanceLike]
-) -> tuple[TopicSlot, ...]:
-    last = _SURFACES.get(scene_id)
-    start, rows = 0, cast(tuple[TopicSlot, ...], ())
-    if last is not None and last[1] == made_by:
-        done = len(last[0])
-        # Equal records give equal rows, so equality (identity, mostly) is enough.
-        if len(topics) >= done and topics[:done] == last[0]:
-            start, rows = done, last[2]
-    rows += tuple(topic_slot(t, made_by.get(t.id)) for t in topics[start:])
-    _remember(_SURFACES, scene_id, (topics, dict(made_by), rows), _SURFACES_LIMIT)
-    return rows
-
-
-# The profile last mapped, by the identity of its record (the root hands back the same
-# record while it stays where it is), with the record held so its id is not reused.
-_PROFILES: dict[int, tuple[rec.ProfileSlot, ProfileSlot, str]] = {}
-
-
-def _profile_and_brief(profile: rec.ProfileSlot) -> tuple[ProfileSlot, str]:
-    last = _PROFILES.get(id(profile))
-    if last is not None and last[0] is profile:
-        return last[1], last[2]
-    mapped, brief = profile_slot(profile), profile_brief(profile)  # frozen: safe to share
-    _remember(_PROFILES, id(profile), (profile, mapped, brief), _SURFACES_LIMIT)
-    return mapped, brief
 
 
 def scene_message(content: rec.ArchiveSlot) -> SceneMessage:

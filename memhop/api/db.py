@@ -8,6 +8,7 @@ from types import TracebackType
 from typing import NoReturn
 
 from memhop.api import _mapping, _salvage
+from memhop.api._surfaces import Surfaces
 from memhop.api.results import AgentInfo, DBStats, SalvageReport
 from memhop.api.session import Session
 from memhop.config import Defaults, LlmConfig, ProfileInput
@@ -44,6 +45,7 @@ class DB:
 
     def __init__(self, root: Root) -> None:
         self._root = root
+        self._surfaces = Surfaces()  # this DB's alone, emptied at its close
 
     def __enter__(self) -> DB:
         return self
@@ -89,7 +91,7 @@ class DB:
     def primary(self) -> Session:
         """The file's primary domain (agent id 0000000000000000)."""
         self._root.check_open()
-        return Session(AgentOps(self._root, 0))
+        return Session(AgentOps(self._root, 0), self._surfaces)
 
     def sub_agent(self, llm: LlmConfig | Model, profile: ProfileInput) -> Session:
         """The sub-agent named ``profile.name`` (created on first use), talking to ``llm``.
@@ -97,7 +99,7 @@ class DB:
         The name is the handle: trimmed, 1 to 256 bytes, fixed at creation.
         """
         agent_id = self._root.sub_agent(check_model(llm), profile)
-        return Session(AgentOps(self._root, agent_id))
+        return Session(AgentOps(self._root, agent_id), self._surfaces)
 
     def agent(self, llm: LlmConfig | Model, agent_id: str) -> Session:
         """Reach an existing domain by the id ``Session.agent_id`` gave; creates nothing.
@@ -106,7 +108,8 @@ class DB:
         file never registered.
         """
         parsed = parse_agent_id(agent_id)
-        return Session(AgentOps(self._root, self._root.agent(check_model(llm), parsed)))
+        ops = AgentOps(self._root, self._root.agent(check_model(llm), parsed))
+        return Session(ops, self._surfaces)
 
     def agents(self) -> list[AgentInfo]:
         """The primary first, then every sub-agent in id order."""
@@ -156,4 +159,7 @@ class DB:
 
     def close(self) -> None:
         """Checkpoint and release the file; a second close raises ClosedError."""
-        self._root.close()
+        try:
+            self._root.close()
+        finally:
+            self._surfaces.clear()

@@ -15,6 +15,7 @@ from memhop.api._admin_face import AdminFace
 from memhop.api._dream_face import DreamFace
 from memhop.api._graph_face import GraphFace
 from memhop.api._plan_face import PlanFace
+from memhop.api._surfaces import Surfaces
 from memhop.api.results import (
     ArchiveSlot,
     ProfileSlot,
@@ -40,8 +41,9 @@ class Session(PlanFace, GraphFace, DreamFace, AdminFace):
     admin methods come from one mixin each.
     """
 
-    def __init__(self, ops: AgentOps) -> None:
+    def __init__(self, ops: AgentOps, surfaces: Surfaces) -> None:
         self._ops = ops
+        self._surfaces = surfaces  # the DB's memo of rows it mapped lately
 
     @property
     def agent_id(self) -> str:
@@ -70,7 +72,7 @@ class Session(PlanFace, GraphFace, DreamFace, AdminFace):
             _args.id_or_unset(l3_id, "l3_id"),
             _args.flag(new_scene, "new_scene"),
         )
-        return _mapping.search_result(
+        return self._surfaces.search_result(
             opened.profile, opened.scene, opened.topics, opened.new_topic_id, opened.provenance
         )
 
@@ -123,7 +125,7 @@ class Session(PlanFace, GraphFace, DreamFace, AdminFace):
             _args.text(outcome, "outcome", None),
             _args.integer(created_at, "created_at"),
         )
-        return _mapping.topic_slot(row)
+        return self._surfaces.topic_slot(row)
 
     # ---- reads ---------------------------------------------------------------------------
 

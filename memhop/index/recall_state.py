@@ -33,6 +33,7 @@ import xxhash
 from memhop.index.grouped import Grouped
 from memhop.index.recall import RecallIndex
 from memhop.index.recall_packed import Column, PackedIndex, code_of, copied
+from memhop.index.recall_terms import Terms
 from memhop.intmap import IntMap
 
 __all__ = [
@@ -110,6 +111,7 @@ class RecallState:
     # once built (the root builds in steps, each under its own hold of the domain lock).
     pending: list[list[int]] = field(default_factory=list)
     read_back: bool = False  # read from the recall file (its index edited since or not)
+    terms: Terms = field(default_factory=Terms, compare=False, repr=False)  # the cutter
 
     @property
     def storable(self) -> bool:

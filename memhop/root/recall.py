@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from memhop.engine import Engine
 from memhop.errors import InvalidQueryError
 from memhop.index.recall import DocKey
-from memhop.index.recall_terms import terms_of
 from memhop.records import ArchiveSlot
 from memhop.root import recall_warm
 from memhop.root.content import check_ms
@@ -106,7 +105,7 @@ def recall(engine: Engine, ctx: DomainContext, query: RecallQuery) -> list[Recal
 
 
 def _answer(refresh: Refresh, query: RecallQuery) -> list[RecallFound]:
-    wanted = terms_of(query.text)
+    wanted = refresh.state.terms.of(query.text)
 
     def accept(key: DocKey, scene_id: int, created_at: int) -> bool:
         if query.scene_id and scene_id != query.scene_id:
@@ -145,7 +144,7 @@ def _found(refresh: Refresh, key: DocKey, score: float, wanted: set[str]) -> Rec
         quoted = [
             s.content
             for s in refresh.lines(scene_id, [m.id for m in members])
-            if wanted & set(terms_of(s.content))
+            if wanted & set(refresh.state.terms.of(s.content))
         ]
         own += quoted[:_MATCHED_MEMBER_LINES]
     return RecallFound(

@@ -28,7 +28,6 @@ from collections.abc import Iterable
 from memhop.engine import Engine
 from memhop.index.l2meta import L2Meta
 from memhop.index.recall_state import RecallState
-from memhop.index.recall_terms import terms_of
 from memhop.records import ArchiveKind, ArchiveSlot, TopicSlot
 from memhop.root import recall_file
 from memhop.root.domain import DomainContext
@@ -166,7 +165,7 @@ class Refresh:
         missing = [i for i in wanted if i not in cut]
         if missing:
             for slot in self.ctx.slots.read(self.engine, self.ctx.agent_id, missing, keep=False):
-                cut[slot.id_hash] = terms_of(slot.content)
+                cut[slot.id_hash] = self.state.terms.of(slot.content)
         terms: list[str] = []
         for line_id in wanted:
             terms += cut.get(line_id, ())  # a line that will not read adds nothing
@@ -230,10 +229,11 @@ class Refresh:
             return None
         members = self.descendants(row)
         scene_id = row.scene_id
-        own = [t for k in row.fused_keywords for t in terms_of(k)]
+        cut = state.terms.of
+        own = [t for k in row.fused_keywords for t in cut(k)]
         own += self.line_terms(scene_id, [row.id])
         terms = own * OWN_WEIGHT
-        terms += [t for m in members for k in m.fused_keywords for t in terms_of(k)]
+        terms += [t for m in members for k in m.fused_keywords for t in cut(k)]
         terms += self.line_terms(scene_id, [m.id for m in members])
         terms += self.line_terms(scene_id, self.neighbours(row))
         state.index.put((ROW, row_id), scene_id, row.user_timestamp, terms)
@@ -274,7 +274,7 @@ class Refresh:
         scene_id = _events_scene(self.ctx, mirrors, topic_id)
         slots = self.ctx.slots.read(self.engine, self.ctx.agent_id, wanted, keep=False)
         for slot in slots:
-            terms = terms_of(slot.event_type) + terms_of(slot.content)
+            terms = state.terms.of(slot.event_type) + state.terms.of(slot.content)
             state.index.put((EVENT, slot.id_hash), scene_id, slot.created_at, terms)
         if len(slots) == 1:
             state.events[topic_id] = slots[0].id_hash

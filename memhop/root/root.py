@@ -128,6 +128,8 @@ class Root:
             for ctx in contexts:  # a warm build still in flight stops at its next read
                 if ctx.warm is not None:
                     ctx.warm.settle()
+            with self._agents_mu:  # a closed DB the host still holds keeps no domain's rows
+                self._contexts.clear()
 
     def checkpoint(self) -> None:
         with self._agents_mu:  # the engine is not swapped meanwhile

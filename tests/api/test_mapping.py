@@ -10,6 +10,7 @@ import pytest
 from memhop import records as r
 from memhop.api import _args as args
 from memhop.api import _mapping as m
+from memhop.api._surfaces import Surfaces
 from memhop.api.types import GraphEdgeKind, L3ImportItem, L3ImportMode, L3Relation, PlanStatus
 from memhop.errors import CorruptionError, InvalidQueryError
 
@@ -59,7 +60,7 @@ def test_topic_keeps_a_nil_parent_apart_from_a_zero_one() -> None:
 
 
 def test_search_result_carries_the_brief_of_its_profile() -> None:
-    got = m.search_result(
+    got = Surfaces().search_result(
         r.ProfileSlot(name="n"),
         r.SceneSlot(scene_id=3),
         [r.TopicSlot(id=5, scene_id=3), r.TopicSlot(id=4, scene_id=3)],

@@ -307,23 +307,23 @@ _WORDY = st.lists(
 
 
 @given(texts=st.lists(_WORDY, min_size=1, max_size=12), memo_max=st.integers(1, 8))
-def test_terms_of_is_the_direct_cut_whatever_the_memo_holds(
+def test_a_cutter_with_a_memo_gives_the_direct_cut_whatever_its_memo_holds(
     texts: list[str], memo_max: int
 ) -> None:
-    """The per-token memo (small here, so it fills and empties) never changes a text's terms."""
-    memo, bound = recall_index._TERMS_OF_TOKEN, recall_index._TERM_MEMO_MAX
-    recall_index._TERM_MEMO_MAX = memo_max
-    memo.clear()
-    try:
-        for text in texts * 2:  # the second time round, tokens come from the memo
-            direct = [
-                recall_index._stem(word.casefold())
-                for word, carries in content_words(text)
-                if carries
-            ]
-            assert terms_of(text) == direct
-        assert len(memo) <= memo_max
-        assert bool(memo) == any(tokens(t) for t in texts)  # the memo was used when it could be
-    finally:
-        recall_index._TERM_MEMO_MAX = bound
-        memo.clear()
+    """A ``Terms`` memo (small here, so it fills and empties) never changes a text's terms."""
+    cutter = recall_index.Terms(memo_max)
+    for text in texts * 2:  # the second time round, tokens come from the memo
+        direct = [
+            recall_index._stem(word.casefold()) for word, carries in content_words(text) if carries
+        ]
+        assert cutter.of(text) == terms_of(text) == direct
+    assert len(cutter) <= memo_max
+    assert bool(len(cutter)) == any(tokens(t) for t in texts)  # used when it could be
+
+
+def test_two_cutters_share_no_memo() -> None:
+    """Each domain's state has its own cutter: one's memo never holds another's words."""
+    mine, theirs = recall_index.Terms(), recall_index.Terms()
+    assert mine.of("herons nesting") == ["heron", "nest"]
+    assert len(mine) == 2  # control: the memo is used
+    assert len(theirs) == 0

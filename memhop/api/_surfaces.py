@@ -1,0 +1,140 @@
+"""The rows one DB mapped lately, so a turn maps only what is new on its scene's surface.
+
+Contract:
+- One ``Surfaces`` per DB: its sessions share it and its close empties it, so two
+  DBs of one process share no row and a closed DB keeps none of its records alive.
+- Answers equal what ``_mapping`` makes from the same records: the memo changes
+  what a turn costs, never what it returns.
+- Safe to share between threads (one lock around each memo's writes).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping
+from typing import Generic, TypeVar, cast
+
+import memhop.records as rec
+from memhop.api import _mapping
+from memhop.api._mapping import ProvenanceLike
+from memhop.api.results import ProfileSlot, SearchResult, TopicSlot
+from memhop.ids import format_id
+
+__all__ = ["Surfaces"]
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+ROWS_LIMIT = 4096  # rows: a turn maps its scene's whole surface, all but one seen before
+SCENES_LIMIT = 64  # surfaces, and profiles: the scenes and domains in use
+
+
+class _Memo(Generic[K, V]):
+    """A dict bounded at ``limit`` entries, the oldest dropped first."""
+
+    __slots__ = ("_entries", "_limit", "_lock")
+
+    def __init__(self, limit: int, lock: threading.Lock) -> None:
+        self._entries: dict[K, V] = {}
+        self._limit = limit
+        self._lock = lock
+
+    def get(self, key: K) -> V | None:
+        return self._entries.get(key)
+
+    def put(self, key: K, value: V) -> None:
+        with self._lock:
+            entries = self._entries
+            if key not in entries and len(entries) >= self._limit:
+                entries.pop(next(iter(entries)), None)
+            entries[key] = value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+class Surfaces:
+    """A DB's memo of mapped topic rows, scene surfaces and profiles."""
+
+    __slots__ = ("_profiles", "_rows", "_scenes")
+
+    def __init__(self) -> None:
+        lock = threading.Lock()
+        # By the identity of the record a row came from; the entry holds the record, so
+        # its id is not reused while the entry lives.
+        self._rows: _Memo[int, tuple[rec.TopicSlot, ProvenanceLike | None, TopicSlot]]
+        self._rows = _Memo(ROWS_LIMIT, lock)
+        # Per scene, the surface last mapped: (its records, their provenance, the rows).
+        self._scenes: _Memo[
+            int, tuple[tuple[rec.TopicSlot, ...], dict[int, ProvenanceLike], tuple[TopicSlot, ...]]
+        ]
+        self._scenes = _Memo(SCENES_LIMIT, lock)
+        # The profile record last mapped (the root hands back the same one while it stays).
+        self._profiles: _Memo[int, tuple[rec.ProfileSlot, ProfileSlot, str]]
+        self._profiles = _Memo(SCENES_LIMIT, lock)
+
+    def clear(self) -> None:
+        """Forget every row (at the DB's close)."""
+        self._rows.clear()
+        self._scenes.clear()
+        self._profiles.clear()
+
+    def topic_slot(self, topic: rec.TopicSlot, made_by: ProvenanceLike | None = None) -> TopicSlot:
+        """``_mapping.topic_slot``, the row reused while its record is the one mapped."""
+        held = self._rows.get(id(topic))
+        if held is not None and held[0] is topic and (held[1] is made_by or held[1] == made_by):
+            return held[2]
+        row = _mapping.topic_slot(topic, made_by)
+        self._rows.put(id(topic), (topic, made_by, row))
+        return row
+
+    def search_result(
+        self,
+        profile: rec.ProfileSlot,
+        scene: rec.SceneSlot,
+        topics: Iterable[rec.TopicSlot],
+        new_topic_id: int,
+        made_by: Mapping[int, ProvenanceLike] | None = None,
+    ) -> SearchResult:
+        """A turn's opening read; the brief is rendered from the same profile.
+
+        ``made_by`` holds the provenance of dream rows; a topic absent from it is a turn row.
+        """
+        made_by = made_by or {}
+        mapped, brief = self._profile_and_brief(profile)
+        return SearchResult(
+            profile=mapped,
+            profile_brief=brief,
+            scene=_mapping.scene_slot(scene),
+            topics=self._surface(scene.scene_id, tuple(topics), made_by),
+            new_topic_id=format_id(new_topic_id),
+        )
+
+    def _surface(
+        self,
+        scene_id: int,
+        topics: tuple[rec.TopicSlot, ...],
+        made_by: Mapping[int, ProvenanceLike],
+    ) -> tuple[TopicSlot, ...]:
+        # A turn adds one row to its scene, so the rows before it are reused while the
+        # records and provenance they came from are the same.
+        last = self._scenes.get(scene_id)
+        start, rows = 0, cast(tuple[TopicSlot, ...], ())
+        if last is not None and last[1] == made_by:
+            done = len(last[0])
+            # Equal records give equal rows, so equality (identity, mostly) is enough.
+            if len(topics) >= done and topics[:done] == last[0]:
+                start, rows = done, last[2]
+        rows += tuple(self.topic_slot(t, made_by.get(t.id)) for t in topics[start:])
+        self._scenes.put(scene_id, (topics, dict(made_by), rows))
+        return rows
+
+    def _profile_and_brief(self, profile: rec.ProfileSlot) -> tuple[ProfileSlot, str]:
+        last = self._profiles.get(id(profile))
+        if last is not None and last[0] is profile:
+            return last[1], last[2]
+        mapped = _mapping.profile_slot(profile)
+        brief = _mapping.profile_brief(profile)  # frozen: safe to share
+        self._profiles.put(id(profile), (profile, mapped, brief))
+        return mapped, brief
