@@ -46,7 +46,7 @@ _TYPE_BITS = 9  # a dict entry's value is offset << 9 | type
 _TYPE_MASK = 0x1FF
 _NO_TYPE = 0x100  # the offset lies past the log: no type byte to read
 _UNREAD = 0x1FF  # not read yet (an entry taken from a snapshot)
-_TYPE_READ_PART = 16_384  # type bytes read per C call by ``TypeRead.types``
+_TYPE_READ_PART = 4_096  # type bytes read per C call by ``TypeRead.types``
 
 
 def _strictly_ascending(ids: array[int]) -> bool:

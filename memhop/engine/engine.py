@@ -59,7 +59,7 @@ log = logging.getLogger("memhop.engine")
 
 # Records read per lock hold by ``payloads_of``: a domain's build reads every record on a
 # thread of its own while turns go on, and each of a turn's writes may wait out one hold.
-_READ_CHUNK = 128
+_READ_CHUNK = 64
 
 
 class Engine:

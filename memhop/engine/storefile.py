@@ -56,12 +56,22 @@ def replace_side_file(target: str, chunks: Iterable[bytes], mode: int) -> None:
         raise
 
 
+def append_side_file(target: str, data: bytes) -> None:
+    """Append ``data`` to the existing ``target`` (no fsync; FileNotFoundError when it is
+    gone). For records that check themselves: a torn append is a tail a reader refuses;
+    the bytes before it, and a mapping of them, do not change."""
+    fd = os.open(target, os.O_WRONLY | os.O_APPEND)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+
+
 def mapped_side_file(f: BinaryIO) -> bytes | mmap.mmap:
     """A side file's bytes: mapped, so a reader brings in only the pages it uses.
 
     Read whole where a mapped file could not be replaced or deleted while a map of
     it lives (Windows), or when it is empty (nothing to map). A side file is never
-    written in place (a new one is renamed over it), so the mapping cannot change.
+    written in place (a new one is renamed over it, or bytes appended past its end),
+    so the mapping cannot change.
     """
     if sys.platform == "win32" or os.fstat(f.fileno()).st_size == 0:
         return f.read()

@@ -33,7 +33,7 @@ __all__ = ["LISTING_MAX_DEPTH", "L2Meta", "ListingRow"]
 LISTING_MAX_DEPTH = 2
 """SceneContext lists topics down to this depth; sinking moves one level per pass."""
 
-_PACE_EVERY = 512  # topics (or scenes) placed between two calls of a build's ``pace``
+_PACE_EVERY = 128  # topics (or scenes) placed between two calls of a build's ``pace``
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,7 +30,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from itertools import compress, pairwise
+from itertools import compress, islice, pairwise
 
 from memhop.ids import content_id
 from memhop.index.journal import Journal
@@ -48,7 +48,8 @@ _KINDS = members_of(ArchiveKind)
 _TYPES = members_of(ContentType)
 _ROLES = members_of(ArchiveRole)
 _REPACK_MIN = 4096
-_PACE_EVERY = 1024  # rows (or topics) between two calls of a build's ``pace``
+_PACE_EVERY = 256  # rows (or topics) between two calls of a build's ``pace``
+_CHUNK = 1024  # rows a build stores between two calls of ``pace`` (each row costs little)
 # The per-row arrays, in ``SlotFields`` order.
 _COLUMNS = ("_ids", "_topic", "_seq", "_kind", "_ctype", "_role", "_node", "_created")
 
@@ -142,26 +143,36 @@ class L4Index:
         ``pace`` is called between steps and every ``_PACE_EVERY`` rows of the long ones
         (a build beside calls lets them run)."""
         pace = pace or _no_pace
-        given = rows if isinstance(rows, list) else list(rows)
         mirror = cls()
-        for name, column in zip(_COLUMNS, zip(*given, strict=True), strict=False):
-            getattr(mirror, name).extend(column)
+        columns = [getattr(mirror, name) for name in _COLUMNS]
+        # A chunk at a time, the rows freed as they are stored: one transposition or free
+        # of every row at once holds the interpreter for milliseconds at 10^4 rows.
+        given = iter(rows)
+        while chunk := list(islice(given, _CHUNK)):
+            for column, values in zip(columns, zip(*chunk, strict=True), strict=True):
+                column.extend(values)
             pace()
-        mirror._next.frombytes(bytes(4 * len(given)))
+        count = len(mirror._ids)
+        mirror._next.frombytes(bytes(4 * count))
         topics = mirror._grouped(pace)
-        row_of = IntMap.from_arrays(array("Q", mirror._ids), array("Q", range(len(given))))
-        if topics is None or len(row_of) < len(given):
+        row_of = IntMap.from_arrays(array("Q", mirror._ids), array("Q", range(count)))
+        if topics is None or len(row_of) < count:
             # Something replaces something: store each in turn, in the order given.
-            mirror = cls()
-            for row in given:
-                mirror._put(SlotRef(*row))
-            return mirror
+            again = cls()
+            for row in zip(*columns, strict=True):
+                again._put(SlotRef(*row))
+            return again
         mirror._row_of = row_of
         pace()
-        mirror._top = IntMap.from_mapping(mirror._linked(topics, pace))
-        dream = map(_is_summary, mirror._role, mirror._kind)
-        for at in compress(range(len(given)), dream):
-            mirror._stored(at)
+        tops = mirror._linked(topics, pace)
+        pace()
+        mirror._top = IntMap.from_mapping(tops)
+        for start in range(0, count, _CHUNK):
+            pace()
+            end = min(start + _CHUNK, count)
+            dream = map(_is_summary, mirror._role[start:end], mirror._kind[start:end])
+            for at in compress(range(start, end), dream):
+                mirror._stored(at)
         return mirror
 
     def _grouped(self, pace: Callable[[], None]) -> dict[int, list[int]] | None:

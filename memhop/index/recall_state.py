@@ -1,22 +1,19 @@
-"""A domain's recall state, and its bytes: what the recall file beside a ``.meh`` holds.
+"""A domain's recall state, and the body that stores it in the recall file.
 
 The state is the recall index (``memhop.index.recall``) and which topics each
 of its documents stands for. Packed, it is a run of flat columns, so a domain
 that starts again reads its state back where the bytes lie (views of the
-mapped file, checksummed once), instead of cutting every line of the domain
-into terms again; only the columns a state edits in place are copied.
+mapped file), instead of cutting every line of the domain into terms again;
+only the columns a state edits in place are copied. The file around the
+bodies is ``memhop.index.recall_sections``.
 
-File: ``MAGIC``, a version, a count, then one directory entry per domain (its
-id, the record end the state covers, the file's seal and digest there, where
-its body lies and an xxh3-64 checksum of the body), then the bodies. A body is
-``_COLUMNS`` in order, each a type code, an item count and the items, little
-endian. Whether the ``.meh`` still vouches for a state is the root's question
-(``memhop.root.recall_file``); this module only writes and checks bytes.
+Body: ``_COLUMNS`` in order, each a type code, an item count and the items,
+little endian.
 
-Contract: ``RecallSection.state`` gives back what ``encode_sections`` was given
-(tests compare the index and the maps), or raises ValueError for bytes that do
-not check. Only a state with nothing pending and no open turn can be written:
-what the file keeps is what a full build of the domain's records would index.
+Contract: ``state_of_body(body_of(state))`` gives back ``state`` (tests compare
+the index and the maps), or raises ValueError for bytes that do not parse.
+Only a state with nothing pending and no open turn is stored: what the file
+keeps is what a full build of the domain's records would index.
 """
 
 from __future__ import annotations
@@ -25,10 +22,8 @@ import operator
 import struct
 import sys
 from array import array
-from collections.abc import Iterable, Iterator, Mapping, MutableMapping
+from collections.abc import Iterable, Iterator, MutableMapping
 from dataclasses import dataclass, field
-
-import xxhash
 
 from memhop.index.grouped import Grouped
 from memhop.index.recall import RecallIndex
@@ -36,25 +31,11 @@ from memhop.index.recall_packed import Column, PackedIndex, code_of, copied
 from memhop.index.recall_terms import Terms
 from memhop.intmap import IntMap
 
-__all__ = [
-    "MAGIC",
-    "RecallSection",
-    "RecallState",
-    "decode_sections",
-    "encode_sections",
-]
+__all__ = ["RecallState", "body_of", "state_of_body"]
 
-MAGIC = b"MHRECALL"
-_VERSION = 2  # 2: each term's highest count and shortest document beside it
-_HEAD = struct.Struct("<8sII")
-_ENTRY = struct.Struct("<QQQ16sQQQ")  # agent, covered end, seal, digest, offset, length, sum
 _COLUMN = struct.Struct("<cQ")  # type code, item count
 _TERMS = b"s"  # the terms, each ended by a NUL, as UTF-8 (the count is their byte length)
 _ITEM_SIZES = {"B": 1, "H": 2, "I": 4, "Q": 8, "q": 8}
-# A body is hashed in parts this size, which xxhash hashes holding the interpreter: given
-# a larger one it lets the interpreter go, and a build beside (a warm domain's) takes it
-# for a switch interval (5 ms), against 0.2 ms for the hash of 7.5 MB.
-_HASH_PART = 65_536
 
 # The columns of a body, in order, with the type codes each may have (ids held in two
 # bytes while they fit: ``memhop.index.recall``).
@@ -119,91 +100,23 @@ class RecallState:
         return not self.pending and not self.open_topic
 
 
-@dataclass(frozen=True, slots=True)
-class RecallSection:
-    """One domain's state in the file, as of ``covered_end`` (read on ``state``)."""
-
-    agent_id: int
-    covered_end: int
-    seal: int  # CRC32 of the index snapshot the file held at covered_end; 0 for none
-    digest: bytes  # the file's prefix digest up to covered_end
-    body: memoryview  # its bytes where they lie (a view of the mapped file, as a rule)
-    checksum: int
-
-    def state(self) -> RecallState:
-        """The state the body holds; ValueError when the body does not check.
-
-        The body is checksummed whole, then its columns are views of it: what a
-        state reads back costs the hash and the columns it edits (copied).
-        """
-        body = self.body
-        hasher = xxhash.xxh3_64()
-        for at in range(0, len(body), _HASH_PART):
-            hasher.update(body[at : at + _HASH_PART])
-        if hasher.intdigest() != self.checksum:
-            msg = "recall state: checksum mismatch"
-            raise ValueError(msg)
-        terms, columns = _view_columns(body)
-        return _state_of(terms, columns)
-
-    def raw(self) -> bytes:
-        """The body's bytes, as stored (a section kept as it was when the file is written)."""
-        return bytes(self.body)
-
-
-def encode_sections(
-    fresh: Iterable[tuple[int, int, int, bytes, RecallState]],
-    kept: Iterable[RecallSection] = (),
-) -> list[bytes]:
-    """The file's bytes: (agent id, covered end, seal, digest, state) of each ``fresh``
-    domain, and each ``kept`` section as it was read (its body is not decoded)."""
-    entries: list[tuple[int, int, int, bytes, bytes, int]] = []
-    for agent_id, covered_end, seal, digest, state in fresh:
-        if not state.storable:
-            msg = "recall state: only a built state with no open turn is stored"
-            raise ValueError(msg)
-        body = b"".join(_columns_of(state))
-        entries.append((agent_id, covered_end, seal, digest, body, xxhash.xxh3_64_intdigest(body)))
-    for old in kept:
-        entries.append(
-            (old.agent_id, old.covered_end, old.seal, old.digest, old.raw(), old.checksum)
-        )
-    offset = _HEAD.size + _ENTRY.size * len(entries)
-    out: list[bytes] = [_HEAD.pack(MAGIC, _VERSION, len(entries))]
-    for agent_id, covered_end, seal, digest, raw, checksum in entries:
-        out.append(_ENTRY.pack(agent_id, covered_end, seal, digest, offset, len(raw), checksum))
-        offset += len(raw)
-    return out + [entry[4] for entry in entries]
-
-
-def decode_sections(data: bytes | bytearray | memoryview) -> Mapping[int, RecallSection]:
-    """The sections of a file's bytes (read, or mapped), by domain: only its directory is
-    read here; each section views its body, checked and decoded when its state is."""
-    data = memoryview(data).cast("B")
-    size = len(data)
-    if size < _HEAD.size:
-        msg = "recall file: shorter than its header"
-        raise ValueError(msg)
-    magic, version, count = _HEAD.unpack(data[: _HEAD.size])
-    if magic != MAGIC or version != _VERSION:
-        msg = f"recall file: not a version {_VERSION} recall file"
-        raise ValueError(msg)
-    if _HEAD.size + _ENTRY.size * count > size:
-        msg = "recall file: directory past the end"
-        raise ValueError(msg)
-    listing = data[_HEAD.size : _HEAD.size + _ENTRY.size * count]
-    found: dict[int, RecallSection] = {}
-    for agent_id, end, seal, digest, offset, length, checksum in _ENTRY.iter_unpack(listing):
-        if offset + length > size:
-            msg = "recall file: a body past the end"
-            raise ValueError(msg)
-        found[agent_id] = RecallSection(
-            agent_id, end, seal, digest, data[offset : offset + length], checksum
-        )
-    return found
-
-
 # ---- columns --------------------------------------------------------------------------
+
+
+def body_of(state: RecallState) -> bytes:
+    """The body that stores ``state``: its columns in order. Only a state with nothing
+    pending and no open turn is stored (ValueError): what a full build would index."""
+    if not state.storable:
+        msg = "recall state: only a built state with no open turn is stored"
+        raise ValueError(msg)
+    return b"".join(_columns_of(state))
+
+
+def state_of_body(body: memoryview) -> RecallState:
+    """The state a body holds, its columns views of it (ValueError for bytes that do not
+    parse; the caller has checked the body's checksum)."""
+    terms, columns = _view_columns(body)
+    return _state_of(terms, columns)
 
 
 def _columns_of(state: RecallState) -> Iterator[bytes]:

@@ -30,9 +30,20 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from memhop.engine import Engine
-from memhop.engine.storefile import RECALL_SUFFIX, remove_side_file, replace_side_file
+from memhop.engine.storefile import (
+    RECALL_SUFFIX,
+    append_side_file,
+    remove_side_file,
+    replace_side_file,
+)
 from memhop.errors import CorruptionError, InvalidQueryError, MemHopError
-from memhop.index.recall_state import RecallSection, RecallState, decode_sections, encode_sections
+from memhop.index.recall_sections import (
+    RecallSection,
+    decode_sections,
+    encode_sections,
+    encode_stamp,
+)
+from memhop.index.recall_state import RecallState
 from memhop.root.warm import Tail, trusted_tail
 
 __all__ = ["SUFFIX", "RecallFile", "Saved", "resumed"]
@@ -41,6 +52,8 @@ log = logging.getLogger("memhop")
 
 SUFFIX = RECALL_SUFFIX
 """The recall file of ``x.meh`` is ``x.meh.recall``."""
+STAMPS_MAX = 64
+"""Stamps a file takes before a close writes it again, its sections as of that close."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,27 +162,39 @@ class RecallFile:
             log.warning("recall file %s not deleted: %s", self.path, exc)
 
     def save(self, engine: Engine, states: Iterable[tuple[int, RecallState]]) -> None:
-        """Replace the file: the given domains' states as of the record end, the sections of
+        """Bring the file up to the record end: the given domains' states, the sections of
         the domains not reached this session as they were. Failures are logged."""
         try:
             if engine.damage() != (0, 0):
                 return  # a damaged file is indexed in full until it is salvaged
             with self._mu:
                 listed = dict(self._loaded())
-            # A state read back and not edited since is what its section holds (still true
-            # for the file, the log since being redone on reading): kept, not written again
-            # (that costs what the domain holds: 1.7 s at 10^5 documents).
-            changed = [
-                (agent, state)
+            end = engine.record_end
+            # A state read back and not edited since is what its section holds, and the
+            # close brought it up to date: its section is true of the file up to now, so it
+            # is not written again (that costs what the domain holds: 1.7 s at 10^5
+            # documents), only stamped as of now.
+            current = {
+                agent
                 for agent, state in states
-                if not (state.read_back and not state.index.edits and agent in listed)
-            ]
-            if not changed:
+                if state.read_back and state.storable and not state.index.edits and agent in listed
+            }
+            changed = [(agent, state) for agent, state in states if agent not in current]
+            behind = [listed[agent] for agent in current if listed[agent].covered_end != end]
+            if not changed and not behind:
                 return  # nothing new: the file (if any) still holds what it held
-            end, seal = engine.record_end, engine.snapshot_seal()
-            digest = engine.prefix_digest(end)
+            seal, digest = engine.snapshot_seal(), engine.prefix_digest(end)
+            stamps = max((s.stamps for s in listed.values()), default=0)
+            if not changed and stamps + len(behind) <= STAMPS_MAX:
+                stamped = b"".join(encode_stamp(s, end, seal, digest) for s in behind)
+                append_side_file(self.path, stamped)
+                return
             fresh = [(agent, end, seal, digest, state) for agent, state in changed]
-            kept = [s for agent, s in listed.items() if agent not in dict(changed)]
+            kept = [
+                section.vouched(end, seal, digest) if agent in current else section
+                for agent, section in listed.items()
+                if agent not in dict(changed)
+            ]
             chunks = encode_sections(fresh, kept)
             replace_side_file(self.path, chunks, engine.permission_bits())
         except (MemHopError, ValueError, OSError) as exc:

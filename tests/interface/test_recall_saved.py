@@ -190,9 +190,10 @@ def test_a_damaged_recall_file_is_ignored_with_a_warning(
     assert "ignored" in caplog.text or "not used" in caplog.text
 
 
-def test_a_session_that_changed_no_row_leaves_the_file_as_it_was(tmp_path: Path) -> None:
+def test_a_session_that_changed_no_row_keeps_the_file_and_stamps_it(tmp_path: Path) -> None:
     """Writing the whole index costs what the domain holds: a session whose recalls
-    changed nothing keeps the file; one with a turn writes it again (the control)."""
+    changed nothing keeps the file's bytes and appends one 64-byte stamp (docs/format.md);
+    one with a turn writes it again (the control)."""
     path = tmp_path / "mem.meh"
     with _open(path) as db:
         me = db.primary()
@@ -203,7 +204,9 @@ def test_a_session_that_changed_no_row_leaves_the_file_as_it_was(tmp_path: Path)
         me = db.primary()
         me.search()
         assert _answers(me) == before
-    assert _side(path).read_bytes() == saved
+    stamped = _side(path).read_bytes()
+    assert stamped.startswith(saved)
+    assert len(stamped) == len(saved) + 64
     with _open(path) as db:
         me = db.primary()
         me.search()

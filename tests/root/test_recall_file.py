@@ -17,7 +17,8 @@ from memhop.engine import create_engine
 from memhop.engine import seed as seed_module
 from memhop.index.grouped import Grouped
 from memhop.index.recall import RecallIndex
-from memhop.index.recall_state import RecallState, decode_sections, encode_sections
+from memhop.index.recall_sections import decode_sections, encode_sections
+from memhop.index.recall_state import RecallState
 from memhop.index.recall_terms import Terms
 from memhop.index.split_column import SplitColumn
 from memhop.root.mirrors import Mirrors
