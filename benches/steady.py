@@ -139,6 +139,7 @@ class Collector:
 
     def __init__(self) -> None:
         self.paused = 0.0  # seconds, every collection so far
+        self.on_thread: dict[int, float] = {}  # the same, by the thread that ran it
         self.full = 0  # generation-2 collections
         self.longest_full = 0.0
         self._since = 0.0
@@ -149,6 +150,8 @@ class Collector:
             return
         took = time.perf_counter() - self._since
         self.paused += took
+        me = threading.get_ident()
+        self.on_thread[me] = self.on_thread.get(me, 0.0) + took
         if info["generation"] == 2:
             self.full += 1
             self.longest_full = max(self.longest_full, took)
@@ -179,17 +182,23 @@ class Holds:
     # the longest background hold less the collector's pauses in it and the holder's own
     # syncs (the disk's time, not memhop's: this machine's fsync swings 0.2-4 ms and more)
     less_gc: float = 0.0
+    # the longest holder's own CPU in a hold (thread time, less the collections it ran)
+    cpu: tuple[float, str] = (0.0, "")
     syncs: FsyncCounter | None = None
 
     def synced(self) -> float:
         """Seconds the calling thread has spent in its own syncs so far."""
         return 0.0 if self.syncs is None else self.syncs.waited(threading.get_ident())
 
-    def add(self, seconds: float, thread: str, where: str = "", gc_s: float = 0.0) -> None:
+    def add(
+        self, seconds: float, thread: str, where: str = "", gc_s: float = 0.0, cpu: float = 0.0
+    ) -> None:
         if thread != "MainThread":
             with self.mu:
                 self.background.append((seconds, thread))
                 self.less_gc = max(self.less_gc, seconds - gc_s)
+                if cpu > self.cpu[0]:
+                    self.cpu = (cpu, where or _holder_stack())
                 if where:
                     count, longest = self.long.get(where, (0, 0.0))
                     self.long[where] = (count + 1, max(longest, seconds))
@@ -204,6 +213,16 @@ class Holds:
             found, self.less_gc = self.less_gc, 0.0
         return found
 
+    def take_cpu(self) -> tuple[float, str]:
+        with self.mu:
+            found, self.cpu = self.cpu, (0.0, "")
+        return found
+
+
+def _own_cpu() -> float:
+    """This thread's CPU time so far, less the collections it ran."""
+    return time.thread_time() - COLLECTOR.on_thread.get(threading.get_ident(), 0.0)
+
 
 class TimedLock:
     """A domain lock that reports how long each hold lasted (it wraps the real lock)."""
@@ -215,6 +234,7 @@ class TimedLock:
         self.owner = ""
         self.gc_since = 0.0
         self.sync_since = 0.0
+        self.cpu_since = 0.0  # the holder's thread time, less the collections it ran
 
     def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
         ok = bool(self.inner.acquire(blocking, timeout))
@@ -222,17 +242,20 @@ class TimedLock:
             self.since, self.owner = time.perf_counter(), threading.current_thread().name
             self.gc_since = COLLECTOR.paused
             self.sync_since = self.holds.synced()
+            self.cpu_since = _own_cpu()
         return ok
 
     def release(self) -> None:
         since, owner = self.since, self.owner
         self.since = 0.0
         held = time.perf_counter() - since if since else 0.0
-        where = _holder_stack() if held > LONG_HOLD_S and owner != "MainThread" else ""
+        cpu = _own_cpu() - self.cpu_since
+        long = held > LONG_HOLD_S or cpu > LONG_HOLD_S
+        where = _holder_stack() if long and owner != "MainThread" else ""
         self.inner.release()
         if since:
             waited = COLLECTOR.paused - self.gc_since + self.holds.synced() - self.sync_since
-            self.holds.add(held, owner, where, waited)
+            self.holds.add(held, owner, where, waited, cpu)
 
     def locked(self) -> bool:
         return bool(self.inner.locked())
@@ -368,6 +391,8 @@ class Row:
     longest_hold_ms: float
     longest_less_gc_ms: float
     holder: str
+    longest_cpu_ms: float  # the holder's own CPU in a hold (the longest), less its collections
+    cpu_holder: str
     compactions: int
     longest_compaction_ms: float
     appended: float
@@ -472,6 +497,7 @@ class Run:
         self.all_compactions += comps
         holds = self.holds.take()
         longest = max(holds, default=(0.0, ""))
+        cpu = self.holds.take_cpu()
         n = len(window.turn)
         shrunk = sum(c["before"] - c["after"] for c in comps)
         file_now = os.path.getsize(self.path)
@@ -488,6 +514,8 @@ class Run:
             longest_hold_ms=longest[0] * 1e3,
             longest_less_gc_ms=self.holds.take_less_gc() * 1e3,
             holder=longest[1],
+            longest_cpu_ms=cpu[0] * 1e3,
+            cpu_holder=cpu[1],
             compactions=len(comps),
             longest_compaction_ms=max((c["seconds"] for c in comps), default=0.0) * 1e3,
             appended=(file_now - io[0] + shrunk) / n,
@@ -521,6 +549,7 @@ class Run:
             "nodes_removed": report.l1_nodes_removed,
             "longest_hold_ms": max((h for h, _ in holds), default=0.0) * 1e3,
             "longest_less_gc_ms": self.holds.take_less_gc() * 1e3,
+            "longest_cpu_ms": self.holds.take_cpu()[0] * 1e3,
         }
 
     def reopen(self, at: int, probe: Turn) -> Reopen:
@@ -709,7 +738,8 @@ def rows_table(out: Outcome) -> str:
         "without its recall",
         "turn CPU",
         "passes (whole)",
-        "longest background hold (less the collector's pauses and its own fsyncs)",
+        "longest background hold (less the collector's pauses and its own fsyncs)"
+        " [the most CPU a holder spent in one]",
         "compactions (longest, ms)",
         "appended / turn",
         "written / turn",
@@ -731,7 +761,7 @@ def rows_table(out: Outcome) -> str:
                 f"{r.passes} ({r.whole})",
                 f"{r.longest_hold_ms:,.1f}"
                 + (f" ({r.holder.split('-')[1]})" if r.holder else "")
-                + f" ({r.longest_less_gc_ms:,.1f})",
+                + f" ({r.longest_less_gc_ms:,.1f}) [{r.longest_cpu_ms:,.1f}]",
                 f"{r.compactions} ({r.longest_compaction_ms:,.0f})",
                 f"{r.appended / 1024:,.1f} KiB",
                 f"{r.written / 1024:,.1f} KiB",
@@ -780,6 +810,8 @@ def aims(out: Outcome) -> list[tuple[str, str, bool]]:
     worst_hold = max([*holds, out.idle["longest_hold_ms"]], default=0.0)
     less_gc = [r.longest_less_gc_ms for r in rows]
     worst_less_gc = max([*less_gc, out.idle["longest_less_gc_ms"]], default=0.0)
+    cpu_row = max(rows, key=lambda r: r.longest_cpu_ms)
+    worst_cpu = max(cpu_row.longest_cpu_ms, out.idle["longest_cpu_ms"])
     idle_share = out.idle["appended"] / max(out.idle["file"], 1)
     written = sum(r.written * (r.end - (rows[i - 1].end if i else 0)) for i, r in enumerate(rows))
     own = sum(r.turn_bytes * (r.end - (rows[i - 1].end if i else 0)) for i, r in enumerate(rows))
@@ -808,6 +840,12 @@ def aims(out: Outcome) -> list[tuple[str, str, bool]]:
             f" {out.longest_full_ms:,.0f} ms)",
             f"longest {worst_less_gc:,.1f} ms",
             worst_less_gc <= 20,
+        ),
+        (
+            "the holder's own CPU in a hold (its thread time, less the collections it ran):"
+            " what memhop's work under the lock costs, whatever else runs",
+            f"longest {worst_cpu:,.1f} ms (in {cpu_row.cpu_holder or 'the idle pass'})",
+            worst_cpu <= 20,
         ),
         (
             "an idle whole pass appends <= 1% of the file, no edge added or removed",
