@@ -31,7 +31,14 @@ import xxhash
 
 from memhop.index.recall_state import RecallState, body_of, state_of_body
 
-__all__ = ["MAGIC", "RecallSection", "decode_sections", "encode_sections", "encode_stamp"]
+__all__ = [
+    "MAGIC",
+    "STAMP_SIZE",
+    "RecallSection",
+    "decode_sections",
+    "encode_sections",
+    "encode_stamp",
+]
 
 MAGIC = b"MHRECALL"
 _VERSION = 2  # 2: each term's highest count and shortest document beside it
@@ -41,6 +48,8 @@ _STAMP_MAGIC = b"MHRSTAMP"
 # magic, agent, body checksum, covered end, seal, digest, then the xxh3-64 of those
 _STAMP = struct.Struct("<8sQQQQ16sQ")
 _STAMPED = struct.Struct("<8sQQQQ16s")  # the part a stamp's checksum covers
+STAMP_SIZE = _STAMP.size
+"""The bytes a close appends to vouch for a section it keeps (64)."""
 # A body is hashed in parts this size, which xxhash hashes holding the interpreter: given
 # a larger one it lets the interpreter go, and a build beside (a warm domain's) takes it
 # for a switch interval (5 ms), against 0.2 ms for the hash of 7.5 MB.
@@ -151,7 +160,7 @@ def decode_sections(data: bytes | bytearray | memoryview) -> Mapping[int, Recall
 def _stamps(tail: memoryview) -> Iterable[tuple[int, int, int, int, bytes]]:
     """(agent, body checksum, covered end, seal, digest) of each stamp that checks, up to
     the first that does not (a torn append ends them)."""
-    for at in range(0, len(tail) - _STAMP.size + 1, _STAMP.size):
+    for at in range(0, len(tail) - STAMP_SIZE + 1, STAMP_SIZE):
         magic, agent_id, checksum, end, seal, digest, check = _STAMP.unpack_from(tail, at)
         head = tail[at : at + _STAMPED.size]
         if magic != _STAMP_MAGIC or xxhash.xxh3_64_intdigest(head) != check:

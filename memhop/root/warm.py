@@ -36,7 +36,6 @@ from __future__ import annotations
 import _thread
 import logging
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -57,6 +56,10 @@ from memhop.root.slot_cache import SlotCache
 __all__ = ["Covered", "Tail", "WarmStart", "current_since", "trusted_tail"]
 
 log = logging.getLogger("memhop")
+
+BUILD_GRACE_S = 0.2
+"""How long a warm domain's build waits before it starts, unless a call waits for it: the
+first calls of a session (its first recall, reading the saved index) run alone."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,6 +243,7 @@ class WarmStart:
         # Turn writes the views took, for the full build (``DomainContext.apply``).
         self.pending: list[Callable[[Mirrors], object]] = []
         self._fill: _Fill | None = None
+        self._hurry = threading.Event()  # set: someone waits for the build, so no grace
         self._built: Mirrors | None = None
         self._error: BaseException | None = None
         # The recall state served from the views (memhop.root.recall_warm), once taken
@@ -316,7 +320,9 @@ class WarmStart:
             return self._fill
 
     def _run(self) -> None:
-        time.sleep(0)  # give the interpreter back at once: the read that started it returns
+        # The domain's first calls (a recall after the first search, say) run before the
+        # build takes the interpreter from them, unless a call needs the build itself.
+        self._hurry.wait(BUILD_GRACE_S)
         try:
             self._built = self._build()
         except BaseException as exc:  # handed to whoever waits for the build
@@ -331,6 +337,7 @@ class WarmStart:
 
         A build that failed raises here, to one waiter; the next call builds again.
         """
+        self._hurry.set()
         fill = self.start()
         if fill is not None:
             fill.join()
@@ -350,6 +357,7 @@ class WarmStart:
 
     def settle(self) -> None:
         """Wait for a build in flight, if any (its outcome is kept for ``join``)."""
+        self._hurry.set()
         with self._mu:
             fill = self._fill
         if fill is not None:

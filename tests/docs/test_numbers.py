@@ -19,6 +19,7 @@ import memhop
 import memhop.tools
 from memhop.config import DEFAULT_MAX_OUTPUT_TOKENS
 from memhop.engine import DATA_START, HEADER_SIZE, RECORD_HEADER_SIZE
+from memhop.index.recall_sections import STAMP_SIZE
 from memhop.llm.keywords import KEYWORD_CHUNK_RUNES
 from memhop.llm.local import LOCAL_MAX_KEYWORDS
 from tests.docs._docs import DOCS, REPO, pages
@@ -58,6 +59,7 @@ ALLOWED: dict[str, set[int]] = {
         memhop.MAX_EVENT_PAYLOAD_BYTES,
         memhop.MAX_UTTERANCE_PAYLOAD_BYTES,
         RECORD_HEADER_SIZE,
+        STAMP_SIZE,
         HEADER_SIZE,
         DATA_START,
     },

@@ -11,7 +11,7 @@ import pytest
 
 import memhop
 from memhop.engine import seed as seed_module
-from memhop.index.recall_sections import decode_sections, encode_stamp
+from memhop.index.recall_sections import STAMP_SIZE, decode_sections, encode_stamp
 from memhop.root import recall_file
 
 T0 = 1_700_000_000_000
@@ -111,7 +111,7 @@ def test_a_torn_or_foreign_stamp_is_left_out(tmp_path: Path) -> None:
     end = section.covered_end
     good = encode_stamp(section, end + 100, 7, b"d" * 16)
     later = encode_stamp(section, end + 200, 8, b"e" * 16)
-    assert len(good) == 64
+    assert len(good) == STAMP_SIZE == 64
     stamped = decode_sections(whole + good)[0]
     assert (stamped.covered_end, stamped.seal, stamped.digest) == (end + 100, 7, b"d" * 16)
     assert decode_sections(whole + good + later)[0].covered_end == end + 200  # the last wins
