@@ -250,11 +250,12 @@ class TimedLock:
         self.since = 0.0
         held = time.perf_counter() - since if since else 0.0
         cpu = _own_cpu() - self.cpu_since
+        # Read before the release: the next holder overwrites the marks when it acquires.
+        waited = COLLECTOR.paused - self.gc_since + self.holds.synced() - self.sync_since
         long = held > LONG_HOLD_S or cpu > LONG_HOLD_S
         where = _holder_stack() if long and owner != "MainThread" else ""
         self.inner.release()
         if since:
-            waited = COLLECTOR.paused - self.gc_since + self.holds.synced() - self.sync_since
             self.holds.add(held, owner, where, waited, cpu)
 
     def locked(self) -> bool:
