@@ -128,7 +128,7 @@ class Clock:
 
 
 LONG_HOLD_S = 0.020
-REOPENS = 3  # rounds of each reopen measurement (medians reported)
+REOPENS = 5  # rounds of each reopen measurement (medians reported; one round swings 2x)
 BESIDE_SAID = "Quick check-in while you were away."
 BESIDE_ANSWERED = "All quiet here."
 
