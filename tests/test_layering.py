@@ -19,20 +19,24 @@ ALLOWED: dict[str, set[str]] = {
         "memhop.config",
         "memhop.ids",
         "memhop.llm",
-        "memhop.inspect",
+        "memhop.render",
     },
     # The read-only view: the engine's pure readers and the record decoders only.
-    "memhop.inspect": {
+    "memhop.inspection": {
         "memhop.engine",
         "memhop.intmap",
         "memhop.records",
         "memhop.ids",
         "memhop.errors",
+        "memhop.render",
     },
+    # Renderers both faces use: a leaf.
+    "memhop.render": {"memhop.errors"},
     # The command line reads through the inspector and compacts through the engine;
     # memhop.mcp is imported (by name) only when its subcommand runs.
     "memhop.cli": {
-        "memhop.inspect",
+        "memhop.inspection",
+        "memhop.render",
         "memhop.engine",
         "memhop.records",
         "memhop.ids",

@@ -73,7 +73,6 @@ from memhop.errors import (
     StorageIOError,
     code_of,
 )
-from memhop.inspect import Inspector, Table, inspect
 from memhop.llm import Model
 from memhop.llm.local import LocalModel
 from memhop.root.content import MAX_EVENT_PAYLOAD_BYTES, MAX_UTTERANCE_PAYLOAD_BYTES
@@ -111,7 +110,6 @@ __all__ = [
     "HypergraphEdge",
     "HypergraphNode",
     "HypergraphSlot",
-    "Inspector",
     "InvalidMagicError",
     "InvalidQueryError",
     "L3Graph",
@@ -145,9 +143,7 @@ __all__ = [
     "SerializationError",
     "Session",
     "StorageIOError",
-    "Table",
     "TopicSlot",
     "code_of",
-    "inspect",
     "open",
 ]

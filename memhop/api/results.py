@@ -37,9 +37,9 @@ from memhop.api.types import (
     PlanStatus,
     Result,
 )
-from memhop.inspect.html import shape_html
 from memhop.records import MBTIScore as _StoredMBTI
 from memhop.records import derive_mbti_type
+from memhop.render.html import shape_html
 
 __all__ = [
     "AgentInfo",

@@ -6,7 +6,7 @@ Responsibility: look into a ``.meh`` file from a shell (``info``, ``agents``,
 (``mcp``, from the ``memhop[mcp]`` extra).
 
 Contract:
-- Every read goes through the read-only ``memhop.inspect``: it never writes,
+- Every read goes through the read-only ``memhop.inspection``: it never writes,
   locks or repairs the file, and works while an agent holds it. ``compact``
   opens the source as a writer and so needs it free.
 - Text output fits the terminal; ``--json`` gives machine output. Progress of

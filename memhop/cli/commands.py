@@ -18,7 +18,8 @@ from memhop.cli.exits import EXIT_DAMAGE, EXIT_OK
 from memhop.cli.output import json_text, print_json, print_table, progress_for
 from memhop.engine import compact_to, open_engine
 from memhop.errors import NotFoundError, StorageIOError
-from memhop.inspect import Inspector, Table, inspect
+from memhop.inspection import Inspector, inspect
+from memhop.render import Table
 
 __all__ = ["COMMANDS"]
 

@@ -9,8 +9,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, TextIO
 
-from memhop.inspect import Table
-from memhop.inspect.walk import Progress
+from memhop.inspection.walk import Progress
+from memhop.render import Table
 
 __all__ = ["json_text", "print_json", "print_table", "progress_for"]
 

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib
+
+import pytest
 
 import memhop
 import memhop.api
+import memhop.inspection
 
 EXPECTED = {
     "AgentInfo", "AgentNotFoundError", "ArchiveKind", "ArchiveRole", "ArchiveSlot",
@@ -28,12 +32,24 @@ EXPECTED = {
 
 
 def test_public_names_are_exactly_these() -> None:
-    """memhop re-exports memhop.api's names plus __version__, sorted."""
-    assert set(memhop.api.__all__) == EXPECTED
+    """memhop re-exports memhop.api's names, the read-only inspector beside them (which
+    stands on its own, not on the API) and __version__, sorted."""
+    inspector = {"inspect", "Inspector", "Table"}
+    assert set(memhop.api.__all__) == EXPECTED - inspector
     assert set(memhop.__all__) == EXPECTED | {"__version__"}
     assert memhop.__all__ == sorted(memhop.__all__, key=str.casefold)
     for name in memhop.__all__:
         assert getattr(memhop, name) is not None
+
+
+def test_memhop_inspect_names_one_thing() -> None:
+    """``memhop.inspect`` is the function; the package is ``memhop.inspection``, so an
+    import of ``memhop.inspect`` cannot hand back a module in its place."""
+    assert callable(memhop.inspect)
+    assert memhop.inspect is memhop.inspection.inspect
+    assert memhop.Inspector is memhop.inspection.Inspector  # control: the package is there
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("memhop.inspect")
 
 
 def test_the_size_constants_are_upstreams() -> None:

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, overload
 
 from memhop.errors import ConfigError
-from memhop.inspect.html import html_table, text_table
+from memhop.render.html import html_table, text_table
 
 __all__ = ["Table"]
 

@@ -1,5 +1,9 @@
 """Read-only inspection of a ``.meh`` file: for notebooks, shells and audits.
 
+Public as ``memhop.inspect`` (the function), ``memhop.Inspector`` and
+``memhop.Table``; the package is ``memhop.inspection`` so that ``memhop.inspect``
+names one thing.
+
 Responsibility: ``inspect(path) -> Inspector`` answers what a file holds
 (agents, profile, scenes, topics with provenance, content, events, plans, L1,
 L3 graphs, every frame, space by type, a full verification) as ``Table``s,
@@ -20,8 +24,8 @@ Traps:
   writer's truncation, which kills the process); ``refresh()`` replaces it.
 """
 
-from memhop.inspect.audit import Verification
-from memhop.inspect.inspector import Inspector, inspect
-from memhop.inspect.table import Table
+from memhop.inspection.audit import Verification
+from memhop.inspection.inspector import Inspector, inspect
+from memhop.render import Table
 
 __all__ = ["Inspector", "Table", "Verification", "inspect"]

@@ -24,10 +24,9 @@ from memhop.errors import (
     NotFoundError,
 )
 from memhop.ids import PRIMARY_AGENT_ID, SHARED_POOL_AGENT_ID, format_id, parse_id, profile_id
-from memhop.inspect import audit, rows
-from memhop.inspect.reader import read_file_state
-from memhop.inspect.table import Table
-from memhop.inspect.walk import Progress
+from memhop.inspection import audit, rows
+from memhop.inspection.reader import read_file_state
+from memhop.inspection.walk import Progress
 from memhop.intmap import NO_IDS
 from memhop.records import (
     ArchiveKind,
@@ -43,6 +42,7 @@ from memhop.records import (
     SceneSlot,
     TopicSlot,
 )
+from memhop.render.table import Table
 
 __all__ = ["Inspector", "inspect"]
 

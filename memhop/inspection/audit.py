@@ -25,9 +25,8 @@ from memhop.engine.header import (
 )
 from memhop.errors import MemHopError
 from memhop.ids import format_id
-from memhop.inspect.reader import FileState
-from memhop.inspect.table import Table
-from memhop.inspect.walk import Progress, Region, RegionKind, walk_regions
+from memhop.inspection.reader import FileState
+from memhop.inspection.walk import Progress, Region, RegionKind, walk_regions
 from memhop.intmap import NO_IDS
 from memhop.records import (
     ArchiveSlot,
@@ -43,6 +42,7 @@ from memhop.records import (
     SceneSlot,
     TopicSlot,
 )
+from memhop.render.table import Table
 
 __all__ = [
     "DECODERS",
