@@ -24,12 +24,9 @@ from memhop.index.split_column import SplitColumn
 from memhop.root.mirrors import Mirrors
 from memhop.root.recall_file import RecallFile
 from memhop.root.root import Root
+from tests.root.recall_files import T0, TABLE, WORDS, answers, written
 
-T0 = 1_700_000_000_000
 WAIT = 20.0  # seconds; only a hang comes near it
-TABLE = memhop.Defaults(scene_dream_topic_threshold=-1, compact_dead_ratio=0)
-PROFILE = memhop.ProfileInput(name="me")
-WORDS = ["violin", "orchard", "heron", "lake", "cider", "paint", "rain", "market", "pier"]
 
 
 @pytest.fixture
@@ -48,27 +45,13 @@ def held_builds(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
     gate.set()
 
 
-def _written(path: str, turns: int) -> None:
-    with memhop.open(path, memhop.LocalModel(), TABLE, PROFILE) as db:
-        me = db.primary()
-        for i in range(turns):
-            me.search(new_scene=i % 3 == 0)
-            said = f"{WORDS[i % len(WORDS)]} and {WORDS[(i * 5 + 1) % len(WORDS)]} number {i}"
-            me.update(input=said, output=f"noted {i}", created_at=T0 + i)
-        me.recall("violin")  # built: the close saves it
-
-
-def _answers(me: memhop.Session) -> list[list[tuple[str, float]]]:
-    return [[(h.topic_id, round(h.score, 9)) for h in me.recall(w, limit=4)] for w in WORDS]
-
-
 def test_a_warm_domain_recalls_before_its_build_and_the_build_takes_the_state_over(
     tmp_path: Path, held_builds: threading.Event
 ) -> None:
     path = str(tmp_path / "mem.meh")
-    _written(path, 12)
+    written(path, 12)
     with memhop.open(path, memhop.LocalModel(), TABLE) as db:
-        expected = _answers(db.primary())
+        expected = answers(db.primary())
     held_builds.clear()
     with memhop.open(path, memhop.LocalModel(), TABLE) as db:
         me = db.primary()
@@ -76,7 +59,7 @@ def test_a_warm_domain_recalls_before_its_build_and_the_build_takes_the_state_ov
         ctx = db._root._contexts[0]
         assert ctx.built is None
         assert ctx.warm is not None
-        assert _answers(me) == expected  # answered with the build still held
+        assert answers(me) == expected  # answered with the build still held
         me.update(input="a heron on the pier at dawn", output="herons", created_at=T0 + 99)
         warm_hits = me.recall("heron dawn", limit=2)
         assert warm_hits[0].text.startswith("a heron on the pier")
@@ -89,12 +72,12 @@ def test_a_warm_domain_recalls_before_its_build_and_the_build_takes_the_state_ov
         assert ctx.built is not None
         assert ctx.built.recall is taken
         me.update(input="a second heron", output="two herons now", created_at=T0 + 100)
-        after = [me.recall("heron dawn", limit=2), *_answers(me)]
+        after = [me.recall("heron dawn", limit=2), *answers(me)]
     for side in (".recall", ".scenemap"):
         Path(path + side).unlink()
     with memhop.open(path, memhop.LocalModel(), TABLE) as db:  # control: the records alone
         me = db.primary()
-        assert [me.recall("heron dawn", limit=2), *_answers(me)] == after
+        assert [me.recall("heron dawn", limit=2), *answers(me)] == after
 
 
 def test_the_saved_state_spares_the_first_recall_every_line(
@@ -103,7 +86,7 @@ def test_the_saved_state_spares_the_first_recall_every_line(
     """With the file, the first recall cuts no line into terms (only its queries); without it,
     every line."""
     path = str(tmp_path / "mem.meh")
-    _written(path, 12)
+    written(path, 12)
     cut: list[str] = []
     real = Terms.of
 
@@ -115,12 +98,12 @@ def test_the_saved_state_spares_the_first_recall_every_line(
     monkeypatch.setattr(Terms, "of", counted)
     Path(path + ".scenemap").unlink()  # built in full at the first call, both times
     with memhop.open(path, memhop.LocalModel(), TABLE) as db:
-        saved = _answers(db.primary())
+        saved = answers(db.primary())
     assert cut == []
     Path(path + ".recall").unlink()
     Path(path + ".scenemap").unlink()
     with memhop.open(path, memhop.LocalModel(), TABLE) as db:
-        assert _answers(db.primary()) == saved
+        assert answers(db.primary()) == saved
     assert len(cut) > 12  # control: every row's keywords and lines were cut
 
 
@@ -245,7 +228,7 @@ def test_a_warm_first_recall_does_not_hash_the_file_again(
     """The scene map the same close wrote was checked before the first write: the recall
     file, at the same end, is taken on its word. Control: without the map, it is hashed."""
     path = str(tmp_path / "mem.meh")
-    _written(path, 9)
+    written(path, 9)
     hashed: list[list[int]] = []
     digests = seed_module.prefix_digests
 
@@ -309,7 +292,7 @@ def test_a_close_before_the_build_saves_the_state_the_views_kept(
     """A session that ends before its domain's build saves the recall state it kept through
     the views, turns included: the next open does not redo them from the log."""
     path = str(tmp_path / "mem.meh")
-    _written(path, 9)
+    written(path, 9)
     before = Path(path + ".recall").read_bytes()
     held_builds.clear()
     with memhop.open(path, memhop.LocalModel(), TABLE) as db:
@@ -334,7 +317,7 @@ def _mapped(path: str) -> list[str]:
 @pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc/self/maps")
 def test_a_state_read_back_views_the_mapped_file_until_the_close(tmp_path: Path) -> None:
     path = str(tmp_path / "mem.meh")
-    _written(path, 12)
+    written(path, 12)
     recall_path = path + ".recall"
     assert _mapped(recall_path) == []  # control: nothing mapped between sessions
     with memhop.open(path, memhop.LocalModel(), TABLE) as db:

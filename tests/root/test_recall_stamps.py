@@ -13,32 +13,14 @@ import memhop
 from memhop.engine import seed as seed_module
 from memhop.index.recall_sections import STAMP_SIZE, decode_sections, encode_stamp
 from memhop.root import recall_file
-
-T0 = 1_700_000_000_000
-TABLE = memhop.Defaults(scene_dream_topic_threshold=-1, compact_dead_ratio=0)
-PROFILE = memhop.ProfileInput(name="me")
-WORDS = ["violin", "orchard", "heron", "lake", "cider", "paint", "rain", "market", "pier"]
-
-
-def _written(path: str, turns: int) -> None:
-    with memhop.open(path, memhop.LocalModel(), TABLE, PROFILE) as db:
-        me = db.primary()
-        for i in range(turns):
-            me.search(new_scene=i % 3 == 0)
-            said = f"{WORDS[i % len(WORDS)]} and {WORDS[(i * 5 + 1) % len(WORDS)]} number {i}"
-            me.update(input=said, output=f"noted {i}", created_at=T0 + i)
-        me.recall("violin")  # built: the close saves it
-
-
-def _answers(me: memhop.Session) -> list[list[tuple[str, float]]]:
-    return [[(h.topic_id, round(h.score, 9)) for h in me.recall(w, limit=4)] for w in WORDS]
+from tests.root.recall_files import T0, TABLE, answers, written
 
 
 def _read_only_session(path: str) -> list[list[tuple[str, float]]]:
     with memhop.open(path, memhop.LocalModel(), TABLE) as db:
         me = db.primary()
         me.search()  # writes the turn it opens: the file grows past the section's end
-        return _answers(me)
+        return answers(me)
 
 
 def _section(path: str) -> tuple[int, int]:
@@ -65,7 +47,7 @@ def test_a_read_only_session_stamps_its_section_and_the_next_open_hashes_nothing
     tmp_path: Path, hashed: list[list[int]]
 ) -> None:
     path = str(tmp_path / "mem.meh")
-    _written(path, 12)
+    written(path, 12)
     size, (end, stamps) = Path(path + ".recall").stat().st_size, _section(path)
     assert stamps == 0
     first = _read_only_session(path)
@@ -87,7 +69,7 @@ def test_a_stamped_file_answers_as_a_full_build(tmp_path: Path) -> None:
     """Sessions with and without turns, in turn: whatever the file holds, the answers are
     those of a domain indexed from its records alone."""
     path = str(tmp_path / "mem.meh")
-    _written(path, 9)
+    written(path, 9)
     for n in range(4):
         _read_only_session(path)
         if n % 2:
@@ -105,7 +87,7 @@ def test_a_torn_or_foreign_stamp_is_left_out(tmp_path: Path) -> None:
     """A stamp counts only whole, checked, and naming the section's own body; the first
     that does not check ends the stamps (a torn append)."""
     path = str(tmp_path / "mem.meh")
-    _written(path, 6)
+    written(path, 6)
     whole = Path(path + ".recall").read_bytes()
     section = decode_sections(whole)[0]
     end = section.covered_end
@@ -131,7 +113,7 @@ def test_stamps_past_the_limit_write_the_file_again(
 ) -> None:
     monkeypatch.setattr(recall_file, "STAMPS_MAX", 2)
     path = str(tmp_path / "mem.meh")
-    _written(path, 6)
+    written(path, 6)
     answers = _read_only_session(path)
     assert _section(path)[1] == 1
     assert _read_only_session(path) == answers
