@@ -27,12 +27,29 @@ from memhop.dream.l1cache import L1Cache
 from memhop.dream.state import state_of
 from memhop.errors import MemHopError
 
-__all__ = ["checked", "drop", "flush", "of", "rebase", "stages_begun", "ticket", "warm"]
+__all__ = [
+    "checked",
+    "drop",
+    "flush",
+    "of",
+    "pending_scenes",
+    "rebase",
+    "stages_begun",
+    "ticket",
+    "warm",
+]
 
 
 def _registered(held: Held) -> L1Cache | None:
     cache = state_of(held).l1
     return cache if cache is not None and cache.agent_id == held.agent_id else None
+
+
+def pending_scenes(held: Held) -> bool:
+    """Whether the domain's cache holds scenes its node stage has not synced yet (as of
+    its last refresh: what turns changed since is taken in at the next stage)."""
+    cache = _registered(held)
+    return cache is not None and bool(cache.dirty_scenes)
 
 
 def stages_begun(held: Held) -> int:

@@ -50,6 +50,8 @@ __all__ = [
 
 MIN_EDGE_NODES = 2
 NEW_NODE_IMPORTANCE = 1.0
+SYNC_SCENES = 512
+"""Scenes the node stage syncs in one hold of the domain lock (about 12 ms at 10^5 turns)."""
 _LISTED_DEPTH = 2
 
 
@@ -83,11 +85,14 @@ def rebuild_index(held: Held, preload: L1Cache | None = None) -> L2Meta:
         return held.mirrors.topics
 
 
-def sync_nodes(held: Held, now: int) -> set[int]:
+def sync_nodes(held: Held, now: int, limit: int | None = None) -> set[int]:
     """One node per scene over its depth <= 2 topics; return the node ids written.
 
-    Only scenes whose topics changed since the last sync are looked at. A
-    node whose sorted topic list is unchanged is left alone. A new node
+    Only scenes whose topics changed since the last sync are looked at, at most
+    ``limit`` of them (None: all; ``l1domain.pending_scenes`` says whether any
+    remain: the first pass after an open finds every scene changed).
+
+    A node whose sorted topic list is unchanged is left alone. A new node
     starts at importance 1.0; an existing one keeps emotion, and its
     importance decayed to now (beyond upstream, which restarts the clock on
     the importance of the previous pass and forgives the decay in between).
@@ -95,7 +100,9 @@ def sync_nodes(held: Held, now: int) -> set[int]:
     with l1domain.checked(held) as cache:
         meta = held.mirrors.topics
         written: list[SceneNode] = []
-        for scene_id in sorted(cache.dirty_scenes):
+        dirty = cache.dirty_scenes
+        batch = sorted(dirty)[:limit]
+        for scene_id in batch:
             wanted = tuple(sorted(row.topic.id for row in meta.listing(scene_id)))
             if not wanted:
                 continue
@@ -111,7 +118,7 @@ def sync_nodes(held: Held, now: int) -> set[int]:
                 dataclasses.replace(node, scene_id=scene_id, topic_ids=wanted, updated_at=now)
             )
         cache.put_nodes(written)
-        cache.dirty_scenes.clear()
+        dirty.difference_update(batch)
         return {n.id_hash for n in written}
 
 

@@ -217,3 +217,26 @@ def test_a_node_faded_below_0_15_is_weighed_against_no_new_scene(dom: Domain) ->
         assert {scene_node_id(200), scene_node_id(300)} <= cache.words.holders["harbour"]
     (edge,) = scene.list_scene_edges(dom.engine, 0)
     assert old not in edge.node_ids
+
+
+def test_the_node_stage_in_bounded_holds_writes_what_one_hold_writes(dom: Domain) -> None:
+    """A cold cache finds every scene changed; syncing them a few at a time (holds of at
+    most ``limit`` scenes, turns free between) writes the nodes one sync of all writes."""
+    for n in range(11):
+        dom.turn(n + 1, (f"w{n}", "shared"), scene=100 + n)
+    batches: list[set[int]] = []
+    with dom.hold() as held:
+        batches.append(structure.sync_nodes(held, NOW, 4))
+        assert l1domain.pending_scenes(held)  # 7 of the 11 scenes still to sync
+    while True:
+        with dom.hold() as held:
+            batches.append(structure.sync_nodes(held, NOW, 4))
+            if not l1domain.pending_scenes(held):
+                break
+    assert [len(b) for b in batches] == [4, 4, 3]
+    assert set().union(*batches) == {scene_node_id(100 + n) for n in range(11)}
+    nodes = _nodes(dom)
+    assert sorted(nodes) == [100 + n for n in range(11)]  # control: one node a scene
+    with dom.hold() as held:
+        assert structure.sync_nodes(held, NOW + HOUR) == set()  # nothing left to sync
+        assert not l1domain.pending_scenes(held)
