@@ -31,8 +31,9 @@ from memhop.index.l4 import L4Index
 
 __all__ = ["SWEEP_BUDGET", "RetentionQueue", "Step"]
 
-SWEEP_BUDGET = 2048
-"""Topics a sweep judges under one hold of the domain lock."""
+SWEEP_BUDGET = 512
+"""Topics a sweep judges (or a cold queue takes in) under one hold of the domain lock:
+about 8 ms of CPU at 10^5 turns, where 2,048 cost 32 ms."""
 
 
 @dataclass(frozen=True, slots=True)
