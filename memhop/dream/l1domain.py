@@ -29,6 +29,7 @@ from memhop.errors import MemHopError
 
 __all__ = [
     "checked",
+    "decay_pending",
     "drop",
     "flush",
     "of",
@@ -50,6 +51,12 @@ def pending_scenes(held: Held) -> bool:
     its last refresh: what turns changed since is taken in at the next stage)."""
     cache = _registered(held)
     return cache is not None and bool(cache.dirty_scenes)
+
+
+def decay_pending(held: Held, now: int) -> bool:
+    """Whether the domain's cache holds nodes due by ``now`` that decay has not looked at."""
+    cache = _registered(held)
+    return cache is not None and cache.node_due.any_due(now)
 
 
 def stages_begun(held: Held) -> int:

@@ -154,10 +154,16 @@ def _run(env: DreamEnv, report: Report, scene_id: int, sweep: bool) -> None:
         return OK
 
     def decay() -> str:
-        with env.hold() as held:
-            gone_nodes, gone_edges = structure.decay_network(held, env.clock())
-        report.l1_nodes_removed += gone_nodes
-        report.l1_edges_removed += gone_edges
+        now, more = env.clock(), True
+        while more:  # a bounded number of due nodes a hold: turns go on between
+            with env.hold() as held:
+                gone = structure.decay_network(held, now, structure.DECAY_NODES)
+                more = l1domain.decay_pending(held, now)
+            report.l1_nodes_removed += gone[0]
+            report.l1_edges_removed += gone[1]
+            if more and env.cancel.is_set():
+                msg = "dream: cancelled during l1_decay stage"
+                raise OperationCancelledError(msg)
         return OK
 
     def l0() -> str:

@@ -8,8 +8,9 @@ The cache keeps no edge (a domain can hold one per pair of scenes), only when
 each is due; an edge is read when a stage needs it.
 
 Contract: ``due`` maps every scheduled id to its time (0: the next decay);
-``pop_due(now)`` hands out each id whose time has come, once, and forgets
-nothing: the caller reschedules or drops each. Not thread-safe: used under
+``pop_due(now, limit)`` hands out each id whose time has come, once (a bounded
+number a call, the rest left due), and forgets nothing: the caller reschedules
+or drops each. Not thread-safe: used under
 the domain lock, or read (``in``) by one thread while no stage runs.
 """
 
@@ -53,12 +54,29 @@ class Schedule:
         """Forget ``item`` (deleted, or not to be visited until scheduled again)."""
         self.due.pop(item, None)
 
-    def pop_due(self, now: int) -> set[int]:
-        """The ids due by ``now``; each must be rescheduled or dropped by the caller."""
+    def pop_due(self, now: int, limit: int | None = None) -> set[int]:
+        """The ids due by ``now`` (at most about ``limit`` of them; None: all); each must be
+        rescheduled or dropped by the caller, and ``any_due`` says whether more are left."""
         found: set[int] = set()
-        keys, due = self._keys, self.due
+        keys, due, buckets = self._keys, self.due, self._buckets
         while keys and keys[0] <= now:
-            due_ms = heapq.heappop(keys)
+            due_ms = keys[0]
+            bucket = buckets[due_ms]
+            room = len(bucket) if limit is None else limit - len(found)
+            if room <= 0:
+                break
+            if room >= len(bucket):
+                heapq.heappop(keys)
+                del buckets[due_ms]
+                taken = bucket
+            else:  # a part of the bucket: the rest stays due
+                taken = bucket[-room:]
+                del bucket[-room:]
             # An id whose time moved since is in a later bucket too: skip it here.
-            found.update(e for e in self._buckets.pop(due_ms) if due.get(e) == due_ms)
+            found.update(e for e in taken if due.get(e) == due_ms)
         return found
+
+    def any_due(self, now: int) -> bool:
+        """Whether ``pop_due(now)`` may find an id (a bucket whose ids all moved since
+        answers True once more: the pop that empties it finds nothing)."""
+        return bool(self._keys) and self._keys[0] <= now
