@@ -72,9 +72,10 @@ class NodeWords:
         self._faded.discard(node_id)
         self._unindex(node_id, self.sets.pop(node_id, frozenset()))
 
-    def fade_by(self, now: int, nodes: Mapping[int, SceneNode]) -> None:
-        """Take the nodes faded below 0.15 by ``now`` out of the sets and the index."""
-        for node_id in self._fade.pop_due(now):
+    def fade_by(self, now: int, nodes: Mapping[int, SceneNode], limit: int | None = None) -> None:
+        """Take the nodes faded below 0.15 by ``now`` out of the sets and the index (at most
+        about ``limit`` of them; None: all, and ``fading`` says whether more are due)."""
+        for node_id in self._fade.pop_due(now, limit):
             node = nodes.get(node_id)
             if node is None:
                 self._fade.drop(node_id)
@@ -91,6 +92,10 @@ class NodeWords:
         if self._fades >= _REINDEX_AFTER:  # a set keeps its size once grown: make them anew
             self.holders = {word: set(held) for word, held in self.holders.items()}
             self._fades = 0
+
+    def fading(self, now: int) -> bool:
+        """Whether nodes due to fade by ``now`` are left for ``fade_by``."""
+        return self._fade.any_due(now)
 
     def bright(self, now: int, nodes: Mapping[int, SceneNode]) -> dict[int, frozenset[str]]:
         """The keyword sets of the nodes not faded below 0.15 by ``now``."""

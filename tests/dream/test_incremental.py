@@ -260,13 +260,14 @@ def test_a_cache_preloaded_without_the_lock_writes_what_a_cold_one_writes(
             assert spy.call_count == 0
 
 
-@given(OPS, BETWEEN)
+@given(OPS, BETWEEN, st.sampled_from((1, 2, hyperedges.REWORD_NODES)))
 def test_pairs_weighed_without_the_lock_write_what_pairs_weighed_under_it_write(
-    ops: list[tuple[Any, ...]], between: list[tuple[Any, ...]]
+    ops: list[tuple[Any, ...]], between: list[tuple[Any, ...]], reword: int
 ) -> None:
-    """A cold cache's pairs weighed before ``between`` ran (the domain lock free), then the
-    edges built: the layer of a pass that weighed every pair under the lock after it."""
-    with _domains() as (weighing, locked):
+    """A cold cache's pairs weighed before ``between`` ran (the domain lock free; the nodes'
+    words made again ``reword`` nodes a hold), then the edges built: the layer of a pass
+    that weighed every pair under the lock after it."""
+    with _domains() as (weighing, locked), mock.patch.object(hyperedges, "REWORD_NODES", reword):
         now, parents = _lived(ops, weighing, locked)
         now += HOUR
         touched: dict[int, set[int]] = {}
