@@ -50,8 +50,9 @@ __all__ = [
 
 MIN_EDGE_NODES = 2
 NEW_NODE_IMPORTANCE = 1.0
-SYNC_SCENES = 512
-"""Scenes the node stage syncs in one hold of the domain lock (about 12 ms at 10^5 turns)."""
+SYNC_SCENES = 128
+"""Scenes the node stage syncs in one hold of the domain lock: each may write its node (512
+a hold held the lock 80 ms at 10^5 turns when most of them did)."""
 DECAY_NODES = 256
 """Due nodes the decay stage looks at in one hold of the domain lock (a cold cache has
 every node due: 8,845 at 10^5 turns took 91 ms of CPU in one hold, now 24 ms at most)."""
