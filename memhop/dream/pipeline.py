@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 
 from memhop.dream import compress, distill, hyperedges, l1domain, prune, structure
-from memhop.dream.env import DreamEnv
+from memhop.dream.env import DreamEnv, Held
 from memhop.dream.report import ERROR, OK, Report, checkpoint, status_of
 from memhop.errors import MemHopError, OperationCancelledError
 from memhop.layers import scene
@@ -47,6 +47,20 @@ def _scenes(env: DreamEnv, scene_id: int) -> list[int]:
     except MemHopError:  # the engine was replaced meanwhile (a compaction): under the lock
         with env.hold() as held:
             return [s.scene_id for s in scene.list_scenes(held.engine, held.agent_id)]
+
+
+def _in_holds(env: DreamEnv, stage: str, step: Callable[[Held], bool]) -> None:
+    """Call ``step`` under one hold of the domain lock after another until it answers that
+    nothing is left: turns go on between two holds, and a cancel between them ends the
+    stage."""
+    while True:
+        with env.hold() as held:
+            more = step(held)
+        if not more:
+            return
+        if env.cancel.is_set():
+            msg = f"dream: cancelled during {stage} stage"
+            raise OperationCancelledError(msg)
 
 
 def _compress(env: DreamEnv, report: Report, scenes: list[int]) -> str:
@@ -95,17 +109,14 @@ def _run(env: DreamEnv, report: Report, scene_id: int, sweep: bool) -> None:
         return
     line = prune.cutoff(env.clock(), env.retention_ms)
 
+    def swept_step(held: Held) -> bool:
+        swept = prune.prune_contents(held, line, sweep_unfolded=env.sweep_unfolded)
+        report.l4_records_pruned += swept.pruned
+        report.l4_records_kept_unfolded = swept.kept_unfolded
+        return not swept.done
+
     def l4() -> str:
-        done = False
-        while not done:  # a bounded number of turns a hold: turns go on between
-            with env.hold() as held:
-                swept = prune.prune_contents(held, line, sweep_unfolded=env.sweep_unfolded)
-            report.l4_records_pruned += swept.pruned
-            report.l4_records_kept_unfolded = swept.kept_unfolded
-            done = swept.done
-            if not done and env.cancel.is_set():
-                msg = "dream: cancelled during l4_prune stage"
-                raise OperationCancelledError(msg)
+        _in_holds(env, "l4_prune", swept_step)  # a bounded number of topics a hold
         return OK
 
     def l5() -> str:
@@ -128,15 +139,12 @@ def _run(env: DreamEnv, report: Report, scene_id: int, sweep: bool) -> None:
 
     touched: set[int] = set()
 
+    def sync(held: Held) -> bool:
+        touched.update(structure.sync_nodes(held, env.clock(), structure.SYNC_SCENES))
+        return l1domain.pending_scenes(held)
+
     def nodes() -> str:
-        more = True
-        while more:  # a bounded number of scenes a hold: turns go on between
-            with env.hold() as held:
-                touched.update(structure.sync_nodes(held, env.clock(), structure.SYNC_SCENES))
-                more = l1domain.pending_scenes(held)
-            if more and env.cancel.is_set():
-                msg = "dream: cancelled during l1_nodes stage"
-                raise OperationCancelledError(msg)
+        _in_holds(env, "l1_nodes", sync)  # a bounded number of scenes a hold
         report.l1_nodes_added += len(touched)
         return OK
 
@@ -154,16 +162,15 @@ def _run(env: DreamEnv, report: Report, scene_id: int, sweep: bool) -> None:
         return OK
 
     def decay() -> str:
-        now, more = env.clock(), True
-        while more:  # a bounded number of due nodes a hold: turns go on between
-            with env.hold() as held:
-                gone = structure.decay_network(held, now, structure.DECAY_NODES)
-                more = l1domain.decay_pending(held, now)
-            report.l1_nodes_removed += gone[0]
-            report.l1_edges_removed += gone[1]
-            if more and env.cancel.is_set():
-                msg = "dream: cancelled during l1_decay stage"
-                raise OperationCancelledError(msg)
+        now = env.clock()
+
+        def due(held: Held) -> bool:
+            gone_nodes, gone_edges = structure.decay_network(held, now, structure.DECAY_NODES)
+            report.l1_nodes_removed += gone_nodes
+            report.l1_edges_removed += gone_edges
+            return l1domain.decay_pending(held, now)
+
+        _in_holds(env, "l1_decay", due)  # a bounded number of due nodes a hold
         return OK
 
     def l0() -> str:

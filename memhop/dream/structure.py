@@ -28,6 +28,7 @@ of its last write, and decays from its clock.
 from __future__ import annotations
 
 import dataclasses
+import heapq
 from collections.abc import Iterable
 
 from memhop.dream import decay, l1domain
@@ -105,7 +106,7 @@ def sync_nodes(held: Held, now: int, limit: int | None = None) -> set[int]:
         meta = held.mirrors.topics
         written: list[SceneNode] = []
         dirty = cache.dirty_scenes
-        batch = sorted(dirty)[:limit]
+        batch = sorted(dirty) if limit is None else heapq.nsmallest(limit, dirty)
         for scene_id in batch:
             wanted = tuple(sorted(row.topic.id for row in meta.listing(scene_id)))
             if not wanted:

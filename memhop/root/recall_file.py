@@ -190,10 +190,11 @@ class RecallFile:
                 append_side_file(self.path, stamped)
                 return
             fresh = [(agent, end, seal, digest, state) for agent, state in changed]
+            written = {agent for agent, _ in changed}
             kept = [
                 section.vouched(end, seal, digest) if agent in current else section
                 for agent, section in listed.items()
-                if agent not in dict(changed)
+                if agent not in written
             ]
             chunks = encode_sections(fresh, kept)
             replace_side_file(self.path, chunks, engine.permission_bits())
