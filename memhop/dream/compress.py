@@ -194,7 +194,7 @@ def apply_group(env: DreamEnv, scene_id: int, members: Sequence[TopicSlot], summ
 def _still_valid(held: Held, members: Sequence[TopicSlot], parent: int) -> None:
     """Members unchanged since the listing and the parent id free, else LLMError (unusable)."""
     for member in members:
-        if held.mirrors.topics.get(member.id) != member:
+        if not held.mirrors.topics.holds(member):
             msg = f"topic {member.id:016x} changed since the listing was taken"
             raise LLMError(msg)
     try:

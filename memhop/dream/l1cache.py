@@ -90,7 +90,9 @@ class L1Cache:
         self.topic_at: dict[int, int] = {}  # topic id -> frame offset when last checked
         self._spot_ids: list[int] = []  # the topics of this round of spot checks
         self._spot = 0  # where the next spot check of the topic offsets starts in them
-        self.listed_in: dict[int, tuple[int, ...]] = {}  # topic id -> nodes whose list holds it
+        # topic id -> the nodes whose list holds it: the node's id alone when one does (the
+        # usual case; a tuple a topic of the domain costs 6 MB at 10^5 turns), else a tuple
+        self.listed_in: dict[int, int | tuple[int, ...]] = {}
         self.nodes: dict[int, SceneNode] = {}
         self.node_at: dict[int, int] = {}
         self.node_writes = -1  # ``Engine.writes`` of scene nodes when the copies last agreed
@@ -134,7 +136,7 @@ class L1Cache:
         except MemHopError:
             return None
         cache.topic_at = topic_at
-        suspect = frozenset(r.id for r in rows if r.id not in topic_at or meta.get(r.id) != r)
+        suspect = frozenset(r.id for r in rows if r.id not in topic_at or not meta.holds(r))
         cache.preload = Preload(begun, meta, start, node_writes, suspect)
         return cache
 
@@ -155,7 +157,7 @@ class L1Cache:
             self.topic_at = self._offsets(RecordType.TOPIC)
             rows = topic.all_topics_strict(engine, agent)
             meta = held.mirrors.topics
-            drift = len(rows) != len(meta) or any(meta.get(r.id) != r for r in rows)
+            drift = len(rows) != len(meta) or not all(map(meta.holds, rows))
             self._load(
                 self._offsets(RecordType.SCENE_NODE),
                 engine.ids_of_type(agent, RecordType.SCENE_EDGE),
@@ -245,7 +247,7 @@ class L1Cache:
         # of those nodes' scenes, and the listing of the scene it is in now, whose node
         # may go stale (a fold moves depths within a scene).
         for topic_id in changed:
-            for node_id in self.listed_in.get(topic_id, ()):
+            for node_id in self._listing(topic_id):
                 self.dirty_words.add(node_id)
                 self.dirty_scenes.add(self.nodes[node_id].scene_id)
                 self.restale.add(node_id)
@@ -337,7 +339,10 @@ class L1Cache:
             if old is not None:
                 self._unlist(old)
             for topic_id in node.topic_ids:
-                self.listed_in[topic_id] = (*self.listed_in.get(topic_id, ()), node.id_hash)
+                held = self.listed_in.get(topic_id)
+                self.listed_in[topic_id] = (
+                    node.id_hash if held is None else (*self._listing(topic_id), node.id_hash)
+                )
         self.nodes[node.id_hash] = node
         self.node_at[node.id_hash] = at
         due = decay.node_due(node)
@@ -348,11 +353,18 @@ class L1Cache:
         self.words.scheduled(node)
         self._rank(node.id_hash, -decay.sample_rank_key(node))
 
+    def _listing(self, topic_id: int) -> tuple[int, ...]:
+        """The nodes whose list holds ``topic_id``."""
+        held = self.listed_in.get(topic_id, ())
+        return (held,) if isinstance(held, int) else held
+
     def _unlist(self, node: SceneNode) -> None:
         for topic_id in node.topic_ids:
-            kept = tuple(n for n in self.listed_in.get(topic_id, ()) if n != node.id_hash)
-            if kept:
+            kept = tuple(n for n in self._listing(topic_id) if n != node.id_hash)
+            if len(kept) > 1:
                 self.listed_in[topic_id] = kept
+            elif kept:
+                self.listed_in[topic_id] = kept[0]
             else:
                 self.listed_in.pop(topic_id, None)
 

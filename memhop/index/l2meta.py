@@ -13,7 +13,15 @@ Contract:
   whose parent it is.
 - Answers are fresh lists; the cache never hands out its own containers.
 
-Traps: not thread-safe; the root holds the domain lock around every call.
+Scenes in use (``HOT_SCENES``, the most recently read or written) hold their
+rows as records; the rest are packed (``topic_pack``), and a read or write of
+one unpacks it, packing the least recently used instead. ``get`` of a packed
+row builds a new record each call; ``holds`` compares one in place.
+
+Traps: not thread-safe; the root holds the domain lock around every call (a
+read can change which scenes are packed). ``get`` and ``holds`` alone may be
+called without it, and may then answer None / False for a row whose scene is
+changing form meanwhile: a caller there treats that as "read it again".
 """
 
 from __future__ import annotations
@@ -21,17 +29,22 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import operator
-from collections.abc import Callable, Iterable
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from memhop.index.journal import Journal
+from memhop.index.topic_pack import PackedTopics, pack
 from memhop.records import TopicSlot
 
-__all__ = ["LISTING_MAX_DEPTH", "L2Meta", "ListingRow"]
+__all__ = ["HOT_SCENES", "LISTING_MAX_DEPTH", "L2Meta", "ListingRow"]
 
 LISTING_MAX_DEPTH = 2
 """SceneContext lists topics down to this depth; sinking moves one level per pass."""
+
+HOT_SCENES = 64
+"""Scenes whose rows the cache keeps as records, the most recently used; the rest are packed."""
 
 _PACE_EVERY = 128  # topics (or scenes) placed between two calls of a build's ``pace``
 
@@ -66,15 +79,22 @@ class _Scene:
         self.surface: list[TopicSlot] = []  # depth 1, by _surface_key
         self.listed: list[TopicSlot] = []  # depth <= LISTING_MAX_DEPTH, by _listing_key
 
-    def take(self, topic: TopicSlot) -> None:
-        """Hold a row, appending it to the surface and listing unsorted (a bulk load sorts)."""
-        self.rows[topic.id] = topic
-        if topic.parent_id is not None:
-            self.kids.setdefault(topic.parent_id, set()).add(topic.id)
-        if topic.depth == 1:
-            self.surface.append(topic)
-        if topic.depth <= LISTING_MAX_DEPTH:
-            self.listed.append(topic)
+    @classmethod
+    def of(cls, topics: Iterable[TopicSlot]) -> _Scene:
+        """A scene holding ``topics`` (distinct ids), each placed once and sorted once."""
+        held = cls()
+        rows, kids, surface, listed = held.rows, held.kids, held.surface, held.listed
+        for topic in topics:
+            rows[topic.id] = topic
+            if topic.parent_id is not None:
+                kids.setdefault(topic.parent_id, set()).add(topic.id)
+            if topic.depth == 1:
+                surface.append(topic)
+            if topic.depth <= LISTING_MAX_DEPTH:
+                listed.append(topic)
+        surface.sort(key=_surface_key)
+        listed.sort(key=_listing_key)
+        return held
 
     def add(self, topic: TopicSlot) -> None:
         self.rows[topic.id] = topic
@@ -108,24 +128,33 @@ class L2Meta:
     """The topic cache of one domain."""
 
     __slots__ = (
-        "_by_id",
-        "_by_scene",
+        "_cold",
+        "_hot",
+        "_hot_max",
         "_scene_ids",
+        "_scene_of",
         "_words",
         "journal",
         "l1_journal",
         "retention_journal",
     )
 
-    def __init__(self) -> None:
+    def __init__(self, hot_scenes: int = HOT_SCENES) -> None:
+        if hot_scenes < 1:
+            msg = f"hot_scenes must be at least 1, got {hot_scenes}"
+            raise ValueError(msg)
         self.journal = Journal()  # notes every topic put, removed or moved
         self.l1_journal = Journal()  # the same notes, drained by Dream's association layer
         self.retention_journal = Journal()  # and by Dream's content sweep
-        self._by_id: dict[int, TopicSlot] = {}
-        # Per-scene rows keep a scene's reads off the rest of the domain; each scene
-        # keeps its surface and listing sorted as rows come and go, so a read of a
-        # long scene copies a list instead of sorting it.
-        self._by_scene: dict[int, _Scene] = {}
+        self._hot_max = hot_scenes
+        self._scene_of: dict[int, int] = {}  # topic id -> its scene's id
+        # Per-scene rows keep a scene's reads off the rest of the domain. The scenes
+        # in use hold their rows as records, surface and listing sorted as rows come
+        # and go (a read of a long scene copies a list instead of sorting it); the
+        # rest are packed, a few objects a scene instead of one a row (most recently
+        # used last: the first is the next to pack).
+        self._hot: OrderedDict[int, _Scene] = OrderedDict()
+        self._cold: dict[int, PackedTopics] = {}
         # One copy of each keyword and scene id: a domain's tracks repeat a small
         # vocabulary, and a year of turns would otherwise hold a string per use.
         self._words: dict[str, str] = {}
@@ -133,26 +162,29 @@ class L2Meta:
 
     @classmethod
     def from_topics(
-        cls, topics: Iterable[TopicSlot], pace: Callable[[], None] | None = None
+        cls,
+        topics: Iterable[TopicSlot],
+        pace: Callable[[], None] | None = None,
+        *,
+        hot_scenes: int = HOT_SCENES,
     ) -> L2Meta:
-        """Build a cache from topic records (a later duplicate id wins); ``pace`` is
-        called every ``_PACE_EVERY`` topics (a build beside calls lets them run)."""
-        meta = cls()
-        by_id = meta._by_id
+        """Build a cache from topic records (a later duplicate id wins), every scene
+        packed; ``pace`` is called every ``_PACE_EVERY`` topics (a build beside calls
+        lets them run)."""
+        meta = cls(hot_scenes)
+        by_id: dict[int, TopicSlot] = {}
         for topic in topics:
             by_id[topic.id] = topic
-        # Placed once each and every scene sorted once, not one insertion at a time.
-        for n, (topic_id, topic) in enumerate(by_id.items(), 1):
-            topic = by_id[topic_id] = meta._pooled(topic)
-            held = meta._by_scene.get(topic.scene_id)
-            if held is None:
-                held = meta._by_scene[topic.scene_id] = _Scene()
-            held.take(topic)
+        by_scene: dict[int, list[TopicSlot]] = {}
+        for n, topic in enumerate(by_id.values(), 1):
+            topic = meta._pooled(topic)
+            meta._scene_of[topic.id] = topic.scene_id
+            by_scene.setdefault(topic.scene_id, []).append(topic)
             if pace is not None and not n % _PACE_EVERY:
                 pace()
-        for n, held in enumerate(meta._by_scene.values(), 1):
-            held.surface.sort(key=_surface_key)
-            held.listed.sort(key=_listing_key)
+        del by_id
+        for n, (scene_id, rows) in enumerate(by_scene.items(), 1):
+            meta._cold[scene_id] = pack(scene_id, rows)
             if pace is not None and not n % _PACE_EVERY:
                 pace()
         return meta
@@ -168,23 +200,28 @@ class L2Meta:
         self.l1_journal.note(topic.id)
         self.retention_journal.note(topic.id)
         topic = self._pooled(topic)
-        old = self._by_id.get(topic.id)
-        if old is not None:
-            self._forget(old)
-        self._by_id[topic.id] = topic
-        self._place(topic)
+        old_scene = self._scene_of.get(topic.id)
+        if old_scene is not None:
+            self._drop(old_scene, topic.id)
+        self._scene_of[topic.id] = topic.scene_id
+        held = self._warm(topic.scene_id)
+        if held is None:
+            held = self._hot[topic.scene_id] = _Scene()
+        held.add(topic)
+        self._cool()
         return topic
 
     def remove(self, ids: Iterable[int]) -> int:
         """Forget the topics among ``ids``; return how many were held."""
         removed = 0
         for topic_id in ids:
-            old = self._by_id.pop(topic_id, None)
-            if old is not None:
+            scene_id = self._scene_of.pop(topic_id, None)
+            if scene_id is not None:
                 self.journal.note(topic_id)
                 self.l1_journal.note(topic_id)
                 self.retention_journal.note(topic_id)
-                self._forget(old)
+                self._drop(scene_id, topic_id)
+                self._cool()
                 removed += 1
         return removed
 
@@ -192,10 +229,7 @@ class L2Meta:
         """Move every topic of ``old_scene`` to ``new_scene`` (a merge); return how many."""
         if old_scene == new_scene:
             return 0
-        held = self._by_scene.get(old_scene)
-        if held is None:
-            return 0
-        rows = list(held.rows.values())
+        rows = self.topics_of_scene(old_scene)
         for topic in rows:
             self.put(dataclasses.replace(topic, scene_id=new_scene))
         return len(rows)
@@ -209,42 +243,83 @@ class L2Meta:
             return topic
         return dataclasses.replace(topic, fused_keywords=words, scene_id=scene)
 
-    def _place(self, topic: TopicSlot) -> None:
-        held = self._by_scene.get(topic.scene_id)
-        if held is None:
-            held = self._by_scene[topic.scene_id] = _Scene()
-        held.add(topic)
-
-    def _forget(self, topic: TopicSlot) -> None:
-        held = self._by_scene[topic.scene_id]
-        held.drop(topic)
+    def _drop(self, scene_id: int, topic_id: int) -> None:
+        held = self._warm(scene_id)
+        assert held is not None, "a topic's scene is held"
+        held.drop(held.rows[topic_id])
         if not held.rows:
-            del self._by_scene[topic.scene_id]
+            del self._hot[scene_id]
+
+    # A scene changes form held in both forms a moment (the new one first), so that
+    # ``get`` and ``holds`` called without the domain lock rarely find it in neither.
+
+    def _warm(self, scene_id: int) -> _Scene | None:
+        """A scene's rows as records, now the most recently used (None: no such scene)."""
+        held = self._hot.get(scene_id)
+        if held is not None:
+            self._hot.move_to_end(scene_id)
+            return held
+        packed = self._cold.get(scene_id)
+        if packed is None:
+            return None
+        held = self._hot[scene_id] = _Scene.of(packed.rows())
+        del self._cold[scene_id]
+        return held
+
+    def _cool(self) -> None:
+        """Pack the least recently used scenes past the number kept as records."""
+        hot = self._hot
+        while len(hot) > self._hot_max:
+            scene_id, held = next(iter(hot.items()))
+            self._cold[scene_id] = pack(scene_id, held.rows.values())
+            del hot[scene_id]
+
+    def _read(self, scene_id: int) -> _Scene | None:
+        held = self._warm(scene_id)
+        self._cool()
+        return held
 
     # ---- reads -------------------------------------------------------------------------
 
     def get(self, topic_id: int) -> TopicSlot | None:
-        """Return the cached topic, or None."""
-        return self._by_id.get(topic_id)
+        """Return the cached topic, or None (a packed row is built anew for each call)."""
+        scene_id = self._scene_of.get(topic_id)
+        if scene_id is None:
+            return None
+        held = self._hot.get(scene_id)
+        if held is not None:
+            return held.rows.get(topic_id)
+        packed = self._cold.get(scene_id)
+        return None if packed is None else packed.row(topic_id)
+
+    def holds(self, topic: TopicSlot) -> bool:
+        """Whether the cache holds exactly ``topic`` (a packed row is compared in place)."""
+        scene_id = self._scene_of.get(topic.id)
+        if scene_id is None:
+            return False
+        held = self._hot.get(scene_id)
+        if held is not None:
+            return held.rows.get(topic.id) == topic
+        packed = self._cold.get(scene_id)
+        return packed is not None and packed.holds(topic)
 
     def scene_of(self, topic_id: int) -> int | None:
         """Return the scene a topic belongs to, or None when it is not cached."""
-        topic = self._by_id.get(topic_id)
-        return None if topic is None else topic.scene_id
+        return self._scene_of.get(topic_id)
 
     def topics_of_scene(self, scene_id: int) -> list[TopicSlot]:
         """Return every topic of a scene at every depth, ascending by id."""
-        held = self._by_scene.get(scene_id)
+        held = self._read(scene_id)
         return [] if held is None else [held.rows[i] for i in sorted(held.rows)]
 
     def surface(self, scene_id: int) -> list[TopicSlot]:
         """Return a scene's depth-1 topics ordered by (user_timestamp, id)."""
-        held = self._by_scene.get(scene_id)
+        held = self._read(scene_id)
         return [] if held is None else list(held.surface)
 
     def surface_count(self, scene_id: int) -> int:
         """Return how many depth-1 topics a scene holds (the consolidation trigger)."""
-        held = self._by_scene.get(scene_id)
+        held = self._read(scene_id)
         return 0 if held is None else len(held.surface)
 
     def listing(self, scene_id: int) -> list[ListingRow]:
@@ -253,7 +328,7 @@ class L2Meta:
         A row's child count is the number of listed rows whose parent it is;
         deeper rows are not listed, so they are not counted.
         """
-        held = self._by_scene.get(scene_id)
+        held = self._read(scene_id)
         if held is None:
             return []
         listed = held.listed
@@ -265,7 +340,7 @@ class L2Meta:
 
     def scene_row_ids(self, scene_id: int) -> AbstractSet[int]:
         """The ids of a scene's topics at every depth (a live view; do not hold it)."""
-        held = self._by_scene.get(scene_id)
+        held = self._read(scene_id)
         return held.rows.keys() if held is not None else frozenset()
 
     def children_in_scene(self, scene_id: int) -> dict[int, list[TopicSlot]]:
@@ -273,7 +348,7 @@ class L2Meta:
 
         Costs the scene's parented rows, not all its rows: most rows parent nothing.
         """
-        held = self._by_scene.get(scene_id)
+        held = self._read(scene_id)
         if held is None:
             return {}
         rows = held.rows
@@ -281,29 +356,38 @@ class L2Meta:
 
     def topic_ids(self) -> list[int]:
         """Every cached topic id, ascending."""
-        return sorted(self._by_id)
+        return sorted(self._scene_of)
 
     def unordered_ids(self) -> list[int]:
         """Every cached topic id, in no order (no sort: a copy of the keys)."""
-        return list(self._by_id)
+        return list(self._scene_of)
 
     def scenes(self) -> list[int]:
         """Return the scene ids holding at least one cached topic, ascending."""
-        return sorted(self._by_scene)
+        return sorted([*self._hot, *self._cold])
 
     def __len__(self) -> int:
-        return len(self._by_id)
+        return len(self._scene_of)
 
     def __contains__(self, topic_id: object) -> bool:
-        return topic_id in self._by_id
+        return topic_id in self._scene_of
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, L2Meta):
             return NotImplemented
-        # The per-scene dicts are derived from _by_id, so comparing it suffices.
-        return self._by_id == other._by_id
+        return self._scene_of == other._scene_of and all(
+            other.holds(topic) for topic in self._rows()
+        )
 
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return f"L2Meta({len(self._by_id)} topics in {len(self._by_scene)} scenes)"
+        scenes = len(self._hot) + len(self._cold)
+        return f"L2Meta({len(self._scene_of)} topics in {scenes} scenes)"
+
+    def _rows(self) -> Iterator[TopicSlot]:
+        """Every row, hot or packed, in no order (no scene changes temperature)."""
+        for held in self._hot.values():
+            yield from held.rows.values()
+        for packed in self._cold.values():
+            yield from packed.rows()
