@@ -54,6 +54,9 @@ COMPRESS_FANOUT = 4
 BACKOFF_BASE_MS = 5 * 60_000
 BACKOFF_MAX_MS = 6 * 3_600_000
 """A failed scene waits 5 minutes, then 10, 20, ... up to 6 hours before it is asked again."""
+LIST_SCENES = 1_024
+"""Scenes whose surfaces are looked at in one hold of the domain lock (every scene of a
+domain after an open: 8,845 scenes at 10^5 turns took 22-44 ms in one hold)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,19 +85,31 @@ class SceneOutcome:
 
 
 def _listings(env: DreamEnv, scenes: Sequence[int]) -> list[tuple[int, list[TopicSlot]]]:
-    """Under the lock: each scene's surface that is worth a model call."""
+    """Each scene's surface that is worth a model call, ``LIST_SCENES`` scenes a hold of
+    the lock (each listing is whole as of its hold; a fold checks its members again)."""
+    work: list[tuple[int, list[TopicSlot]]] = []
+    for at in range(0, len(scenes), LIST_SCENES):
+        with env.hold() as held:
+            work += _worth_asking(env, held, scenes[at : at + LIST_SCENES])
+    return work
+
+
+def _worth_asking(
+    env: DreamEnv, held: Held, scenes: Sequence[int]
+) -> list[tuple[int, list[TopicSlot]]]:
     work = []
-    with env.hold() as held:
-        for scene_id in scenes:
-            listing = held.mirrors.topics.surface(scene_id)
-            if not listing or len(listing) < env.floor:
-                continue
-            mark, seen = held.declined.get(scene_id), fingerprint(env.floor, listing)
-            if mark == seen:
-                continue  # the model declined this very listing: do not ask again
-            if isinstance(mark, Failed) and mark.holds_back(seen, env.clock()):
-                continue  # it failed lately: back off
-            work.append((scene_id, listing))
+    topics = held.mirrors.topics
+    for scene_id in scenes:
+        count = topics.surface_count(scene_id)  # no row of a packed scene built
+        if not count or count < env.floor:
+            continue
+        listing = topics.surface(scene_id)
+        mark, seen = held.declined.get(scene_id), fingerprint(env.floor, listing)
+        if mark == seen:
+            continue  # the model declined this very listing: do not ask again
+        if isinstance(mark, Failed) and mark.holds_back(seen, env.clock()):
+            continue  # it failed lately: back off
+        work.append((scene_id, listing))
     return work
 
 

@@ -61,10 +61,10 @@ def collect_samples(held: Held, now: int, cache: L1Cache | None) -> list[NodeDig
         for topic_id in node.topic_ids:
             if len(words) >= MAX_DISTILL_KEYWORDS_PER_SAMPLE:
                 break
-            row = meta.get(topic_id)
-            if row is not None:
+            held_words = meta.keywords(topic_id)
+            if held_words is not None:
                 room = MAX_DISTILL_KEYWORDS_PER_SAMPLE - len(words)
-                words.extend(row.fused_keywords[:room])
+                words.extend(held_words[:room])
         if words:
             samples.append(NodeDigest(node.id_hash, node.importance, tuple(words)))
     return samples

@@ -53,6 +53,12 @@ def pending_scenes(held: Held) -> bool:
     return cache is not None and bool(cache.dirty_scenes)
 
 
+def stale_pending(held: Held) -> bool:
+    """Whether the domain's cache holds nodes its stale check has not judged yet."""
+    cache = _registered(held)
+    return cache is not None and not cache.restale.isdisjoint(cache.nodes.keys())
+
+
 def decay_pending(held: Held, now: int) -> bool:
     """Whether the domain's cache holds nodes due by ``now`` that decay has not looked at."""
     cache = _registered(held)

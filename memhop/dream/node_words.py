@@ -30,10 +30,10 @@ def keyword_set(meta: L2Meta, node: SceneNode) -> frozenset[str]:
     """The lowered keywords of the topics ``node`` lists, as the mirror holds them."""
     found: set[str] = set()
     for topic_id in node.topic_ids:
-        row = meta.get(topic_id)
-        if row is not None:
+        words = meta.keywords(topic_id)
+        if words is not None:
             # Interned: the same words recur across a domain's nodes.
-            found.update(sys.intern(k.lower()) for k in row.fused_keywords)
+            found.update(sys.intern(k.lower()) for k in words)
     return frozenset(found)
 
 

@@ -154,11 +154,14 @@ def _run(env: DreamEnv, report: Report, scene_id: int, sweep: bool) -> None:
             report.l1_edges_added += hyperedges.build_edges(held, touched, env.clock(), weighing)
         return OK
 
-    def stale() -> str:
-        with env.hold() as held:
-            gone_nodes, gone_edges = structure.rebuild_from_l2(held)
+    def judge(held: Held) -> bool:
+        gone_nodes, gone_edges = structure.rebuild_from_l2(held, structure.STALE_NODES)
         report.l1_nodes_removed += gone_nodes
         report.l1_edges_removed += gone_edges
+        return l1domain.stale_pending(held)
+
+    def stale() -> str:
+        _in_holds(env, "l1_rebuild", judge)  # a bounded number of nodes a hold
         return OK
 
     def decay() -> str:

@@ -13,15 +13,17 @@ Contract:
   whose parent it is.
 - Answers are fresh lists; the cache never hands out its own containers.
 
-Scenes in use (``HOT_SCENES``, the most recently read or written) hold their
-rows as records; the rest are packed (``topic_pack``), and a read or write of
-one unpacks it, packing the least recently used instead. ``get`` of a packed
-row builds a new record each call; ``holds`` compares one in place.
+The scenes being written (``HOT_SCENES``, the most recently written) hold
+their rows as records; the rest are packed (``topic_pack``). A write to a
+packed scene unpacks it, packing the least recently written instead; a read
+of one builds the rows it answers with and leaves it packed (a scan of every
+scene by Dream moves nothing). ``get`` of a packed row builds a new record
+each call; ``holds`` compares one in place.
 
-Traps: not thread-safe; the root holds the domain lock around every call (a
-read can change which scenes are packed). ``get`` and ``holds`` alone may be
-called without it, and may then answer None / False for a row whose scene is
-changing form meanwhile: a caller there treats that as "read it again".
+Traps: not thread-safe; the root holds the domain lock around every call.
+``get`` and ``holds`` alone may be called without it, and may then answer
+None / False for a row whose scene a write is packing or unpacking meanwhile:
+a caller there treats that as "read it again".
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ LISTING_MAX_DEPTH = 2
 """SceneContext lists topics down to this depth; sinking moves one level per pass."""
 
 HOT_SCENES = 64
-"""Scenes whose rows the cache keeps as records, the most recently used; the rest are packed."""
+"""Scenes whose rows the cache keeps as records, the most recently written; the rest are packed."""
 
 _PACE_EVERY = 128  # topics (or scenes) placed between two calls of a build's ``pace``
 
@@ -66,6 +68,8 @@ def _listing_key(topic: TopicSlot) -> tuple[int, int, int]:
 
 
 _Key = Callable[[TopicSlot], tuple[int, ...]]
+_SURFACE = frozenset({1})
+_LISTED = range(LISTING_MAX_DEPTH + 1)
 
 
 class _Scene:
@@ -149,10 +153,10 @@ class L2Meta:
         self._hot_max = hot_scenes
         self._scene_of: dict[int, int] = {}  # topic id -> its scene's id
         # Per-scene rows keep a scene's reads off the rest of the domain. The scenes
-        # in use hold their rows as records, surface and listing sorted as rows come
-        # and go (a read of a long scene copies a list instead of sorting it); the
+        # being written hold their rows as records, surface and listing sorted as rows
+        # come and go (a read of a long scene copies a list instead of sorting it); the
         # rest are packed, a few objects a scene instead of one a row (most recently
-        # used last: the first is the next to pack).
+        # written last: the first is the next to pack).
         self._hot: OrderedDict[int, _Scene] = OrderedDict()
         self._cold: dict[int, PackedTopics] = {}
         # One copy of each keyword and scene id: a domain's tracks repeat a small
@@ -254,7 +258,7 @@ class L2Meta:
     # ``get`` and ``holds`` called without the domain lock rarely find it in neither.
 
     def _warm(self, scene_id: int) -> _Scene | None:
-        """A scene's rows as records, now the most recently used (None: no such scene)."""
+        """A scene's rows as records, now the most recently written (None: no such scene)."""
         held = self._hot.get(scene_id)
         if held is not None:
             self._hot.move_to_end(scene_id)
@@ -267,17 +271,12 @@ class L2Meta:
         return held
 
     def _cool(self) -> None:
-        """Pack the least recently used scenes past the number kept as records."""
+        """Pack the least recently written scenes past the number kept as records."""
         hot = self._hot
         while len(hot) > self._hot_max:
             scene_id, held = next(iter(hot.items()))
             self._cold[scene_id] = pack(scene_id, held.rows.values())
             del hot[scene_id]
-
-    def _read(self, scene_id: int) -> _Scene | None:
-        held = self._warm(scene_id)
-        self._cool()
-        return held
 
     # ---- reads -------------------------------------------------------------------------
 
@@ -303,24 +302,57 @@ class L2Meta:
         packed = self._cold.get(scene_id)
         return packed is not None and packed.holds(topic)
 
+    def keywords(self, topic_id: int) -> tuple[str, ...] | None:
+        """A topic's keywords, or None (no record built)."""
+        scene_id = self._scene_of.get(topic_id)
+        if scene_id is None:
+            return None
+        held = self._hot.get(scene_id)
+        if held is not None:
+            row = held.rows.get(topic_id)
+            return None if row is None else row.fused_keywords
+        packed = self._cold.get(scene_id)
+        return None if packed is None else packed.keywords(topic_id)
+
+    def placement(self, topic_id: int) -> tuple[int, int | None] | None:
+        """A topic's (depth, parent id), or None: what a depth check needs, no record built."""
+        scene_id = self._scene_of.get(topic_id)
+        if scene_id is None:
+            return None
+        held = self._hot.get(scene_id)
+        if held is not None:
+            row = held.rows.get(topic_id)
+            return None if row is None else (row.depth, row.parent_id)
+        packed = self._cold.get(scene_id)
+        return None if packed is None else packed.placement(topic_id)
+
     def scene_of(self, topic_id: int) -> int | None:
         """Return the scene a topic belongs to, or None when it is not cached."""
         return self._scene_of.get(topic_id)
 
     def topics_of_scene(self, scene_id: int) -> list[TopicSlot]:
         """Return every topic of a scene at every depth, ascending by id."""
-        held = self._read(scene_id)
-        return [] if held is None else [held.rows[i] for i in sorted(held.rows)]
+        held = self._hot.get(scene_id)
+        if held is not None:
+            return [held.rows[i] for i in sorted(held.rows)]
+        packed = self._cold.get(scene_id)
+        return [] if packed is None else packed.rows()
 
     def surface(self, scene_id: int) -> list[TopicSlot]:
         """Return a scene's depth-1 topics ordered by (user_timestamp, id)."""
-        held = self._read(scene_id)
-        return [] if held is None else list(held.surface)
+        held = self._hot.get(scene_id)
+        if held is not None:
+            return list(held.surface)
+        packed = self._cold.get(scene_id)
+        return [] if packed is None else sorted(packed.rows(_SURFACE), key=_surface_key)
 
     def surface_count(self, scene_id: int) -> int:
         """Return how many depth-1 topics a scene holds (the consolidation trigger)."""
-        held = self._read(scene_id)
-        return 0 if held is None else len(held.surface)
+        held = self._hot.get(scene_id)
+        if held is not None:
+            return len(held.surface)
+        packed = self._cold.get(scene_id)
+        return 0 if packed is None else packed.count_depth(1)
 
     def listing(self, scene_id: int) -> list[ListingRow]:
         """Return a scene's depth <= 2 topics by (user_timestamp, depth, id) with child counts.
@@ -328,10 +360,14 @@ class L2Meta:
         A row's child count is the number of listed rows whose parent it is;
         deeper rows are not listed, so they are not counted.
         """
-        held = self._read(scene_id)
-        if held is None:
-            return []
-        listed = held.listed
+        held = self._hot.get(scene_id)
+        if held is not None:
+            listed = held.listed
+        else:
+            packed = self._cold.get(scene_id)
+            if packed is None:
+                return []
+            listed = sorted(packed.rows(_LISTED), key=_listing_key)
         counts: dict[int, int] = {}
         for topic in listed:
             if topic.parent_id is not None:
@@ -340,17 +376,23 @@ class L2Meta:
 
     def scene_row_ids(self, scene_id: int) -> AbstractSet[int]:
         """The ids of a scene's topics at every depth (a live view; do not hold it)."""
-        held = self._read(scene_id)
-        return held.rows.keys() if held is not None else frozenset()
+        held = self._hot.get(scene_id)
+        if held is not None:
+            return held.rows.keys()
+        packed = self._cold.get(scene_id)
+        return frozenset() if packed is None else packed.id_set()
 
     def children_in_scene(self, scene_id: int) -> dict[int, list[TopicSlot]]:
         """Parent id -> the scene's rows naming it (any order), for parents that are its rows.
 
         Costs the scene's parented rows, not all its rows: most rows parent nothing.
         """
-        held = self._read(scene_id)
+        held = self._hot.get(scene_id)
         if held is None:
-            return {}
+            packed = self._cold.get(scene_id)
+            if packed is None:
+                return {}
+            held = _Scene.of(packed.rows())  # read once: the scene stays packed
         rows = held.rows
         return {p: [rows[k] for k in kids] for p, kids in held.kids.items() if p in rows}
 

@@ -10,8 +10,10 @@ fixed-width fields and its keywords (pooled strings) in one tuple for the scene.
 
 Contract:
 - ``pack`` takes the rows of one scene in any order; ``rows`` gives them back
-  ascending by id; ``row`` and ``holds`` look one up by id without building the
-  others.
+  ascending by id (those of some depths only, if asked: the others are not
+  built); ``row``, ``keywords``, ``placement`` and ``holds`` look one up by
+  id without building the others;
+  ``count_depth`` counts rows of a depth without building any.
 - A row whose numbers do not fit the fixed widths (u64 ids, u8 depth, i64 stamps:
   what a stored record can hold) is kept as the record itself, so packing never fails.
 """
@@ -21,7 +23,7 @@ from __future__ import annotations
 import bisect
 import struct
 from array import array
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass
 from itertools import accumulate
 
@@ -32,6 +34,7 @@ __all__ = ["PackedTopics", "pack"]
 # parent id, parent present (a present 0 differs from none), depth, user stamp, agent stamp
 _ROW = struct.Struct("<QBBqq")
 _WIDTH = _ROW.size
+_DEPTH_AT = 9  # the depth's byte in a row
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -49,12 +52,26 @@ class PackedTopics:
     def __len__(self) -> int:
         return len(self.ids) + (len(self.loose) if self.loose else 0)
 
-    def rows(self) -> list[TopicSlot]:
-        """Every row, ascending by id."""
-        rows = [self._at(i) for i in range(len(self.ids))]
+    def rows(self, depths: Container[int] | None = None) -> list[TopicSlot]:
+        """Every row, or those whose depth is in ``depths``, ascending by id."""
+        if depths is None:
+            rows = [self._at(i) for i in range(len(self.ids))]
+        else:
+            at = self.fields[_DEPTH_AT::_WIDTH]
+            rows = [self._at(i) for i, depth in enumerate(at) if depth in depths]
         if self.loose:
-            rows = sorted([*rows, *self.loose.values()], key=_by_id)
+            loose = [t for t in self.loose.values() if depths is None or t.depth in depths]
+            rows = sorted([*rows, *loose], key=_by_id)
         return rows
+
+    def count_depth(self, depth: int) -> int:
+        """How many rows are at ``depth``."""
+        n = self.fields[_DEPTH_AT::_WIDTH].count(depth) if 0 <= depth <= 0xFF else 0
+        return n + sum(t.depth == depth for t in self.loose.values()) if self.loose else n
+
+    def id_set(self) -> frozenset[int]:
+        """The rows' ids."""
+        return frozenset(self.ids).union(self.loose or ())
 
     def row(self, topic_id: int) -> TopicSlot | None:
         """The row with this id, or None."""
@@ -62,6 +79,23 @@ class PackedTopics:
         if at is not None:
             return self._at(at)
         return None if self.loose is None else self.loose.get(topic_id)
+
+    def keywords(self, topic_id: int) -> tuple[str, ...] | None:
+        """The row's keywords, without building it; None: no such row."""
+        at = self._find(topic_id)
+        if at is not None:
+            return self._words(at)
+        row = None if self.loose is None else self.loose.get(topic_id)
+        return None if row is None else row.fused_keywords
+
+    def placement(self, topic_id: int) -> tuple[int, int | None] | None:
+        """The row's (depth, parent id), without building it; None: no such row."""
+        at = self._find(topic_id)
+        if at is None:
+            row = None if self.loose is None else self.loose.get(topic_id)
+            return None if row is None else (row.depth, row.parent_id)
+        parent, present, depth, _, _ = _ROW.unpack_from(self.fields, at * _WIDTH)
+        return depth, parent if present else None
 
     def holds(self, topic: TopicSlot) -> bool:
         """Whether ``topic`` equals the row of its id (without building that row)."""

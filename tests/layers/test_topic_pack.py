@@ -96,16 +96,19 @@ def test_a_packed_domain_keeps_no_record_a_row() -> None:
     assert _records_held() == 0
     assert len(packed) == 3_000
     assert packed.get(4) == TopicSlot(id=4, scene_id=_COUNTED[1], depth=1, fused_keywords=("mel",))
-    # Reading the scenes makes their rows records again, while the cache keeps them in
-    # use (so the count above is no blind probe): all three here, then one.
+    for scene in _COUNTED:  # a read builds its answer and leaves the scene packed
+        assert len(packed.surface(scene)) == 1_000
+    assert _records_held() == 0
+    # Writing to the scenes makes their rows records again while the cache keeps them
+    # (so the counts above are no blind probe): all three here, then the last one.
     held = L2Meta.from_topics(_counted_topics(), hot_scenes=3)
     for scene in _COUNTED:
-        held.surface(scene)
+        held.put(held.topics_of_scene(scene)[0])
     assert _records_held() == 3_000
     del held
     one = L2Meta.from_topics(_counted_topics(), hot_scenes=1)
     for scene in _COUNTED:
-        one.surface(scene)
+        one.put(one.topics_of_scene(scene)[0])
     assert _records_held() == 1_000
     assert one == packed
 
@@ -132,7 +135,7 @@ def _apply(meta: L2Meta, ops: list[tuple[str, TopicSlot]]) -> None:
             meta.remove([topic.id])
         else:
             meta.retarget(topic.scene_id, SCENES[0])
-        meta.surface(topic.scene_id)  # a read between writes moves scenes in and out
+        meta.surface(topic.scene_id)  # a read between writes answers from either form
 
 
 @given(
@@ -155,14 +158,19 @@ def test_packed_and_unpacked_caches_answer_alike(
             assert meta.get(tid) == row
             assert meta.holds(row)
             assert meta.scene_of(tid) == row.scene_id
+            assert meta.keywords(tid) == row.fused_keywords
+            assert meta.placement(tid) == (row.depth, row.parent_id)
             assert not meta.holds(dataclasses.replace(row, depth=row.depth + 1))
         assert meta.get(31) is None
+        assert meta.keywords(31) is None
+        assert meta.placement(31) is None
         assert not meta.holds(TopicSlot(id=31))
         assert meta.scenes() == sorted({t.scene_id for t in expected.values()})
         for scene in SCENES:
             mine = sorted((t for t in expected.values() if t.scene_id == scene), key=lambda t: t.id)
             assert meta.topics_of_scene(scene) == mine
             assert sorted(meta.scene_row_ids(scene)) == [t.id for t in mine]
+            assert meta.scene_row_ids(scene) == {t.id for t in mine}
             surface = sorted(
                 (t for t in mine if t.depth == 1), key=lambda t: (t.user_timestamp, t.id)
             )
