@@ -16,7 +16,10 @@ from memhop.engine import Engine
 from memhop.layers import archive
 from memhop.records import ArchiveSlot
 
-DEFAULT_LIMIT = 16_384  # entries; a bound on memory, not on correctness
+DEFAULT_LIMIT = 4_096
+"""Decoded slots kept: a bound on memory, not on correctness. About 1 KiB and a dozen
+objects every full collection of the interpreter walks each (16,384 held 16 MB and
+a third of a full collection's work at 20,000 turns); a few long scenes' worth."""
 RECORD_LIMIT = 64  # other decoded records (the profile, scenes in use)
 
 R = TypeVar("R")
@@ -27,7 +30,10 @@ class SlotCache:
 
     def __init__(self, limit: int = DEFAULT_LIMIT) -> None:
         self._limit = limit
-        self._slots: OrderedDict[int, tuple[int, ArchiveSlot]] = OrderedDict()
+        # Least recently used first; a slot's frame offset apart, in a dict of ints the
+        # collector does not walk (a tuple a slot would be one more object it does).
+        self._slots: OrderedDict[int, ArchiveSlot] = OrderedDict()
+        self._slot_at: dict[int, int] = {}
         self._records: OrderedDict[int, tuple[int, object]] = OrderedDict()
 
     @property
@@ -77,10 +83,11 @@ class SlotCache:
             given, engine.offsets_of(agent_id, [s.id_hash for s in given]), strict=True
         ):
             if offset is not None:
-                self._slots[slot.id_hash] = (offset, slot)
+                self._slots[slot.id_hash] = slot
                 self._slots.move_to_end(slot.id_hash)
+                self._slot_at[slot.id_hash] = offset
         while len(self._slots) > self._limit:
-            self._slots.popitem(last=False)
+            del self._slot_at[self._slots.popitem(last=False)[0]]
 
     def read(
         self, engine: Engine, agent_id: int, ids: Iterable[int], *, keep: bool = True
@@ -97,8 +104,8 @@ class SlotCache:
             if offset is None:
                 continue
             held = self._slots.get(id_hash)
-            if held is not None and held[0] == offset:
-                found[id_hash] = held[1]
+            if held is not None and self._slot_at.get(id_hash) == offset:
+                found[id_hash] = held
                 self._slots.move_to_end(id_hash)
             else:
                 misses.append(id_hash)
