@@ -42,6 +42,12 @@ NO_IDS: Mapping[int, int] = MappingProxyType({})
 """The ids of a domain that holds none (a default for ``index.get(agent, NO_IDS)``)."""
 
 _FOLD_MIN = 4096
+# The dict is folded into the arrays once it holds more than _FOLD_MIN ids and 1/128 of
+# the arrays' entries: a fold costs a copy of the arrays plus 2-4 us a new id, under the
+# engine's lock, so folding an eighth held a turn or a Dream stage 66-109 ms at 4*10^5
+# entries; a 128th, 16 ms (46 ms at 10^6), for a copy of the arrays every 4,096 puts or
+# more.
+_FOLD_SHIFT = 7
 _TYPE_BITS = 9  # a dict entry's value is offset << 9 | type
 _TYPE_MASK = 0x1FF
 _NO_TYPE = 0x100  # the offset lies past the log: no type byte to read
@@ -199,7 +205,7 @@ class IntMap(Mapping[int, int]):
             self._dead += 1
         self._count += 1
         new[id_hash] = offset << _TYPE_BITS | rec_type
-        if len(new) > _FOLD_MIN and len(new) > len(self._ids) >> 3:
+        if len(new) > _FOLD_MIN and len(new) > len(self._ids) >> _FOLD_SHIFT:
             self._fold()
 
     def discard(self, id_hash: int) -> bool:

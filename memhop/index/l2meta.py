@@ -28,7 +28,6 @@ a caller there treats that as "read it again".
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
 import operator
 from collections import OrderedDict
@@ -37,13 +36,11 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from memhop.index.journal import Journal
+from memhop.index.scene_rows import LISTING_MAX_DEPTH, SceneRows, listing_key, surface_key
 from memhop.index.topic_pack import PackedTopics, pack
 from memhop.records import TopicSlot
 
 __all__ = ["HOT_SCENES", "LISTING_MAX_DEPTH", "L2Meta", "ListingRow"]
-
-LISTING_MAX_DEPTH = 2
-"""SceneContext lists topics down to this depth; sinking moves one level per pass."""
 
 HOT_SCENES = 64
 """Scenes whose rows the cache keeps as records, the most recently written; the rest are packed."""
@@ -59,73 +56,8 @@ class ListingRow:
     child_count: int
 
 
-def _surface_key(topic: TopicSlot) -> tuple[int, int]:
-    return topic.user_timestamp, topic.id
-
-
-def _listing_key(topic: TopicSlot) -> tuple[int, int, int]:
-    return topic.user_timestamp, topic.depth, topic.id
-
-
-_Key = Callable[[TopicSlot], tuple[int, ...]]
 _SURFACE = frozenset({1})
 _LISTED = range(LISTING_MAX_DEPTH + 1)
-
-
-class _Scene:
-    """One scene's rows by id, plus its surface and listing kept in their read order."""
-
-    __slots__ = ("kids", "listed", "rows", "surface")
-
-    def __init__(self) -> None:
-        self.rows: dict[int, TopicSlot] = {}
-        self.kids: dict[int, set[int]] = {}  # parent id -> ids of this scene's rows naming it
-        self.surface: list[TopicSlot] = []  # depth 1, by _surface_key
-        self.listed: list[TopicSlot] = []  # depth <= LISTING_MAX_DEPTH, by _listing_key
-
-    @classmethod
-    def of(cls, topics: Iterable[TopicSlot]) -> _Scene:
-        """A scene holding ``topics`` (distinct ids), each placed once and sorted once."""
-        held = cls()
-        rows, kids, surface, listed = held.rows, held.kids, held.surface, held.listed
-        for topic in topics:
-            rows[topic.id] = topic
-            if topic.parent_id is not None:
-                kids.setdefault(topic.parent_id, set()).add(topic.id)
-            if topic.depth == 1:
-                surface.append(topic)
-            if topic.depth <= LISTING_MAX_DEPTH:
-                listed.append(topic)
-        surface.sort(key=_surface_key)
-        listed.sort(key=_listing_key)
-        return held
-
-    def add(self, topic: TopicSlot) -> None:
-        self.rows[topic.id] = topic
-        if topic.parent_id is not None:
-            self.kids.setdefault(topic.parent_id, set()).add(topic.id)
-        if topic.depth == 1:
-            bisect.insort(self.surface, topic, key=_surface_key)
-        if topic.depth <= LISTING_MAX_DEPTH:
-            bisect.insort(self.listed, topic, key=_listing_key)
-
-    def drop(self, topic: TopicSlot) -> None:
-        del self.rows[topic.id]
-        if topic.parent_id is not None:
-            kids = self.kids[topic.parent_id]
-            kids.discard(topic.id)
-            if not kids:
-                del self.kids[topic.parent_id]
-        if topic.depth == 1:
-            _drop_sorted(self.surface, topic, _surface_key)
-        if topic.depth <= LISTING_MAX_DEPTH:
-            _drop_sorted(self.listed, topic, _listing_key)
-
-
-def _drop_sorted(rows: list[TopicSlot], topic: TopicSlot, key: _Key) -> None:
-    # Keys end in the topic id, so they are unique: the row sits exactly where its key does.
-    at = bisect.bisect_left(rows, key(topic), key=key)
-    del rows[at]
 
 
 class L2Meta:
@@ -157,7 +89,7 @@ class L2Meta:
         # come and go (a read of a long scene copies a list instead of sorting it); the
         # rest are packed, a few objects a scene instead of one a row (most recently
         # written last: the first is the next to pack).
-        self._hot: OrderedDict[int, _Scene] = OrderedDict()
+        self._hot: OrderedDict[int, SceneRows] = OrderedDict()
         self._cold: dict[int, PackedTopics] = {}
         # One copy of each keyword and scene id: a domain's tracks repeat a small
         # vocabulary, and a year of turns would otherwise hold a string per use.
@@ -210,7 +142,7 @@ class L2Meta:
         self._scene_of[topic.id] = topic.scene_id
         held = self._warm(topic.scene_id)
         if held is None:
-            held = self._hot[topic.scene_id] = _Scene()
+            held = self._hot[topic.scene_id] = SceneRows()
         held.add(topic)
         self._cool()
         return topic
@@ -257,7 +189,7 @@ class L2Meta:
     # A scene changes form held in both forms a moment (the new one first), so that
     # ``get`` and ``holds`` called without the domain lock rarely find it in neither.
 
-    def _warm(self, scene_id: int) -> _Scene | None:
+    def _warm(self, scene_id: int) -> SceneRows | None:
         """A scene's rows as records, now the most recently written (None: no such scene)."""
         held = self._hot.get(scene_id)
         if held is not None:
@@ -266,7 +198,7 @@ class L2Meta:
         packed = self._cold.get(scene_id)
         if packed is None:
             return None
-        held = self._hot[scene_id] = _Scene.of(packed.rows())
+        held = self._hot[scene_id] = SceneRows.of(packed.rows())
         del self._cold[scene_id]
         return held
 
@@ -344,7 +276,7 @@ class L2Meta:
         if held is not None:
             return list(held.surface)
         packed = self._cold.get(scene_id)
-        return [] if packed is None else sorted(packed.rows(_SURFACE), key=_surface_key)
+        return [] if packed is None else sorted(packed.rows(_SURFACE), key=surface_key)
 
     def surface_count(self, scene_id: int) -> int:
         """Return how many depth-1 topics a scene holds (the consolidation trigger)."""
@@ -367,7 +299,7 @@ class L2Meta:
             packed = self._cold.get(scene_id)
             if packed is None:
                 return []
-            listed = sorted(packed.rows(_LISTED), key=_listing_key)
+            listed = sorted(packed.rows(_LISTED), key=listing_key)
         counts: dict[int, int] = {}
         for topic in listed:
             if topic.parent_id is not None:
@@ -392,7 +324,7 @@ class L2Meta:
             packed = self._cold.get(scene_id)
             if packed is None:
                 return {}
-            held = _Scene.of(packed.rows())  # read once: the scene stays packed
+            held = SceneRows.of(packed.rows())  # read once: the scene stays packed
         rows = held.rows
         return {p: [rows[k] for k in kids] for p, kids in held.kids.items() if p in rows}
 
