@@ -43,10 +43,9 @@ NO_IDS: Mapping[int, int] = MappingProxyType({})
 
 _FOLD_MIN = 4096
 # The dict is folded into the arrays once it holds more than _FOLD_MIN ids and 1/128 of
-# the arrays' entries: a fold costs a copy of the arrays plus 2-4 us a new id, under the
-# engine's lock, so folding an eighth held a turn or a Dream stage 66-109 ms at 4*10^5
-# entries; a 128th, 16 ms (46 ms at 10^6), for a copy of the arrays every 4,096 puts or
-# more.
+# the arrays' entries: a fold costs about 2 us a new id under the engine's lock (8 ms
+# at 4*10^5 entries, 18 ms at 10^6); folding an eighth held a turn or a Dream stage
+# 66-109 ms at 4*10^5.
 _FOLD_SHIFT = 7
 _TYPE_BITS = 9  # a dict entry's value is offset << 9 | type
 _TYPE_MASK = 0x1FF
@@ -62,7 +61,7 @@ def _strictly_ascending(ids: array[int]) -> bool:
 class IntMap(Mapping[int, int]):
     """``id -> value`` with a tag byte per entry (see the module contract)."""
 
-    __slots__ = ("_count", "_dead", "_ids", "_new", "_offs", "_retyped", "_types")
+    __slots__ = ("_count", "_dead", "_folds", "_ids", "_new", "_offs", "_retyped", "_types")
 
     def __init__(self) -> None:
         self._ids: array[int] = array("Q")
@@ -73,6 +72,7 @@ class IntMap(Mapping[int, int]):
         self._new: dict[int, int] = {}  # id -> offset << 9 | type, ids not in _ids
         self._count = 0
         self._dead = 0  # zeroed entries in the arrays
+        self._folds = 0  # folds to date: a type read from before one is refused
 
     @classmethod
     def from_pairs(cls, flat: array[int]) -> IntMap:
@@ -234,36 +234,32 @@ class IntMap(Mapping[int, int]):
         return flat
 
     def _fold(self) -> None:
-        """Merge the new ids into the arrays and drop the zeroed entries."""
-        ids, offs, types = self._ids, self._offs, self._types
+        """Merge the new ids into the arrays and drop the zeroed entries.
+
+        The new ids go in place: each array grows once and its runs move back
+        (growing it an extend at a time copied it at every reallocation once the
+        allocator kept such blocks in its heap: 40-100 ms at 4*10^5 entries).
+        """
         if self._dead:
-            keep = array("B", map(bool, offs))
-            ids, offs = array("Q", compress(ids, keep)), array("Q", compress(offs, keep))
-            types = None if types is None else array("H", compress(types, keep))
-        new_ids: array[int] = array("Q")
-        new_offs: array[int] = array("Q")
-        new_types: array[int] = array("H")
-        start, kept = 0, {}
-        for id_hash in sorted(self._new):
-            value = self._new[id_hash]
-            if value >> _TYPE_BITS == 0:
-                kept[id_hash] = value
-                continue
-            at = bisect_left(ids, id_hash, start)
-            new_ids.extend(ids[start:at])
-            new_offs.extend(offs[start:at])
-            new_ids.append(id_hash)
-            new_offs.append(value >> _TYPE_BITS)
-            if types is not None:
-                new_types.extend(types[start:at])
-                new_types.append(value & _TYPE_MASK)
-            start = at
-        new_ids.extend(ids[start:])
-        new_offs.extend(offs[start:])
-        if types is not None:
-            new_types.extend(types[start:])
-        self._ids, self._offs = new_ids, new_offs
-        self._types = None if types is None else new_types
+            keep = array("B", map(bool, self._offs))
+            self._ids = array("Q", compress(self._ids, keep))
+            self._offs = array("Q", compress(self._offs, keep))
+            if self._types is not None:
+                self._types = array("H", compress(self._types, keep))
+        shift, new = _TYPE_BITS, self._new
+        kept = {i: v for i, v in new.items() if not v >> shift}
+        merged = sorted(i for i, v in new.items() if v >> shift)
+        values = [new[i] for i in merged]
+        at: list[int] = []
+        ids, start = self._ids, 0
+        for id_hash in merged:
+            start = bisect_left(ids, id_hash, start)
+            at.append(start)
+        _insert(ids, at, merged)
+        _insert(self._offs, at, [v >> shift for v in values])
+        if self._types is not None:
+            _insert(self._types, at, [v & _TYPE_MASK for v in values])
+        self._folds += 1
         if self._retyped is not None:  # positions in the old arrays: a read out is refused
             self._retyped = {}
         self._new = kept
@@ -285,7 +281,7 @@ class IntMap(Mapping[int, int]):
             return None
         if self._retyped is None:
             self._retyped = {}
-        return TypeRead(self._ids, array("Q", self._offs))
+        return TypeRead(self._folds, array("Q", self._offs))
 
     def take_types(self, read: TypeRead, types: array[int]) -> None:
         """Adopt ``types`` (the type bytes at ``read``'s offsets), with every put since.
@@ -293,7 +289,7 @@ class IntMap(Mapping[int, int]):
         Ignored when the arrays were rebuilt since (a fold), or typed meanwhile:
         the next typed question then reads them itself.
         """
-        if self._types is not None or self._ids is not read.ids or self._retyped is None:
+        if self._types is not None or self._folds != read.folds or self._retyped is None:
             return
         for at, rec_type in self._retyped.items():
             types[at] = rec_type
@@ -323,13 +319,28 @@ class IntMap(Mapping[int, int]):
         return sorted(chain(found, sorted(extra))) if extra else found
 
 
+def _insert(values: array[int], at: list[int], new: list[int]) -> None:
+    """Put ``new[k]`` before ``values[at[k]]`` (``at`` ascending, positions in ``values``
+    as it is), in place: one growth, then each run moved back once, last run first."""
+    n = len(values)
+    values.extend(new)  # the grown tail's contents are overwritten below
+    with memoryview(values) as view:
+        end = n
+        for k in range(len(new) - 1, -1, -1):
+            a = at[k]
+            if end > a:
+                view[a + k + 1 : end + k + 1] = view[a:end]  # overlapping: moved as memmove does
+            view[a + k] = new[k]
+            end = a
+
+
 class TypeRead:
     """The value column of an IntMap as it was, to read its type bytes without a lock."""
 
-    __slots__ = ("ids", "offsets")
+    __slots__ = ("folds", "offsets")
 
-    def __init__(self, ids: array[int], offsets: array[int]) -> None:
-        self.ids = ids  # the map's key array then: a fold replaces it
+    def __init__(self, folds: int, offsets: array[int]) -> None:
+        self.folds = folds  # the map's folds then: one since moves the positions
         self.offsets = offsets  # a copy
 
     def types(self, view: _Bytes, size: int, pause: Callable[[], None]) -> array[int]:

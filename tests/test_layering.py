@@ -156,3 +156,30 @@ def test_modules_stay_small() -> None:
     assert sizes, "no modules found"
     too_big = {m: n for m, n in sizes.items() if n > 600}
     assert not too_big, too_big
+
+
+ARCHITECTURE = PACKAGE.parent / "docs" / "internals" / "architecture.md"
+
+
+def _rooms_on_the_page() -> dict[str, set[str]]:
+    """The rooms table of docs/internals/architecture.md: room -> the rooms it may import."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    table = text.split("<!-- rooms: begin -->", 1)[1].split("<!-- rooms: end -->", 1)[0]
+    rooms: dict[str, set[str]] = {}
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 3 or not cells[0].startswith("`memhop."):
+            continue
+        imports = {c.strip().strip("`") for c in cells[2].split(",") if "memhop." in c}
+        rooms[cells[0].strip("`")] = imports
+    return rooms
+
+
+def test_the_architecture_page_states_the_allowed_table() -> None:
+    """The page's map of the rooms is this test's table, room for room."""
+    rooms = _rooms_on_the_page()
+    assert rooms == ALLOWED
+    # Every room of the package is on the page (the package root and _version re-export).
+    parts = {_part(module) for module, _ in _modules()} - {"memhop.__init__", "memhop._version"}
+    parts.discard("memhop.__main__")
+    assert parts == set(rooms)
