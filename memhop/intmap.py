@@ -206,7 +206,10 @@ class IntMap(Mapping[int, int]):
         self._count += 1
         new[id_hash] = offset << _TYPE_BITS | rec_type
         if len(new) > _FOLD_MIN and len(new) > len(self._ids) >> _FOLD_SHIFT:
-            self._fold()
+            # The zeroed entries stay unless they are many: dropping them is a pass over
+            # every entry in Python ints (25-30 ms at 3*10^5), which a fold of new ids
+            # would otherwise pay each time a domain deletes as it goes.
+            self._fold(drop_dead=self._dead > len(self._ids) >> 3)
 
     def discard(self, id_hash: int) -> bool:
         """Forget ``id_hash``; False when it was not live."""
@@ -233,19 +236,20 @@ class IntMap(Mapping[int, int]):
         flat[0::2], flat[1::2] = self._ids, self._offs
         return flat
 
-    def _fold(self) -> None:
-        """Merge the new ids into the arrays and drop the zeroed entries.
+    def _fold(self, *, drop_dead: bool = True) -> None:
+        """Merge the new ids into the arrays and (``drop_dead``) drop the zeroed entries.
 
         The new ids go in place: each array grows once and its runs move back
         (growing it an extend at a time copied it at every reallocation once the
         allocator kept such blocks in its heap: 40-100 ms at 4*10^5 entries).
         """
-        if self._dead:
+        if self._dead and drop_dead:
             keep = array("B", map(bool, self._offs))
             self._ids = array("Q", compress(self._ids, keep))
             self._offs = array("Q", compress(self._offs, keep))
             if self._types is not None:
                 self._types = array("H", compress(self._types, keep))
+            self._dead = 0
         shift, new = _TYPE_BITS, self._new
         kept = {i: v for i, v in new.items() if not v >> shift}
         merged = sorted(i for i, v in new.items() if v >> shift)
@@ -263,7 +267,6 @@ class IntMap(Mapping[int, int]):
         if self._retyped is not None:  # positions in the old arrays: a read out is refused
             self._retyped = {}
         self._new = kept
-        self._dead = 0
 
     # ---- types -------------------------------------------------------------------------
 

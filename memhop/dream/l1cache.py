@@ -339,9 +339,10 @@ class L1Cache:
             if old is not None:
                 self._unlist(old)
             for topic_id in node.topic_ids:
-                held = self.listed_in.get(topic_id)
                 self.listed_in[topic_id] = (
-                    node.id_hash if held is None else (*self._listing(topic_id), node.id_hash)
+                    (*self._listing(topic_id), node.id_hash)
+                    if topic_id in self.listed_in
+                    else node.id_hash
                 )
         self.nodes[node.id_hash] = node
         self.node_at[node.id_hash] = at
@@ -355,8 +356,8 @@ class L1Cache:
 
     def _listing(self, topic_id: int) -> tuple[int, ...]:
         """The nodes whose list holds ``topic_id``."""
-        held = self.listed_in.get(topic_id, ())
-        return (held,) if isinstance(held, int) else held
+        listed = self.listed_in.get(topic_id, ())
+        return (listed,) if isinstance(listed, int) else listed
 
     def _unlist(self, node: SceneNode) -> None:
         for topic_id in node.topic_ids:

@@ -57,9 +57,10 @@ a hold held the lock 80 ms at 10^5 turns when most of them did)."""
 STALE_NODES = 2_048
 """Nodes the stale check judges in one hold of the domain lock (a cold cache has every
 node to judge: 8,845 at 10^5 turns took 27 ms of CPU in one hold)."""
-DECAY_NODES = 256
+DECAY_NODES = 128
 """Due nodes the decay stage looks at in one hold of the domain lock (a cold cache has
-every node due: 8,845 at 10^5 turns took 91 ms of CPU in one hold, now 24 ms at most)."""
+every node due: 8,845 at 10^5 turns took 91 ms of CPU in one hold; 256 a hold, 24-27
+ms at most, reading each node's edges; 128, about half that)."""
 _LISTED_DEPTH = 2
 
 
