@@ -212,51 +212,38 @@ class L2Meta:
 
     # ---- reads -------------------------------------------------------------------------
 
-    def get(self, topic_id: int) -> TopicSlot | None:
-        """Return the cached topic, or None (a packed row is built anew for each call)."""
+    def _where(self, topic_id: int) -> TopicSlot | PackedTopics | None:
+        """The topic's row when its scene is held as records, else the packed scene that
+        holds it; None when it is not cached (or, without the lock, its scene is moving)."""
         scene_id = self._scene_of.get(topic_id)
         if scene_id is None:
             return None
         held = self._hot.get(scene_id)
-        if held is not None:
-            return held.rows.get(topic_id)
-        packed = self._cold.get(scene_id)
-        return None if packed is None else packed.row(topic_id)
+        return held.rows.get(topic_id) if held is not None else self._cold.get(scene_id)
+
+    def get(self, topic_id: int) -> TopicSlot | None:
+        """Return the cached topic, or None (a packed row is built anew for each call)."""
+        where = self._where(topic_id)
+        return where.row(topic_id) if isinstance(where, PackedTopics) else where
 
     def holds(self, topic: TopicSlot) -> bool:
         """Whether the cache holds exactly ``topic`` (a packed row is compared in place)."""
-        scene_id = self._scene_of.get(topic.id)
-        if scene_id is None:
-            return False
-        held = self._hot.get(scene_id)
-        if held is not None:
-            return held.rows.get(topic.id) == topic
-        packed = self._cold.get(scene_id)
-        return packed is not None and packed.holds(topic)
+        where = self._where(topic.id)
+        return where.holds(topic) if isinstance(where, PackedTopics) else where == topic
 
     def keywords(self, topic_id: int) -> tuple[str, ...] | None:
         """A topic's keywords, or None (no record built)."""
-        scene_id = self._scene_of.get(topic_id)
-        if scene_id is None:
-            return None
-        held = self._hot.get(scene_id)
-        if held is not None:
-            row = held.rows.get(topic_id)
-            return None if row is None else row.fused_keywords
-        packed = self._cold.get(scene_id)
-        return None if packed is None else packed.keywords(topic_id)
+        where = self._where(topic_id)
+        if isinstance(where, PackedTopics):
+            return where.keywords(topic_id)
+        return None if where is None else where.fused_keywords
 
     def placement(self, topic_id: int) -> tuple[int, int | None] | None:
         """A topic's (depth, parent id), or None: what a depth check needs, no record built."""
-        scene_id = self._scene_of.get(topic_id)
-        if scene_id is None:
-            return None
-        held = self._hot.get(scene_id)
-        if held is not None:
-            row = held.rows.get(topic_id)
-            return None if row is None else (row.depth, row.parent_id)
-        packed = self._cold.get(scene_id)
-        return None if packed is None else packed.placement(topic_id)
+        where = self._where(topic_id)
+        if isinstance(where, PackedTopics):
+            return where.placement(topic_id)
+        return None if where is None else (where.depth, where.parent_id)
 
     def scene_of(self, topic_id: int) -> int | None:
         """Return the scene a topic belongs to, or None when it is not cached."""
