@@ -15,7 +15,6 @@ higher id) order either way, so the edges written are the same.
 from __future__ import annotations
 
 import dataclasses
-import heapq
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Set
 from dataclasses import dataclass
@@ -68,7 +67,7 @@ def _reword(held: Held, cache: L1Cache, now: int, limit: int | None = None) -> l
     words.fade_by(now, nodes, limit)
     dirty = cache.dirty_words
     dirty.intersection_update(nodes.keys())
-    reworded = sorted(dirty) if limit is None else heapq.nsmallest(limit, dirty)
+    reworded = l1domain.batch(dirty, limit)
     for node_id in reworded:
         if not words.faded(node_id):
             words.put(node_id, keyword_set(meta, nodes[node_id]))

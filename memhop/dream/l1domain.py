@@ -20,7 +20,9 @@ domain context rebuilt from records starts cold.
 from __future__ import annotations
 
 import contextlib
+import heapq
 from collections.abc import Iterator
+from collections.abc import Set as AbstractSet
 
 from memhop.dream.env import Held
 from memhop.dream.l1cache import L1Cache
@@ -51,6 +53,12 @@ def pending_scenes(held: Held) -> bool:
     its last refresh: what turns changed since is taken in at the next stage)."""
     cache = _registered(held)
     return cache is not None and bool(cache.dirty_scenes)
+
+
+def batch(pending: AbstractSet[int], limit: int | None) -> list[int]:
+    """The ids a bounded stage takes of ``pending`` in one hold: the ``limit`` smallest,
+    ascending (all of them when None), so its holds cover the set whatever its order."""
+    return sorted(pending) if limit is None else heapq.nsmallest(limit, pending)
 
 
 def stale_pending(held: Held) -> bool:

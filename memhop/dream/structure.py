@@ -28,7 +28,6 @@ of its last write, and decays from its clock.
 from __future__ import annotations
 
 import dataclasses
-import heapq
 from collections.abc import Iterable
 
 from memhop.dream import decay, l1domain
@@ -110,7 +109,7 @@ def sync_nodes(held: Held, now: int, limit: int | None = None) -> set[int]:
         meta = held.mirrors.topics
         written: list[SceneNode] = []
         dirty = cache.dirty_scenes
-        batch = sorted(dirty) if limit is None else heapq.nsmallest(limit, dirty)
+        batch = l1domain.batch(dirty, limit)
         for scene_id in batch:
             wanted = tuple(sorted(row.topic.id for row in meta.listing(scene_id)))
             if not wanted:
@@ -250,7 +249,7 @@ def rebuild_from_l2(held: Held, limit: int | None = None) -> tuple[int, int]:
         meta = held.mirrors.topics
         due = cache.restale
         due.intersection_update(cache.nodes.keys())
-        judged = sorted(due) if limit is None else heapq.nsmallest(limit, due)
+        judged = l1domain.batch(due, limit)
         due.difference_update(judged)
         stale = [cache.nodes[n] for n in judged if _is_stale(meta, cache.nodes[n])]
         if not stale:

@@ -1,6 +1,6 @@
 """PackedTopics: one scene's topic rows held in a few flat objects, not one object a row.
 
-Responsibility: keep a scene nobody is reading compactly and hand its rows back
+Responsibility: keep a scene nobody is writing compactly and hand its rows back
 as ``TopicSlot`` records (all of them, or one by id) equal to the ones packed.
 
 Why: a record object a row, with its own ints, costs about 400 bytes and is one
@@ -76,23 +76,21 @@ class PackedTopics:
     def row(self, topic_id: int) -> TopicSlot | None:
         """The row with this id, or None."""
         at = self._find(topic_id)
-        if at is not None:
-            return self._at(at)
-        return None if self.loose is None else self.loose.get(topic_id)
+        return self._loose(topic_id) if at is None else self._at(at)
 
     def keywords(self, topic_id: int) -> tuple[str, ...] | None:
         """The row's keywords, without building it; None: no such row."""
         at = self._find(topic_id)
         if at is not None:
             return self._words(at)
-        row = None if self.loose is None else self.loose.get(topic_id)
+        row = self._loose(topic_id)
         return None if row is None else row.fused_keywords
 
     def placement(self, topic_id: int) -> tuple[int, int | None] | None:
         """The row's (depth, parent id), without building it; None: no such row."""
         at = self._find(topic_id)
         if at is None:
-            row = None if self.loose is None else self.loose.get(topic_id)
+            row = self._loose(topic_id)
             return None if row is None else (row.depth, row.parent_id)
         parent, present, depth, _, _ = _ROW.unpack_from(self.fields, at * _WIDTH)
         return depth, parent if present else None
@@ -101,7 +99,7 @@ class PackedTopics:
         """Whether ``topic`` equals the row of its id (without building that row)."""
         at = self._find(topic.id)
         if at is None:
-            return self.loose is not None and self.loose.get(topic.id) == topic
+            return self._loose(topic.id) == topic
         parent, present, depth, user_at, agent_at = _ROW.unpack_from(self.fields, at * _WIDTH)
         return (
             topic.scene_id == self.scene_id
@@ -112,6 +110,9 @@ class PackedTopics:
             and topic.fused_keywords == self._words(at)
             and topic.name == ("" if self.names is None else self.names[at])
         )
+
+    def _loose(self, topic_id: int) -> TopicSlot | None:
+        return None if self.loose is None else self.loose.get(topic_id)
 
     def _find(self, topic_id: int) -> int | None:
         ids = self.ids
