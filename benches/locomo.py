@@ -534,8 +534,8 @@ def report_text(
         " sqlite3 one of its WAL, so the ratio follows the disk, whose fsync swings with the"
         " hour on this machine (0.2 to 4 ms): with a fast fsync the CPU decides, and sqlite3's"
         " is lower. Dream passes after the ingestion:"
-        f" {pruned} originals swept (folded turns only),"
-        f" {kept} kept because no Dream row carries their turn.",
+        f" {pruned} originals swept (folded turns whose words their tracks and Dream rows"
+        f" keep), {kept} kept because no Dream row carries their turn or its words.",
         "",
         "### Evidence retention, labelled conversations (conv-26, -30, -41, -42, -43)",
         "",

@@ -174,7 +174,9 @@ class Defaults:
     ``content_retention_ms`` has no "off": a negative value is refused.
     ``sweep_unfolded`` (memhop's own): False keeps an original line or event
     past the window until its turn is folded into a Dream row that still
-    exists; True sweeps every original past the window, as upstream does.
+    exists and every word of it that carries content is kept without it (the
+    turn's keyword track, the Dream rows' tracks and summaries); True sweeps
+    every original past the window, as upstream does.
     ``compact_dead_ratio`` (memhop's own, a float): after a Dream pass or a
     delete, the file is compacted in place once its dead bytes (deleted and
     superseded records, tombstones, old snapshots) pass this share of it;

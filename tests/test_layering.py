@@ -71,6 +71,7 @@ ALLOWED: dict[str, set[str]] = {
         "memhop.layers",
         "memhop.index",
         "memhop.llm",
+        "memhop.text",
         "memhop.records",
         "memhop.ids",
         "memhop.errors",

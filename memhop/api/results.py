@@ -379,7 +379,8 @@ class DreamReport(_Shown):
 
     l4_records_pruned: int = 0
     l4_records_kept_unfolded: int = 0
-    """Originals past the window kept because no Dream row carries their turn (memhop's own)."""
+    """Originals past the window kept because no Dream row carries their turn or the words
+    they alone hold (memhop's own)."""
     l5_nodes_pruned: int = 0
     consolidated_scenes: int = 0
     l2_topics_compressed: int = 0

@@ -1,18 +1,18 @@
 """When each turn's content rows cross the retention line, so a sweep costs what crossed.
 
 The content sweep (``prune.prune_contents``) removes the rows stamped before
-the line whose turn is carried (folded under a Dream row that still exists),
-and keeps the others. Upstream looks at every row of the domain on every
-pass; here each topic with content waits in a queue keyed by the stamp of
-its oldest row not yet past the line, and a sweep takes the topics whose
-key the line has passed. A topic kept (its turn not carried) waits for its
-next row to cross, or for a change to it: the topic and content mirrors note
-every topic they change (their ``retention_journal``), and a changed topic
-is queued again at once, so a fold that carries a kept turn sweeps it at
-the next pass.
+the line that ``sweepable`` lets go (a row whose turn is carried and whose
+words the memory keeps without it), and keeps the others. Upstream looks at
+every row of the domain on every pass; here each topic with content waits in
+a queue keyed by the stamp of its oldest row not yet past the line, and a
+sweep takes the topics whose key the line has passed. A topic with rows kept
+waits for its next row to cross, or for a change to it: the topic and content
+mirrors note every topic they change (their ``retention_journal``), and a
+changed topic is queued again at once, so a fold that carries a kept turn
+sweeps it at the next pass.
 
-Contract: ``take(held, line, sweep_unfolded, budget)`` judges at most about
-``budget`` topics under the caller's hold and returns the ids to remove and
+Contract: ``take(topics, contents, line, sweepable, ...)`` judges at most
+about ``budget`` topics under the caller's hold and returns the ids to remove and
 whether the sweep is done; the caller tombstones them, removes them from the
 content mirror (which notes their topics again) and calls again until done.
 A cold queue (new, or its mirrors replaced) first queues every topic of the
@@ -62,7 +62,7 @@ class RetentionQueue:
         topics: L2Meta,
         contents: L4Index,
         line: int,
-        carried: Callable[[int], bool],
+        sweepable: Callable[[int, list[int]], list[int]],
         *,
         sweep_unfolded: bool,
         budget: int = SWEEP_BUDGET,
@@ -98,10 +98,10 @@ class RetentionQueue:
             rows = contents.created_in(topic_id)
             old = [i for i, at in rows if at < line]
             self._count(topic_id, 0)
-            if old and (sweep_unfolded or carried(topic_id)):
-                doomed += old
-            elif old:
-                self._count(topic_id, len(old))
+            gone = old if sweep_unfolded or not old else sweepable(topic_id, old)
+            doomed += gone
+            if len(gone) < len(old):
+                self._count(topic_id, len(old) - len(gone))
             younger = [at for _, at in rows if at >= line]
             if younger:
                 self._push(topic_id, min(younger))

@@ -4,12 +4,15 @@ Upstream (and memhop before the queue) looks at every content row of the domain 
 pass. ``retention.RetentionQueue`` looks only at the turns whose rows crossed the line or
 that changed. Random rows, folds (a turn becomes carried), unfolds (its Dream row goes),
 new rows in old turns and sweeps at rising lines run on a domain; after every sweep the
-rows left, and the count kept, must be those of a full scan with the same rule.
+rows left, and the count kept, must be those of a full scan with the same rule: a row
+past the line goes when its turn is folded and its words are all kept without it (the
+turn's track, the Dream row's track and summary).
 """
 
 from __future__ import annotations
 
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 from hypothesis import example, given
@@ -25,7 +28,14 @@ from tests.dream.conftest import NOW, Domain
 HOUR = 3_600_000
 TURNS = (1, 2, 3, 4)
 
-_op_row = st.tuples(st.just("row"), st.sampled_from(TURNS), st.integers(0, 24))
+# A row's words: none, the turn's own track word, the Dream row's track or summary words, a
+# word nothing keeps; k2 is turn 2's track and in every summary.
+_op_row = st.tuples(
+    st.just("row"),
+    st.sampled_from(TURNS),
+    st.integers(0, 24),
+    st.sampled_from(["", "the k1", "folded", "k2", "summary k2", "stray", "k3 stray"]),
+)
 _op_fold = st.tuples(st.just("fold"), st.sampled_from(TURNS))
 _op_unfold = st.tuples(st.just("unfold"), st.sampled_from(TURNS))
 _op_sweep = st.tuples(st.just("sweep"), st.integers(0, 8))
@@ -44,9 +54,10 @@ class World:
         for turn in TURNS:
             dom.turn(turn, (f"k{turn}",), user_ts=NOW + turn)
 
-    def row(self, turn: int, hours: int) -> None:
+    def row(self, turn: int, hours: int, text: str = "") -> None:
         seq = self.seqs[turn] = self.seqs.get(turn, 2) + 1
-        slot = ArchiveSlot(id_hash=0, topic_id=turn, seq=seq, created_at=NOW + hours * HOUR)
+        at = NOW + hours * HOUR
+        slot = ArchiveSlot(id_hash=0, topic_id=turn, seq=seq, created_at=at, content=text)
         self.dom.mirrors.contents.put(archive.write_content(self.dom.engine, 0, slot))
 
     def fold(self, turn: int) -> None:
@@ -57,6 +68,10 @@ class World:
         meta = self.dom.mirrors.topics
         for row in topic.sink_members(self.dom.engine, 0, parent, [turn]):
             meta.put(row)
+        # Its summary, stamped far ahead so that no sweep here judges it.
+        summary = ArchiveSlot(id_hash=0, topic_id=parent, seq=3, created_at=NOW + 10**4 * HOUR)
+        summary = archive.write_content(self.dom.engine, 0, replace(summary, content="Summary K2"))
+        self.dom.mirrors.contents.put(summary)
         self.parents[turn] = parent
 
     def unfold(self, turn: int) -> None:
@@ -64,8 +79,14 @@ class World:
         if parent is not None and topic.delete_topics(self.dom.engine, 0, [parent]):
             self.dom.mirrors.topics.remove([parent])
 
-    def carried(self, turn: int) -> bool:
-        return prune.carried(self.dom.mirrors.topics, turn)
+    def sweepable(self, turn: int, text: str) -> bool:
+        """The rule, restated: folded, and every word kept by the track or the Dream row."""
+        kept = {f"k{turn}", "folded", "summary", "k2"}
+        return turn in self.parents and set(text.casefold().split()) - {"the"} <= kept
+
+
+def _slots(dom: Domain) -> list[ArchiveSlot]:
+    return archive.read_contents(dom.engine, 0, _rows(dom))
 
 
 def _rows(dom: Domain) -> dict[int, int]:
@@ -74,9 +95,13 @@ def _rows(dom: Domain) -> dict[int, int]:
 
 @given(OPS, st.booleans(), st.integers(1, 3))
 # A kept turn folded later, with nothing of its own written since: its rows go at once.
-@example([("row", 1, 0), ("sweep", 2), ("fold", 1), ("sweep", 0)], False, 1)
+@example([("row", 1, 0, "k1"), ("sweep", 2), ("fold", 1), ("sweep", 0)], False, 1)
+# A folded turn keeps the row with a word nothing else holds, and lets the other go.
+@example(
+    [("row", 3, 0, "k3 stray"), ("row", 3, 0, "summary k2"), ("fold", 3), ("sweep", 2)], False, 1
+)
 # A turn judged with a row past the line and one not yet: the second is looked at later.
-@example([("row", 1, 0), ("row", 1, 5), ("sweep", 2), ("sweep", 6)], False, 1)
+@example([("row", 1, 0, ""), ("row", 1, 5, ""), ("sweep", 2), ("sweep", 6)], False, 1)
 def test_the_queued_sweep_leaves_what_a_sweep_of_every_row_leaves(
     ops: list[tuple[object, ...]], sweep_unfolded: bool, budget: int
 ) -> None:
@@ -87,7 +112,7 @@ def test_the_queued_sweep_leaves_what_a_sweep_of_every_row_leaves(
             hours = 0
             for op in ops:
                 if op[0] == "row":
-                    world.row(int(op[1]), int(op[2]))  # type: ignore[call-overload]
+                    world.row(int(op[1]), int(op[2]), str(op[3]))  # type: ignore[call-overload]
                 elif op[0] == "fold":
                     world.fold(int(op[1]))  # type: ignore[call-overload]
                 elif op[0] == "unfold":
@@ -96,11 +121,11 @@ def test_the_queued_sweep_leaves_what_a_sweep_of_every_row_leaves(
                     hours += int(op[1])  # type: ignore[call-overload]
                     line = NOW + hours * HOUR
                     before = _rows(dom)
-                    owner = {i: t for t in TURNS for i, _ in dom.mirrors.contents.created_in(t)}
+                    text = {s.id_hash: (s.topic_id, s.content) for s in _slots(dom)}
                     doomed = {
                         i
                         for i, at in before.items()
-                        if at < line and (sweep_unfolded or world.carried(owner[i]))
+                        if at < line and (sweep_unfolded or world.sweepable(*text[i]))
                     }
                     pruned, kept, done = 0, 0, False
                     while not done:  # the pipeline's loop: a bounded number of turns a hold

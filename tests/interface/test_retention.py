@@ -51,9 +51,12 @@ def test_imported_history_survives_a_pass_unless_sweep_unfolded(
         assert len(again.primary().search_l4()) == (0 if sweep_unfolded else 9)
 
 
-def test_a_folded_turn_loses_its_lines_once_past_the_window_and_its_dream_row_stays(
+def test_a_folded_turn_loses_the_lines_its_track_holds_once_past_the_window(
     meh_path: str,
 ) -> None:
+    """A folded turn's lines ("old question 0", "old answer 0") say nothing its keyword
+    track does not hold, so they go; its event ("event 0 of the old days") holds words
+    nothing else keeps ("event", "days"), so it stays."""
     with open_new(meh_path, DreamModel(), defaults=defaults()) as db:
         me = db.primary()
         first, second, third = _import_history(me, 3)
@@ -61,10 +64,14 @@ def test_a_folded_turn_loses_its_lines_once_past_the_window_and_its_dream_row_st
         assert (report.consolidated_scenes, report.l4_records_pruned) == (1, 0)
         folded = next(r for r in me.scene_context().topics if r.child_count == 2)
         assert set(folded.derived_from) == {first.id, second.id}
+        assert "event" not in {k.casefold() for k in first.fused_keywords + folded.keywords}
         report = me.dream()  # now the first two turns are carried by the Dream row
-        assert report.l4_records_pruned == 6
-        assert report.l4_records_kept_unfolded == 3
-        assert me.search_l4(topic_id=first.id) == me.search_l4(topic_id=second.id) == []
+        assert report.l4_records_pruned == 4
+        assert report.l4_records_kept_unfolded == 5  # two events, and the third turn's three
+        for i, turn in enumerate((first, second)):
+            assert [s.content for s in me.search_l4(topic_id=turn.id)] == [
+                f"event {i} of the old days"
+            ]
         assert len(me.search_l4(topic_id=third.id)) == 3  # control: the unfolded turn keeps all
         rows = {r.topic_id: r for r in me.scene_context().topics}
         assert [m.content for m in rows[folded.topic_id].messages] == [SUMMARY]
