@@ -25,7 +25,6 @@ Contract:
 
 from __future__ import annotations
 
-import sys
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, ItemsView, Iterator, Mapping, ValuesView
@@ -33,6 +32,8 @@ from itertools import chain, compress, islice
 from mmap import mmap
 from operator import itemgetter, lt, not_
 from types import MappingProxyType
+
+from memhop.intmap_arrays import both, insert, nonzero, picked, tagged
 
 __all__ = ["NO_IDS", "IntMap", "TypeRead"]
 
@@ -259,10 +260,10 @@ class IntMap(Mapping[int, int]):
         for id_hash in merged:
             start = bisect_left(ids, id_hash, start)
             at.append(start)
-        _insert(ids, at, merged)
-        _insert(self._offs, at, [v >> shift for v in values])
+        insert(ids, at, merged)
+        insert(self._offs, at, [v >> shift for v in values])
         if self._types is not None:
-            _insert(self._types, at, [v & _TYPE_MASK for v in values])
+            insert(self._types, at, [v & _TYPE_MASK for v in values])
         self._folds += 1
         if self._retyped is not None:  # positions in the old arrays: a read out is refused
             self._retyped = {}
@@ -314,27 +315,12 @@ class IntMap(Mapping[int, int]):
         """The live ids whose frame has type byte ``rec_type``, ascending (none past 0-255)."""
         if not 0 <= rec_type <= 0xFF:
             return []
-        wanted = _tagged(self._type_array(view, size), rec_type)
+        wanted = tagged(self._type_array(view, size), rec_type)
         if self._dead and wanted.count(1):  # no entry of the type at all: no pass for the dead
-            wanted = _both(wanted, _nonzero(self._offs))
-        found = _picked(self._ids, wanted)
+            wanted = both(wanted, nonzero(self._offs))
+        found = picked(self._ids, wanted)
         extra = [i for i, v in self._new.items() if _type_of(v, view, size) == rec_type]
         return sorted(chain(found, sorted(extra))) if extra else found
-
-
-def _insert(values: array[int], at: list[int], new: list[int]) -> None:
-    """Put ``new[k]`` before ``values[at[k]]`` (``at`` ascending, positions in ``values``
-    as it is), in place: one growth, then each run moved back once, last run first."""
-    n = len(values)
-    values.extend(new)  # the grown tail's contents are overwritten below
-    with memoryview(values) as view:
-        end = n
-        for k in range(len(new) - 1, -1, -1):
-            a = at[k]
-            if end > a:
-                view[a + k + 1 : end + k + 1] = view[a:end]  # overlapping: moved as memmove does
-            view[a + k] = new[k]
-            end = a
 
 
 class TypeRead:
@@ -363,50 +349,6 @@ def _types_at(offs: array[int], view: _Bytes, size: int) -> array[int]:
         return array("H", itemgetter(*offs)(view))
     past = _NO_TYPE
     return array("H", (view[o] if o < size else past for o in offs))
-
-
-# A byte string with a 1 where a condition holds and 0 elsewhere, made in C: a domain's
-# typed question runs once per Dream stage over 10^5-10^6 entries.
-_ONE_AT: list[bytes] = [bytes(b == i for b in range(256)) for i in range(256)]
-_NONZERO = bytes(b != 0 for b in range(256))
-_LITTLE = sys.byteorder == "little"
-
-
-def _tagged(types: array[int], rec_type: int) -> bytes:
-    """1 at each entry whose 16-bit tag is ``rec_type`` (a byte), else 0."""
-    raw = types.tobytes()
-    low, high = (raw[0::2], raw[1::2]) if _LITTLE else (raw[1::2], raw[0::2])
-    mask = low.translate(_ONE_AT[rec_type])
-    if high.count(0) != len(high):  # tags past a byte (no type to read) never match
-        mask = _both(mask, high.translate(_ONE_AT[0]))
-    return mask
-
-
-def _nonzero(values: array[int]) -> bytes:
-    """1 at each entry whose value is not 0, else 0."""
-    raw, width = values.tobytes(), values.itemsize
-    union = 0
-    for k in range(width):  # a value is 0 only if each of its bytes is
-        union |= int.from_bytes(raw[k::width], "little")
-    return union.to_bytes(len(values), "little").translate(_NONZERO)
-
-
-def _picked(ids: array[int], wanted: bytes) -> list[int]:
-    """The ids at the positions ``wanted`` marks: a few found by ``bytes.find`` (in C over
-    the gaps), many by one pass over every id."""
-    if wanted.count(1) * 16 > len(wanted):
-        return list(compress(ids, wanted))
-    found = []
-    at = wanted.find(1)
-    while at >= 0:
-        found.append(ids[at])
-        at = wanted.find(1, at + 1)
-    return found
-
-
-def _both(a: bytes, b: bytes) -> bytes:
-    """1 where both ``a`` and ``b`` hold 1 (each all 0s and 1s, the same length)."""
-    return (int.from_bytes(a, "little") & int.from_bytes(b, "little")).to_bytes(len(a), "little")
 
 
 def _type_of(value: int, view: _Bytes, size: int) -> int:

@@ -85,7 +85,8 @@ ALLOWED: dict[str, set[str]] = {
     "memhop.ids": {"memhop.errors"},
     "memhop.config": {"memhop.errors"},
     "memhop.engine": {"memhop.errors", "memhop.intmap"},
-    "memhop.intmap": set(),
+    "memhop.intmap": {"memhop.intmap_arrays"},  # its bulk steps over flat arrays
+    "memhop.intmap_arrays": set(),
     "memhop.errors": set(),
 }
 LAYER_MODULES = ("archive", "graph", "plan", "profile", "registry", "scene", "topic")
@@ -152,10 +153,10 @@ def test_engine_knows_no_records() -> None:
 
 
 def test_modules_stay_small() -> None:
-    """One concept per module: none passes 600 lines (the aim is 400)."""
+    """One concept per module: none passes 400 lines."""
     sizes = {module: len(path.read_text().splitlines()) for module, path in _modules()}
     assert sizes, "no modules found"
-    too_big = {m: n for m, n in sizes.items() if n > 600}
+    too_big = {m: n for m, n in sizes.items() if n > 400}
     assert not too_big, too_big
 
 

@@ -6,33 +6,37 @@ public. The facade maps arguments in and results out and holds no logic.
 
 from memhop.api.db import DB, open
 from memhop.api.results import (
-    AgentInfo,
     ArchiveSlot,
-    DamagedRecord,
-    DBStats,
-    DreamReport,
-    DreamStage,
     EmotionScore,
+    MBTIScore,
+    PlanNodeView,
+    PlanTree,
+    ProfileSlot,
+    RecallHit,
+    SceneContext,
+    SceneContextTopic,
+    SceneMessage,
+    SceneSlot,
+    SearchResult,
+    TopicSlot,
+)
+from memhop.api.results_graph import (
     HypergraphEdge,
     HypergraphNode,
     HypergraphSlot,
     L3Graph,
     L3ImportResult,
     L3Subgraph,
-    MBTIScore,
-    ModelUsage,
-    PlanNodeView,
-    PlanTree,
-    ProfileSlot,
-    RecallHit,
-    SalvageReport,
-    SceneContext,
-    SceneContextTopic,
-    SceneMessage,
     SceneNodeView,
-    SceneSlot,
-    SearchResult,
-    TopicSlot,
+)
+from memhop.api.results_upkeep import (
+    AgentInfo,
+    DamagedRecord,
+    DBStats,
+    DreamReport,
+    DreamStage,
+    ModelUsage,
+    SalvageReport,
 )
 from memhop.api.session import Session
 from memhop.api.types import (

@@ -257,3 +257,13 @@ def import_item(value: L3ImportItem | Mapping[str, Any]) -> L3ImportItem:
         keywords=() if keywords is None else keywords,
         related=tuple(_relation(r, f"related[{i}]") for i, r in enumerate(related)),
     )
+
+
+def agent_id(value: object) -> int:
+    """Parse an agent id; the zero id names the primary and is allowed here."""
+    if not isinstance(value, str):
+        msg = f"invalid agent id {value!r}: want exactly 16 hex chars"
+        raise InvalidQueryError(msg)
+    if value == "0" * 16:
+        return ids.PRIMARY_AGENT_ID
+    return ids.parse_id(value, "agent id")

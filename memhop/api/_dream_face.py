@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 from memhop.api import _args
-from memhop.api.results import DreamReport, DreamStage
+from memhop.api.results_upkeep import DreamReport, DreamStage
 from memhop.errors import InvalidQueryError
 from memhop.root import dreams
 from memhop.root.dreams import Report

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from memhop.api import _args, _mapping
-from memhop.api.results import (
+from memhop.api import _args, _mapping_graph
+from memhop.api.results_graph import (
     HypergraphNode,
     HypergraphSlot,
     L3Graph,
@@ -50,7 +50,7 @@ def _layer_items(items: object) -> list[graphs.ImportItem]:
 
 
 def _graph(view: GraphView) -> L3Graph:
-    return _mapping.l3_graph(view.slot, view.nodes, view.edges)
+    return _mapping_graph.l3_graph(view.slot, view.nodes, view.edges)
 
 
 class GraphFace:
@@ -64,7 +64,7 @@ class GraphFace:
 
     def list_l1(self) -> list[SceneNodeView]:
         """The domain's L1 scene nodes by id; Dream writes them, so [] before any Dream."""
-        return [_mapping.scene_node_view(n) for n in self._ops.run(graphs.list_l1)]
+        return [_mapping_graph.scene_node_view(n) for n in self._ops.run(graphs.list_l1)]
 
     def get_l3(self, id: str) -> L3Graph:
         """A graph with its nodes and edges; NotFoundError for an unknown id or a node's id."""
@@ -72,7 +72,7 @@ class GraphFace:
 
     def list_l3(self) -> list[HypergraphSlot]:
         """Every graph of the file, by id."""
-        return [_mapping.hypergraph_slot(s) for s in graphs.list_l3(self._ops)]
+        return [_mapping_graph.hypergraph_slot(s) for s in graphs.list_l3(self._ops)]
 
     def import_l3(
         self, items: Sequence[L3ImportItem | Mapping[str, Any]], mode: L3ImportMode | str
@@ -85,7 +85,7 @@ class GraphFace:
         """
         checked = _args.import_mode(mode)
         plan = graphs.import_l3(self._ops, _layer_items(items), str(checked))
-        return _mapping.l3_import_result(
+        return _mapping_graph.l3_import_result(
             graph_ids=plan.graph_ids,
             created_ids=plan.created_ids,
             updated_ids=plan.updated_ids,
@@ -114,7 +114,7 @@ class GraphFace:
         found = graphs.query_l3_nodes(
             self._ops, gid, wanted, keyword, node_type, _args.integer(limit, "limit")
         )
-        return [_mapping.hypergraph_node(n) for n in found]
+        return [_mapping_graph.hypergraph_node(n) for n in found]
 
     def query_l3_subgraph(
         self,
@@ -135,7 +135,7 @@ class GraphFace:
         kinds = _args.enum_code_list(edge_kinds, GraphEdgeKind, "edge_kinds")
         depth = _args.integer(max_depth, "max_depth")
         found = graphs.query_l3_subgraph(self._ops, gid, start, depth, kinds)
-        return _mapping.l3_subgraph(found.nodes, found.edges)
+        return _mapping_graph.l3_subgraph(found.nodes, found.edges)
 
     def update_l3(self, id: str, name: str) -> L3Graph:
         """Rename a graph (admin); its id stays and both labels keep routing imports.

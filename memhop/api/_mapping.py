@@ -1,4 +1,7 @@
-"""Record -> result conversions, the profile brief, and the inputs read from plain dicts.
+"""Record -> result conversions of what a turn reads, and the profile brief.
+
+The graph layers' conversions are ``_mapping_graph``, the file's bookkeeping
+(domains, stats) ``_mapping_upkeep``; this module's contract holds for them.
 
 Contract:
 - Pure functions: no I/O, no locks, no state; ids become 16-hex strings here and
@@ -6,7 +9,6 @@ Contract:
 - Order is kept as given: the root decides every listing's order, except the
   plan tree, which this module builds from a turn's flat step list.
 - ``profile_brief`` is upstream's digest (api.md §7.3) byte for byte.
-- Input readers raise InvalidQueryError naming the offending key or value.
 
 Traps:
 - ``plan_tree`` recurses once per level; a chain of steps deeper than
@@ -20,18 +22,9 @@ from typing import Any, Protocol
 
 import memhop.records as rec
 from memhop.api.results import (
-    AgentInfo,
     ArchiveSlot,
-    DBStats,
     EmotionScore,
-    HypergraphEdge,
-    HypergraphNode,
-    HypergraphSlot,
-    L3Graph,
-    L3ImportResult,
-    L3Subgraph,
     MBTIScore,
-    ModelUsage,
     PlanNodeView,
     PlanTree,
     ProfileSlot,
@@ -39,7 +32,6 @@ from memhop.api.results import (
     SceneContext,
     SceneContextTopic,
     SceneMessage,
-    SceneNodeView,
     SceneSlot,
     TopicSlot,
 )
@@ -55,23 +47,14 @@ __all__ = [
     "BRIEF_WORST_CASE_RUNES",
     "ProvenanceLike",
     "SceneRowLike",
-    "UsageCounts",
-    "agent_info",
     "archive_slot",
-    "db_stats",
-    "hypergraph_edge",
-    "hypergraph_node",
-    "hypergraph_slot",
-    "l3_graph",
-    "l3_import_result",
-    "l3_subgraph",
+    "hexes",
     "plan_tree",
     "profile_brief",
     "profile_slot",
     "scene_context",
     "scene_context_topic",
     "scene_message",
-    "scene_node_view",
     "scene_slot",
     "topic_slot",
 ]
@@ -83,7 +66,8 @@ BRIEF_WORST_CASE_RUNES = 2100
 """The brief's ceiling: three capped fields, the type, five capped pairs, the emotions."""
 
 
-def _hexes(values: Iterable[int]) -> tuple[str, ...]:
+def hexes(values: Iterable[int]) -> tuple[str, ...]:
+    """Each id as 16 hex digits, in the order given."""
     return tuple(format_id(v) for v in values)
 
 
@@ -170,7 +154,7 @@ def _provenance(made_by: ProvenanceLike | None) -> dict[str, Any]:
         return {}
     return {
         "origin": made_by.origin,
-        "derived_from": _hexes(made_by.derived_from),
+        "derived_from": hexes(made_by.derived_from),
         "grounding": made_by.grounding,
     }
 
@@ -256,7 +240,7 @@ def scene_context(scene_name: str, rows: Iterable[SceneRowLike]) -> SceneContext
     )
 
 
-# ---- L4, L1 ---------------------------------------------------------------------------------
+# ---- L4 -------------------------------------------------------------------------------------
 
 
 def archive_slot(content: rec.ArchiveSlot) -> ArchiveSlot:
@@ -272,99 +256,6 @@ def archive_slot(content: rec.ArchiveSlot) -> ArchiveSlot:
         node_seq=content.node_seq,
         created_at=content.created_at,
         content=content.content,
-    )
-
-
-def scene_node_view(node: rec.SceneNode) -> SceneNodeView:
-    """A scene's L1 node."""
-    return SceneNodeView(
-        id=format_id(node.id_hash),
-        scene_id=format_id(node.scene_id),
-        topic_ids=_hexes(node.topic_ids),
-        edge_ids=_hexes(node.edge_ids),
-        importance=node.importance,
-        valence=node.valence,
-        arousal=node.arousal,
-        emotion_set=node.emotion_set,
-        created_at=node.created_at,
-        updated_at=node.updated_at,
-    )
-
-
-# ---- L3 -------------------------------------------------------------------------------------
-
-
-def hypergraph_slot(slot: rec.HypergraphSlot) -> HypergraphSlot:
-    return HypergraphSlot(
-        id=format_id(slot.id_hash),
-        name=slot.name,
-        created_at=slot.created_at,
-        updated_at=slot.updated_at,
-    )
-
-
-def hypergraph_node(node: rec.HypergraphNode) -> HypergraphNode:
-    """An L3 node; a nil and an empty ``source_ref`` both read as ""."""
-    return HypergraphNode(
-        id=format_id(node.id_hash),
-        graph_id=format_id(node.graph_id),
-        title=node.title,
-        node_type=node.node_type,
-        content=node.content,
-        keywords=node.keywords,
-        source_ref=node.source_ref or "",
-        created_at=node.created_at,
-        updated_at=node.updated_at,
-    )
-
-
-def hypergraph_edge(edge: rec.HypergraphEdge) -> HypergraphEdge:
-    return HypergraphEdge(
-        id=format_id(edge.id_hash),
-        graph_id=format_id(edge.graph_id),
-        kind=edge.kind,
-        node_ids=_hexes(edge.node_ids),
-        created_at=edge.created_at,
-    )
-
-
-def l3_graph(
-    slot: rec.HypergraphSlot,
-    nodes: Iterable[rec.HypergraphNode],
-    edges: Iterable[rec.HypergraphEdge],
-) -> L3Graph:
-    return L3Graph(
-        slot=hypergraph_slot(slot),
-        nodes=tuple(hypergraph_node(n) for n in nodes),
-        edges=tuple(hypergraph_edge(e) for e in edges),
-    )
-
-
-def l3_subgraph(
-    nodes: Iterable[rec.HypergraphNode], edges: Iterable[rec.HypergraphEdge]
-) -> L3Subgraph:
-    return L3Subgraph(
-        nodes=tuple(hypergraph_node(n) for n in nodes),
-        edges=tuple(hypergraph_edge(e) for e in edges),
-    )
-
-
-def l3_import_result(
-    *,
-    graph_ids: Iterable[int],
-    created_ids: Iterable[int],
-    updated_ids: Iterable[int],
-    skipped_count: int,
-    edges_created: int,
-    errors: Iterable[str],
-) -> L3ImportResult:
-    return L3ImportResult(
-        graph_ids=_hexes(graph_ids),
-        created_ids=_hexes(created_ids),
-        updated_ids=_hexes(updated_ids),
-        skipped_count=skipped_count,
-        edges_created=edges_created,
-        errors=tuple(errors),
     )
 
 
@@ -423,53 +314,7 @@ def _plan_view(
     )
 
 
-# ---- agents and stats -----------------------------------------------------------------------
-
-
-class UsageCounts(Protocol):
-    """Anything counting model use (the model seam's ``Usage`` is one)."""
-
-    @property
-    def operations(self) -> int: ...
-    @property
-    def requests(self) -> int: ...
-    @property
-    def prompt_tokens(self) -> int: ...
-    @property
-    def completion_tokens(self) -> int: ...
-    @property
-    def failures(self) -> int: ...
-
-
-def agent_info(agent_id: int, name: str, *, primary: bool) -> AgentInfo:
-    return AgentInfo(id=format_id(agent_id), name=name, primary=primary)
-
-
-def db_stats(
-    file_bytes: int,
-    record_count: int,
-    usage: Mapping[int, UsageCounts],
-    damage: tuple[int, int, int] = (0, 0, 0),
-) -> DBStats:
-    """File stats, each domain's model usage keyed by domain id in hex, and damage met
-    (records, frames, bytes cut from the tail)."""
-    return DBStats(
-        file_bytes=file_bytes,
-        record_count=record_count,
-        damaged_records=damage[0],
-        damaged_frames=damage[1],
-        tail_bytes_cut=damage[2],
-        model_usage={
-            format_id(agent): ModelUsage(
-                operations=u.operations,
-                requests=u.requests,
-                prompt_tokens=u.prompt_tokens,
-                completion_tokens=u.completion_tokens,
-                failures=u.failures,
-            )
-            for agent, u in sorted(usage.items())
-        },
-    )
+# ---- recall ---------------------------------------------------------------------------------
 
 
 class FoundLike(Protocol):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Protocol
 
-from memhop.api.results import DamagedRecord, SalvageReport
+from memhop.api.results_upkeep import DamagedRecord, SalvageReport
 from memhop.ids import format_id
 from memhop.records import RecordType
 

@@ -7,13 +7,13 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import NoReturn
 
-from memhop.api import _mapping, _salvage
+from memhop.api import _args, _mapping_upkeep, _salvage
 from memhop.api._surfaces import Surfaces
-from memhop.api.results import AgentInfo, DBStats, SalvageReport
+from memhop.api.results_upkeep import AgentInfo, DBStats, SalvageReport
 from memhop.api.session import Session
 from memhop.config import Defaults, LlmConfig, ProfileInput
-from memhop.llm import Model
-from memhop.root import Root, check_model, open_root, parse_agent_id, salvage
+from memhop.llm import Model, model_of
+from memhop.root import Root, open_root, salvage
 from memhop.root.ops import AgentOps
 
 
@@ -98,7 +98,7 @@ class DB:
 
         The name is the handle: trimmed, 1 to 256 bytes, fixed at creation.
         """
-        agent_id = self._root.sub_agent(check_model(llm), profile)
+        agent_id = self._root.sub_agent(model_of(llm), profile)
         return Session(AgentOps(self._root, agent_id), self._surfaces)
 
     def agent(self, llm: LlmConfig | Model, agent_id: str) -> Session:
@@ -107,14 +107,14 @@ class DB:
         InvalidQueryError for a malformed id, AgentNotFoundError for an id this
         file never registered.
         """
-        parsed = parse_agent_id(agent_id)
-        ops = AgentOps(self._root, self._root.agent(check_model(llm), parsed))
+        parsed = _args.agent_id(agent_id)
+        ops = AgentOps(self._root, self._root.agent(model_of(llm), parsed))
         return Session(ops, self._surfaces)
 
     def agents(self) -> list[AgentInfo]:
         """The primary first, then every sub-agent in id order."""
         rows = self._root.agents()
-        return [_mapping.agent_info(r.agent_id, r.name, primary=r.primary) for r in rows]
+        return [_mapping_upkeep.agent_info(r.agent_id, r.name, primary=r.primary) for r in rows]
 
     def checkpoint(self) -> None:
         """Write the index snapshot now (``close`` does it too)."""
@@ -155,7 +155,7 @@ class DB:
         """File bytes, live records, model usage per domain, and the damage met so far."""
         file_bytes, records, usage = self._root.stats()
         damage = salvage.damage(self._root)
-        return _mapping.db_stats(file_bytes, records, usage, damage)
+        return _mapping_upkeep.db_stats(file_bytes, records, usage, damage)
 
     def close(self) -> None:
         """Checkpoint and release the file; a second close raises ClosedError."""

@@ -1,6 +1,11 @@
 """Public results: frozen, slotted, keyword-only dataclasses named as upstream's facade types.
 
-Contract:
+This module holds what a turn reads (profile, scenes, topics, listings, L4
+lines, the plan tree, recall hits) and the base every result shares;
+``results_graph`` holds the L1 and L3 results, ``results_upkeep`` Dream's
+report, the domains, stats and salvage. ``memhop.api`` re-exports them all.
+
+Contract (for every result, wherever it lives):
 - Field names are upstream's JSON keys and ``to_dict()`` (see ``types.Shape``)
   writes them in upstream's order; api.md §13 is the table.
 - Ids are 16 lowercase hex digits; ``""`` stands for "none" where upstream
@@ -33,7 +38,6 @@ from memhop.api.types import (
     ArchiveKind,
     ArchiveRole,
     ContentType,
-    GraphEdgeKind,
     PlanStatus,
     Result,
 )
@@ -42,30 +46,16 @@ from memhop.records import derive_mbti_type
 from memhop.render.html import shape_html
 
 __all__ = [
-    "AgentInfo",
     "ArchiveSlot",
-    "DBStats",
-    "DamagedRecord",
-    "DreamReport",
-    "DreamStage",
     "EmotionScore",
-    "HypergraphEdge",
-    "HypergraphNode",
-    "HypergraphSlot",
-    "L3Graph",
-    "L3ImportResult",
-    "L3Subgraph",
     "MBTIScore",
-    "ModelUsage",
     "PlanNodeView",
     "PlanTree",
     "ProfileSlot",
     "RecallHit",
-    "SalvageReport",
     "SceneContext",
     "SceneContextTopic",
     "SceneMessage",
-    "SceneNodeView",
     "SceneSlot",
     "SearchResult",
     "TopicSlot",
@@ -240,97 +230,6 @@ class ArchiveSlot(_Shown):
     content: str = ""
 
 
-# ---- L1 -----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SceneNodeView(_Shown):
-    """A scene's L1 node as Dream last wrote it; ``emotion_set`` False means never stamped."""
-
-    id: str
-    scene_id: str = ""
-    topic_ids: tuple[str, ...] = ()
-    edge_ids: tuple[str, ...] = ()
-    importance: float = 0.0
-    valence: float = 0.0
-    arousal: float = 0.0
-    emotion_set: bool = False
-    created_at: int = 0
-    updated_at: int = 0
-
-
-# ---- L3 -----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class HypergraphSlot(_Shown):
-    """An L3 graph's container; ``updated_at`` is its content-change clock."""
-
-    id: str
-    name: str = ""
-    created_at: int = 0
-    updated_at: int = 0
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class HypergraphNode(_Shown):
-    """An L3 node; ``source_ref`` "" (no reference) is left out of the JSON."""
-
-    _OMITEMPTY = frozenset({"source_ref"})
-
-    id: str
-    graph_id: str = ""
-    title: str = ""
-    node_type: str = ""
-    content: str = ""
-    keywords: tuple[str, ...] = ()
-    source_ref: str = ""
-    created_at: int = 0
-    updated_at: int = 0
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class HypergraphEdge(_Shown):
-    """An L3 hyperedge over ascending ``node_ids``; no weight."""
-
-    id: str
-    graph_id: str = ""
-    kind: GraphEdgeKind | int = GraphEdgeKind.RELATED
-    node_ids: tuple[str, ...] = ()
-    created_at: int = 0
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class L3Graph(_Shown):
-    """One whole graph: its slot, nodes and edges."""
-
-    slot: HypergraphSlot
-    nodes: tuple[HypergraphNode, ...] = ()
-    edges: tuple[HypergraphEdge, ...] = ()
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class L3Subgraph(_Shown):
-    """The nodes a walk reached and the edges whose every member it reached."""
-
-    nodes: tuple[HypergraphNode, ...] = ()
-    edges: tuple[HypergraphEdge, ...] = ()
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class L3ImportResult(_Shown):
-    """What one import batch did; ``errors`` lists the per-item failures."""
-
-    _OMITEMPTY = frozenset({"edges_created"})
-
-    graph_ids: tuple[str, ...] = ()
-    created_ids: tuple[str, ...] = ()
-    updated_ids: tuple[str, ...] = ()
-    skipped_count: int = 0
-    edges_created: int = 0
-    errors: tuple[str, ...] = ()
-
-
 # ---- L5 -----------------------------------------------------------------------------------
 
 
@@ -358,120 +257,7 @@ class PlanTree(_Shown):
     total_count: int = 0
 
 
-# ---- Dream, agents, stats -------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DreamStage(_Shown):
-    """One stage a Dream pass reached; status is ok, skipped, cancelled or error."""
-
-    name: str
-    status: str
-    duration_ms: int = 0
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DreamReport(_Shown):
-    """What one Dream pass did, stage by stage (a stage never reached is absent)."""
-
-    _OMITEMPTY = frozenset({"stages"})
-    _OFF_WIRE = frozenset({"l4_records_kept_unfolded"})
-
-    l4_records_pruned: int = 0
-    l4_records_kept_unfolded: int = 0
-    """Originals past the window kept because no Dream row carries their turn or the words
-    they alone hold (memhop's own)."""
-    l5_nodes_pruned: int = 0
-    consolidated_scenes: int = 0
-    l2_topics_compressed: int = 0
-    l1_nodes_added: int = 0
-    l1_edges_added: int = 0
-    l1_nodes_removed: int = 0
-    l1_edges_removed: int = 0
-    l0_updated: bool = False
-    stages: tuple[DreamStage, ...] = ()
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AgentInfo(_Shown):
-    """One domain of the file; the primary's id is ``0000000000000000``."""
-
-    id: str
-    name: str = ""
-    primary: bool = False
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ModelUsage(_Shown):
-    """Cumulative model use of one domain's model since open (memhop's addition).
-
-    ``operations``: keyword extractions, consolidations and distillations asked;
-    ``requests``: the HTTP requests they made (retries, structured-output fallbacks
-    and escalations included; 0 for a model that reports none); ``failures``:
-    operations that failed; tokens as the endpoint reported them.
-    """
-
-    operations: int = 0
-    requests: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    failures: int = 0
-
-    @property
-    def calls(self) -> int:
-        """The former name of ``operations``."""
-        return self.operations
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DBStats(_Shown):
-    """File size as the engine logged it, live records, model usage by domain id, and damage.
-
-    ``damaged_records``: live records whose frame or payload failed a check
-    when read since the open (listings skip them; ``DB.salvage_to`` leaves
-    them behind). ``damaged_frames``: damaged regions the open's scan of the
-    log skipped; one may have held a tombstone, so a deleted record can be
-    back (docs/internals/engine.md, "What damage can undo").
-    ``tail_bytes_cut``: bytes the open cut from the end of the file: a write
-    torn by a crash, or a last frame that failed its checks, which cannot be
-    told apart and is not counted as damage; a delete whose tombstone was
-    there is undone (docs/reliability.md).
-    """
-
-    file_bytes: int = 0
-    record_count: int = 0
-    model_usage: Mapping[str, ModelUsage] = field(default_factory=dict, hash=False)
-    damaged_records: int = 0
-    damaged_frames: int = 0
-    tail_bytes_cut: int = 0
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "model_usage", _frozen_map(self.model_usage))
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DamagedRecord(_Shown):
-    """A live record ``DB.salvage_to`` left behind: where it was, what it was, why it failed.
-
-    ``record_type`` is the type byte found at ``offset`` (itself possibly
-    damaged; -1 when the offset lies past the file) and ``record_kind`` its
-    name ("topic", "archive", ... or "unknown").
-    """
-
-    agent_id: str
-    id: str
-    offset: int
-    record_type: int
-    record_kind: str
-    reason: str
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SalvageReport(_Shown):
-    """What ``DB.salvage_to`` did: records copied, and the damaged ones left behind (log order)."""
-
-    records_copied: int = 0
-    left_behind: tuple[DamagedRecord, ...] = ()
+# ---- recall -------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -6,7 +6,7 @@ scene map says it, for each domain, as of one point of the log
 (``covered_end``), so a domain's first read of a scene costs that scene. It
 is memhop's own file beside the ``.meh`` (``<file>.scenemap``), never part of
 format 0x0012: Go readers never see it, deleting it only costs the next open
-a full build, and it holds ids only (no text).
+a full build, and it holds ids only (no text). Its bytes: ``scene_map_codec``.
 
 Contract:
 - ``DomainMap`` is one domain's map: its scenes ascending, each scene's
@@ -15,48 +15,29 @@ Contract:
   ``covered_end``; the reader trusts a map only while the file still gives it
   (or, cheaper, while the file still ends at ``covered_end`` in the index
   snapshot whose CRC is ``seal``).
-- ``encode_maps`` / ``decode_maps`` are exact inverses; ``decode_maps``
-  raises ValueError for bytes that are not a whole map (checksums, version,
-  counts, sums), so a torn or foreign file is refused. Each 4 KiB block of
-  the file has its own checksum: decoding checks the blocks of the heads
-  and scene columns, and each read the blocks it uses (ValueError then), as
-  does ``verified`` (every block) before a map is written again. The order of the
-  columns is checked whole by the writer (``build`` and ``spliced`` refuse a
-  map that is not well formed) and, on reading, for each range a read uses
-  (``topics_of``, ``members_of``: ValueError then), so a first read costs its
-  scene, not the domain. A map forged with a fresh checksum can at worst
-  hide rows from a warm read until the full build: every listed record is
-  read from the engine by (agent, id) and kept only if its payload names
-  the scene.
-
-Layout, little-endian: magic ``MHSM``, version byte, domain count (u32); per
-domain its head (agent, covered end, 16-byte digest, seal (u32), current
-scene with its last_used_at (i64) and turn_seq, then the scene, topic and
-member counts (u32)), then the scene ids (u64, ascending), each scene's
-topic end (u32, cumulative), the topic ids (u64), each topic's member end
-(u32, cumulative) and the member ids (u64); then an xxh3-64 of each 4 KiB
-block of all that (the last block may be short), and last the block size
-and block count (u32 each) and an xxh3-64 of the block checksums and those
-two.
+- A decoded map checks the checksum of each block a read uses (``verify``,
+  ValueError then), and ``verified`` checks every block before a map is
+  written again. The order of the columns is checked whole by the writer
+  (``build`` and ``spliced`` refuse a map that is not well formed) and, on
+  reading, for each range a read uses (``topics_of``, ``members_of``:
+  ValueError then), so a first read costs its scene, not the domain. A map
+  forged with a fresh checksum can at worst hide rows from a warm read until
+  the full build: every listed record is read from the engine by (agent, id)
+  and kept only if its payload names the scene.
 """
 
 from __future__ import annotations
 
 import struct
-import sys
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from mmap import mmap
-from typing import Literal, TypeAlias
+from typing import TypeAlias
 
-import xxhash
+__all__ = ["Current", "DomainMap", "Ints", "Verify"]
 
-__all__ = ["Current", "DomainMap", "Ints", "decode_maps", "encode_maps"]
-
-Buffer: TypeAlias = bytes | bytearray | memoryview | mmap
 Ints: TypeAlias = "array[int] | memoryview[int]"
 """A map's id or end column: an array, or a view of the map file's own bytes (no copy)."""
 Current: TypeAlias = tuple[int, int, int]
@@ -67,21 +48,6 @@ Verify: TypeAlias = Callable[[int, int, int], None]
 
 def _unchecked(column: int, start: int, end: int) -> None:
     """A map made in memory: nothing to check."""
-
-
-MAGIC = b"MHSM"
-VERSION = (
-    4  # an older map (one checksum for the file, or less) is refused: that open builds in full
-)
-BLOCK = 4096  # bytes under one checksum
-_PREFIX = struct.Struct("<4sBI")
-_HEAD = struct.Struct("<QQ16sIQqQIII")
-_COUNTS = struct.Struct("<II")  # block size, block count
-_SUM = struct.Struct("<Q")  # an xxh3-64
-_SIZES = (8, 4, 8, 4, 8)  # the columns' item sizes, in file order
-_SWAP = sys.byteorder != "little"  # the file is little-endian
-_Code: TypeAlias = Literal["Q", "I"]
-_CODES: tuple[_Code, ...] = ("Q", "I", "Q", "I", "Q")  # the columns' item types, in file order
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -211,8 +177,12 @@ class DomainMap:
 
     def verified(self) -> None:
         """Check every byte of the map (a decoded one) as written; ValueError if one is not."""
-        for column, values in enumerate(_arrays(self)):
+        for column, values in enumerate(self.columns()):
             self.verify(column, 0, len(values))
+
+    def columns(self) -> Sequence[Ints]:
+        """The five columns, in file order."""
+        return (self.scene_ids, self.scene_ends, self.topic_ids, self.topic_ends, self.member_ids)
 
     def _scene_index(self, scene_id: int) -> int | None:
         ids = self.scene_ids
@@ -309,22 +279,13 @@ def _extend(column: array[int], values: Ints, shift: int = 0) -> None:
         column.frombytes(bytes(values))  # both in the machine's byte order
 
 
-def _column(raw: memoryview, code: _Code) -> Ints:
-    """A column of the file's bytes: a view where the byte order is the machine's."""
-    if not _SWAP:
-        return raw.cast(code)
-    column = array(code, raw.tobytes())
-    column.byteswap()
-    return column
-
-
 def _position(ids: Ints, wanted: int) -> int:
     """The place of ``wanted`` in a u64 column, or -1: a byte search, in C.
 
     A topic written since the map is looked for here every time a view lists
     it, so this must not cost a Python object per topic of the domain.
     """
-    raw = bytes(ids)  # in the machine's byte order, as ``_column`` left it
+    raw = bytes(ids)  # in the machine's byte order, as decoding left it
     pattern = struct.pack("=Q", wanted)
     at = raw.find(pattern)
     while at >= 0 and at % 8:  # a match across two ids
@@ -336,167 +297,3 @@ def _ascending(listed: list[int]) -> bool:
     # Sorting what is already in order is one linear pass in C: a map's arrays run
     # to millions of entries.
     return listed == sorted(listed)
-
-
-def _arrays(m: DomainMap) -> Sequence[Ints]:
-    return (m.scene_ids, m.scene_ends, m.topic_ids, m.topic_ends, m.member_ids)
-
-
-def encode_maps(maps: Iterable[DomainMap]) -> bytes:
-    """Serialise maps (one per domain) in ascending agent order, with their checksum."""
-    ordered = sorted(maps, key=lambda m: m.agent_id)
-    parts = [_PREFIX.pack(MAGIC, VERSION, len(ordered))]
-    for m in ordered:
-        m.verified()  # a map decoded from a file is written again only as it was written
-        parts.append(
-            _HEAD.pack(
-                m.agent_id,
-                m.covered_end,
-                m.digest,
-                m.seal,
-                m.current_scene,
-                m.current_used_at,
-                m.current_turns,
-                len(m.scene_ids),
-                len(m.topic_ids),
-                len(m.member_ids),
-            )
-        )
-        for column, code in zip(_arrays(m), _CODES, strict=True):
-            if _SWAP:
-                swapped = array(code, column)
-                swapped.byteswap()
-                column = swapped
-            parts.append(column.tobytes())
-    body = b"".join(parts)
-    whole = memoryview(body)
-    sums = array("Q", map(xxhash.xxh3_64_intdigest, map(whole.__getitem__, _blocks(len(body)))))
-    if _SWAP:
-        sums.byteswap()
-    listed = sums.tobytes() + _COUNTS.pack(BLOCK, len(sums))
-    return body + listed + _SUM.pack(xxhash.xxh3_64_intdigest(listed))
-
-
-def _blocks(size: int) -> list[slice]:
-    """The blocks of ``size`` bytes, each under its own checksum."""
-    return [slice(at, at + BLOCK) for at in range(0, size, BLOCK)]
-
-
-def decode_maps(data: Buffer) -> Mapping[int, DomainMap]:
-    """Parse a scene map file: agent -> its map. ValueError for anything else.
-
-    On a little-endian machine the columns are views of ``data`` (no copy),
-    so ``data`` may be a map of the file: only the pages a read uses are
-    brought in, and only their blocks are checked (``DomainMap.verify``).
-    """
-    whole = memoryview(data).cast("B")
-    if len(whole) >= _PREFIX.size and bytes(whole[:4]) == MAGIC and whole[4] != VERSION:
-        msg = f"scene map: not a version {VERSION} scene map"  # named before the checksums
-        raise ValueError(msg)
-    blocks = _Blocks.of(whole)
-    body = blocks.body
-    blocks.check(0, min(_PREFIX.size, len(body)))
-    if len(body) < _PREFIX.size:
-        msg = "scene map: too short"
-        raise ValueError(msg)
-    magic, version, count = _PREFIX.unpack_from(body, 0)
-    if magic != MAGIC or version != VERSION:
-        msg = f"scene map: not a version {VERSION} scene map"
-        raise ValueError(msg)
-    maps: dict[int, DomainMap] = {}
-    pos = _PREFIX.size
-    for _ in range(count):
-        if pos + _HEAD.size > len(body):
-            msg = "scene map: a domain runs past the end"
-            raise ValueError(msg)
-        blocks.check(pos, pos + _HEAD.size)
-        head = _HEAD.unpack_from(body, pos)
-        agent, end, digest, seal, scene_id, used_at, turns, scenes, topics, members = head
-        pos += _HEAD.size
-        arrays: list[Ints] = []
-        starts: list[int] = []
-        for code, n in zip(_CODES, (scenes, scenes, topics, topics, members), strict=True):
-            size = struct.calcsize(code) * n
-            if pos + size > len(body):
-                msg = "scene map: an array runs past the end"
-                raise ValueError(msg)
-            arrays.append(_column(body[pos : pos + size], code))
-            starts.append(pos)
-            pos += size
-        blocks.check(starts[0], starts[2])  # the scene columns: every lookup searches them
-        scene_ids, scene_ends, topic_ids, topic_ends, member_ids = arrays
-        m = DomainMap(
-            agent,
-            end,
-            digest,
-            seal,
-            scene_id,
-            used_at,
-            turns,
-            scene_ids,
-            scene_ends,
-            topic_ids,
-            topic_ends,
-            member_ids,
-            verify=blocks.verifier(starts),
-        )
-        m.check(whole=False)
-        if agent in maps:
-            msg = "scene map: a domain appears twice"
-            raise ValueError(msg)
-        maps[agent] = m
-    if pos != len(body):
-        msg = "scene map: bytes after the last domain"
-        raise ValueError(msg)
-    return maps
-
-
-class _Blocks:
-    """A map file's body and the checksum of each of its blocks, each checked once, when a
-    read first uses it."""
-
-    def __init__(self, body: memoryview, sums: Ints) -> None:
-        self.body = body
-        self._sums = sums
-        self._checked = bytearray(len(sums))
-
-    @classmethod
-    def of(cls, whole: memoryview) -> _Blocks:
-        """The body and block checksums of a file; ValueError unless its tail vouches for them."""
-        tail = _COUNTS.size + _SUM.size
-        if len(whole) < tail:
-            msg = "scene map: too short"
-            raise ValueError(msg)
-        block, count = _COUNTS.unpack_from(whole, len(whole) - tail)
-        listed = whole[len(whole) - tail - 8 * count : len(whole) - _SUM.size]
-        if (
-            len(listed) != 8 * count + _COUNTS.size
-            or xxhash.xxh3_64_intdigest(listed)
-            != _SUM.unpack_from(whole, len(whole) - _SUM.size)[0]
-        ):
-            msg = "scene map: checksum mismatch"
-            raise ValueError(msg)
-        body = whole[: len(whole) - tail - 8 * count]
-        if block != BLOCK or count != -(-len(body) // BLOCK):
-            msg = "scene map: checksum mismatch (the blocks do not cover the file)"
-            raise ValueError(msg)
-        return cls(body, _column(listed[: 8 * count], "Q"))
-
-    def check(self, start: int, end: int) -> None:
-        """Raise ValueError unless bytes [start, end) of the body are as written."""
-        checked, sums, body = self._checked, self._sums, self.body
-        for k in range(start // BLOCK, -(-end // BLOCK)):
-            if not checked[k]:
-                if xxhash.xxh3_64_intdigest(body[k * BLOCK : (k + 1) * BLOCK]) != sums[k]:
-                    msg = "scene map: checksum mismatch"
-                    raise ValueError(msg)
-                checked[k] = 1
-
-    def verifier(self, starts: Sequence[int]) -> Verify:
-        """``DomainMap.verify`` for a domain whose columns begin at ``starts``."""
-
-        def verify(column: int, start: int, end: int) -> None:
-            size = _SIZES[column]
-            self.check(starts[column] + size * start, starts[column] + size * end)
-
-        return verify

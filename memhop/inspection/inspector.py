@@ -14,18 +14,15 @@ import os
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar, Protocol, Self, TypeVar
 
-from memhop.engine.frame import Frame, decode_record, named_damage
 from memhop.errors import (
     AgentNotFoundError,
-    CorruptionError,
-    CRCMismatchError,
     InvalidQueryError,
     MemHopError,
     NotFoundError,
 )
 from memhop.ids import PRIMARY_AGENT_ID, SHARED_POOL_AGENT_ID, format_id, parse_id, profile_id
 from memhop.inspection import audit, rows
-from memhop.inspection.reader import read_file_state
+from memhop.inspection.reader import live_frame, read_file_state
 from memhop.inspection.walk import Progress
 from memhop.intmap import NO_IDS
 from memhop.records import (
@@ -111,15 +108,6 @@ class Inspector:
         ids = self._state.index.get(agent_id)
         return [] if ids is None else ids.ids_of_type(rec_type, self._state.data, self._state.size)
 
-    def _frame(self, agent_id: int, id_hash: int, offset: int) -> Frame:
-        """The live frame the index places at ``offset`` for (agent, id), with every check the
-        engine's read makes: a frame that fails its own, or that holds another record or a
-        tombstone, is CorruptionError (or CRCMismatchError) naming the entry, never data."""
-        try:
-            return decode_record(self._state.data, offset, self._state.size, agent_id, id_hash)
-        except (CorruptionError, CRCMismatchError) as exc:
-            raise named_damage(exc, agent_id, id_hash, offset) from exc
-
     def _read(self, agent_id: int, id_hash: int, cls: type[_R]) -> _R | None:
         """One live record decoded, or None when it is absent or will not decode."""
         offset = self._state.index.get(agent_id, NO_IDS).get(id_hash)
@@ -129,7 +117,7 @@ class Inspector:
         record = self._decoded.get(key)
         if record is None:
             try:
-                record = cls.from_json(self._frame(agent_id, id_hash, offset).payload)
+                record = cls.from_json(live_frame(self._state, agent_id, id_hash, offset).payload)
             except MemHopError:
                 self._unreadable.add(key)  # the listing says so; verify() names it
                 return None
@@ -360,7 +348,7 @@ class Inspector:
         for agent_id, ids in sorted(self._state.index.items()):
             offset = ids.get(id_hash)
             if offset is not None:
-                frame = self._frame(agent_id, id_hash, offset)
+                frame = live_frame(self._state, agent_id, id_hash, offset)
                 out.append(
                     {
                         "agent": format_id(agent_id),

@@ -1,4 +1,4 @@
-"""Reading a ``.meh`` file without touching it: bytes, headers, snapshot, live index.
+"""Reading a ``.meh`` file without touching it: bytes, headers, snapshot, live index, frames.
 
 The file is opened read-only, takes no lock, and is read into memory rather
 than mapped: a writer trims its tail snapshot by truncating the file, and a
@@ -14,12 +14,19 @@ import os
 from dataclasses import dataclass
 from enum import StrEnum
 
+from memhop.engine.frame import Frame, decode_record, named_damage
 from memhop.engine.header import DATA_START, HeaderPair, load_headers
 from memhop.engine.recovery import ScanResult, scan_records
 from memhop.engine.snapshot import PackedIndex, parse_snapshot
-from memhop.errors import CorruptionError, InvalidQueryError, MemHopError, StorageIOError
+from memhop.errors import (
+    CorruptionError,
+    CRCMismatchError,
+    InvalidQueryError,
+    MemHopError,
+    StorageIOError,
+)
 
-__all__ = ["FileState", "SnapshotState", "read_file_state"]
+__all__ = ["FileState", "SnapshotState", "live_frame", "read_file_state"]
 
 
 class SnapshotState(StrEnum):
@@ -100,3 +107,13 @@ def read_file_state(path: str) -> FileState:
         state = SnapshotState.CURRENT if start == len(data) else SnapshotState.BEHIND
     scan = scan_records(data, start, len(data), index, header.snapshot_offset)
     return FileState(path, data, headers, index, scan, state)
+
+
+def live_frame(state: FileState, agent_id: int, id_hash: int, offset: int) -> Frame:
+    """The live frame the index places at ``offset`` for (agent, id), with every check the
+    engine's read makes: a frame that fails its own, or that holds another record or a
+    tombstone, is CorruptionError (or CRCMismatchError) naming the entry, never data."""
+    try:
+        return decode_record(state.data, offset, state.size, agent_id, id_hash)
+    except (CorruptionError, CRCMismatchError) as exc:
+        raise named_damage(exc, agent_id, id_hash, offset) from exc

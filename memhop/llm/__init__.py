@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from memhop.llm.chat import ChatClient, ReplySchema, TruncationError
 from memhop.llm.local import LocalModel
-from memhop.llm.remote import ChatModel, OpenAIModel
+from memhop.llm.remote import ChatModel, OpenAIModel, model_of
 from memhop.llm.types import (
     Distillation,
     Group,
@@ -76,4 +76,5 @@ __all__ = [
     "TopicDigest",
     "TruncationError",
     "Usage",
+    "model_of",
 ]

@@ -12,13 +12,14 @@ from collections.abc import Sequence
 from typing import Protocol, cast, runtime_checkable
 
 from memhop.config import LlmConfig
+from memhop.errors import ConfigError
 from memhop.llm import consolidate as _consolidate
 from memhop.llm import distill as _distill
 from memhop.llm import keywords as _keywords
 from memhop.llm.chat import ChatClient
-from memhop.llm.types import Distillation, Group, NodeDigest, TopicDigest, Usage
+from memhop.llm.types import Distillation, Group, Model, NodeDigest, TopicDigest, Usage
 
-__all__ = ["ChatModel", "OpenAIModel"]
+__all__ = ["ChatModel", "OpenAIModel", "model_of"]
 
 
 @runtime_checkable
@@ -75,3 +76,14 @@ class OpenAIModel(ChatModel):
     def close(self) -> None:
         """Release the HTTP connection pool."""
         self._openai.close()
+
+
+def model_of(llm: object) -> Model:
+    """The model an ``llm`` argument names: an endpoint config (validated) or a Model."""
+    if isinstance(llm, LlmConfig):
+        llm.validate()
+        return OpenAIModel(llm)
+    if isinstance(llm, Model):
+        return llm
+    msg = f"llm must be an LlmConfig or a memhop Model, not {type(llm).__name__}"
+    raise ConfigError(msg)

@@ -22,6 +22,6 @@ If you change this: tests/interface drives these paths through the facade.
 """
 
 from memhop.root.opening import open_root
-from memhop.root.root import AgentEntry, Root, check_model, parse_agent_id
+from memhop.root.root import AgentEntry, Root
 
-__all__ = ["AgentEntry", "Root", "check_model", "open_root", "parse_agent_id"]
+__all__ = ["AgentEntry", "Root", "open_root"]

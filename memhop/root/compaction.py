@@ -121,7 +121,7 @@ def compact(root: Root, *, above: float = 0.0) -> bool:
         def swapped(fresh: Engine) -> None:
             root.engine = fresh
             root.file_identity = identity(root.file_path)
-            root.forget_scene_maps()  # the maps name the old file's bytes
+            root.scene_maps.forget()  # the maps name the old file's bytes
             root.recall_file.deleted()  # so does the recall file
             fresh.watch_deletes(root.recall_file.deleted)
             for ctx in held:

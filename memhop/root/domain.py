@@ -1,11 +1,12 @@
-"""One agent domain in memory: its lock, its model, its mirrors and its open turn."""
+"""One agent domain in memory: its lock, its model, its mirrors and its open turn, and
+the hold of its lock that every call of the API enters (``DomainHold``)."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar, cast
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from memhop.engine import Engine
 from memhop.llm import Distillation, Group, Model, NodeDigest, ReportsUsage, TopicDigest, Usage
@@ -13,6 +14,9 @@ from memhop.root.mirrors import Mirrors
 from memhop.root.recall_file import Saved
 from memhop.root.slot_cache import SlotCache
 from memhop.root.warm import WarmStart
+
+if TYPE_CHECKING:
+    from memhop.root.root import Root
 
 T = TypeVar("T")
 _NOTHING = Usage()  # what a model that reports no usage reports
@@ -203,3 +207,43 @@ class DomainContext:
         """Return a per-domain strictly increasing millisecond stamp."""
         self.last_stamp = max(now_ms, self.last_stamp + 1)
         return self.last_stamp
+
+
+class DomainHold:
+    """``Root.domain``: one domain's lock held for a body; a class, not a generator, since
+    every call of the API enters one."""
+
+    __slots__ = ("_agent_id", "_ctx", "_root", "_scene_op")
+
+    def __init__(self, root: Root, agent_id: int, scene_op: bool) -> None:
+        self._root, self._agent_id, self._scene_op = root, agent_id, scene_op
+
+    def __enter__(self) -> DomainContext:
+        root = self._root
+        while True:
+            ctx = root.context(self._agent_id)
+            warm = ctx.warm
+            if warm is not None and not self._scene_op:
+                warm.join()  # without the domain lock: its scene reads go on meanwhile
+            ctx.lock.acquire()
+            if not ctx.reclaimed:
+                break
+            ctx.lock.release()
+        try:
+            root.check_open()
+            ctx.last_used_ms = root.clock()
+            if not self._scene_op:
+                ctx.mirrors  # noqa: B018  # a warm domain's build ends before the body runs
+            elif ctx.warm is not None:
+                ctx.warm.check(root.engine, ctx.agent_id)  # before the body's first write
+        except BaseException:
+            ctx.lock.release()
+            raise
+        self._ctx = ctx
+        return ctx
+
+    def __exit__(self, *_: object) -> None:
+        ctx = self._ctx
+        if ctx.warm is not None:
+            ctx.warm.start()  # the scene was read: build the rest while the host goes on
+        ctx.lock.release()

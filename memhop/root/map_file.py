@@ -22,13 +22,24 @@ from memhop.engine.storefile import (
     replace_side_file,
 )
 from memhop.errors import InvalidQueryError, MemHopError
-from memhop.index.scene_map import Current, DomainMap, decode_maps, encode_maps
+from memhop.index.scene_map import Current, DomainMap
+from memhop.index.scene_map_codec import decode_maps, encode_maps
 from memhop.layers import scene
 from memhop.records import SceneSlot
+from memhop.root.domain import DomainContext
 from memhop.root.mirrors import Mirrors
 from memhop.root.warm import Tail, current_since, trusted_tail
 
-__all__ = ["SUFFIX", "Reached", "discard_maps", "load_maps", "map_of", "save_maps", "updated"]
+__all__ = [
+    "SUFFIX",
+    "Reached",
+    "SceneMaps",
+    "discard_maps",
+    "load_maps",
+    "map_of",
+    "save_maps",
+    "updated",
+]
 
 log = logging.getLogger("memhop")
 
@@ -66,6 +77,45 @@ class Reached:
     agent_id: int
     whole: Mirrors | None
     scene: Callable[[int], Mirrors | None]
+
+
+class SceneMaps:
+    """An open file's scene maps: read at the first call, each handed to its domain once
+    (the root keeps none: ``save`` reads the file again), written at close, deleted by a
+    compaction. ``take`` and ``forget`` run under the root's registry lock."""
+
+    def __init__(self, file_path: str) -> None:
+        self._path = file_path
+        self._maps: dict[int, DomainMap] | None = None  # read on first use
+        self._on_disk = False  # whether that read found any
+
+    def take(self, agent_id: int) -> DomainMap | None:
+        """The map of a domain not reached yet, or None; the first call reads the file."""
+        if self._maps is None:
+            self._maps = dict(load_maps(self._path))
+            self._on_disk = bool(self._maps)
+        return self._maps.pop(agent_id, None)
+
+    def forget(self) -> None:
+        """Delete the file: a compaction made every map in it stale."""
+        self._maps, self._on_disk = {}, False
+        discard_maps(self._path)
+
+    def save(self, engine: Engine, contexts: list[DomainContext], live: set[int]) -> None:
+        """Write the maps of the domains this session reached (``contexts``); keep those of
+        the other ``live`` domains."""
+        if self._maps is None:
+            return  # no domain was reached: nothing to add to the file's maps
+        # Read again for the domains not reached (only if the open found any: not twice
+        # the warning for a map that would not read).
+        on_disk = load_maps(self._path) if self._on_disk else {}
+        kept = {a: m for a, m in on_disk.items() if a in live}
+        reached = [
+            Reached(ctx.agent_id, whole, ctx.mirrors_of_scene)
+            for ctx in contexts
+            if (whole := ctx.settled_mirrors()) is not None or ctx.warm is not None
+        ]
+        save_maps(engine, self._path, kept, reached)
 
 
 def save_maps(

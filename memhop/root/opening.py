@@ -17,9 +17,10 @@ from memhop.engine import Engine, create_engine, open_engine
 from memhop.engine.storefile import LOCK_MESSAGE
 from memhop.errors import ConfigError, InvalidQueryError, MemHopError, StorageIOError
 from memhop.layers import profile
+from memhop.llm import model_of
 from memhop.records import AgentType, ProfileSlot
 from memhop.root.compaction import identity
-from memhop.root.root import Clock, Root, check_model, wall_clock_ms
+from memhop.root.root import Clock, Root, wall_clock_ms
 
 # Readings a clock may give: Unix milliseconds, as every stamp memhop stores. The bands
 # refused are check_ms's: seconds and microseconds, the two usual slips.
@@ -158,7 +159,7 @@ def open_root(
     if "\0" in path:
         msg = f"path contains a NUL byte: {path!r}"
         raise InvalidQueryError(msg)
-    model = check_model(llm)
+    model = model_of(llm)
     table = Defaults() if defaults is None else defaults
     if not isinstance(table, Defaults):
         msg = f"defaults must be a memhop.Defaults, not {type(table).__name__}"

@@ -19,7 +19,8 @@ from memhop.root.content import check_ms
 from memhop.root.domain import DomainContext
 from memhop.root.ops import AgentOps
 from memhop.root.provenance import TURN, Provenance, of_row
-from memhop.root.recall_index import EVENT, Refresh, build_step, current
+from memhop.root.recall_docs import EVENT, Refresh
+from memhop.root.recall_index import build_step, current
 
 __all__ = [
     "MAX_RECALL_LIMIT",

@@ -18,7 +18,8 @@ from memhop.engine import Engine
 from memhop.index.recall_state import RecallState
 from memhop.root import recall_file
 from memhop.root.domain import DomainContext
-from memhop.root.recall_index import Refresh, built_state, follow_open_turn
+from memhop.root.recall_docs import Refresh
+from memhop.root.recall_index import built_state, follow_open_turn
 
 __all__ = ["closing_state", "current"]
 

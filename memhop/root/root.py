@@ -21,16 +21,14 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 from memhop import ids
-from memhop.config import Defaults, LlmConfig, ProfileInput
+from memhop.config import Defaults, ProfileInput
 from memhop.engine import Engine, compact_to
-from memhop.errors import AgentNotFoundError, ClosedError, ConfigError, InvalidQueryError
-from memhop.index.scene_map import DomainMap
+from memhop.errors import AgentNotFoundError, ClosedError, InvalidQueryError
 from memhop.layers import profile, registry
 from memhop.llm import Model, Usage
-from memhop.llm.remote import OpenAIModel
 from memhop.records import AgentType, ProfileSlot
 from memhop.root import compaction, dreams, map_file, recall_warm
-from memhop.root.domain import DomainContext, MeteredModel
+from memhop.root.domain import DomainContext, DomainHold, MeteredModel
 from memhop.root.mirrors import Mirrors, build_mirrors
 from memhop.root.recall_file import RecallFile
 from memhop.root.warm import WarmStart
@@ -72,8 +70,6 @@ class Root:
         self._loaded = threading.Condition(self._agents_mu)
         self._meters: dict[int, MeteredModel] = {ids.PRIMARY_AGENT_ID: MeteredModel(model)}
         self._registry = registry.load_registry(engine)
-        self._maps: dict[int, DomainMap] | None = None  # the scene maps, read on first use
-        self._maps_on_disk = False  # whether that read found any
         self._closed = False
         self.closing = threading.Event()  # set first thing in close(): Dream passes stop
         self.dreams = dreams.DreamThreads()  # background passes in flight, joined by close()
@@ -82,6 +78,7 @@ class Root:
         # The file as opened, for an in-place compaction: it must still be this one.
         self.file_path = os.path.abspath(engine.path)
         self.file_identity = compaction.identity(self.file_path)
+        self.scene_maps = map_file.SceneMaps(self.file_path)
         self.recall_file = RecallFile(self.file_path)
         engine.watch_deletes(self.recall_file.deleted)
         self.compacting = threading.Lock()  # held by one compaction from start to end
@@ -118,7 +115,9 @@ class Root:
         try:
             # The snapshot first, so the side files can name it (checked cheaply at open).
             self.engine.checkpoint_if_stale(seed=True)
-            self._save_scene_maps(contexts)
+            with self._agents_mu:
+                live = set(self._meters)
+            self.scene_maps.save(self.engine, contexts, live)
             self.recall_file.save(self.engine, recalled)
         finally:  # the map only saves time at the next open: the file closes whatever it did
             for ctx in contexts:
@@ -193,7 +192,7 @@ class Root:
         on one scene, which reads it through ``ctx.scene_mirrors`` and writes
         to its open turn through ``ctx.apply`` (a warm domain's view serves it).
         """
-        return _DomainHold(self, agent_id, scene_op)
+        return DomainHold(self, agent_id, scene_op)
 
     @contextlib.contextmanager
     def exclusive_domain(self, agent_id: int) -> Iterator[None]:
@@ -221,7 +220,8 @@ class Root:
         while agent_id in self._loading if agent_id is not None else self._loading:
             self._loaded.wait()
 
-    def _context(self, agent_id: int) -> DomainContext:
+    def context(self, agent_id: int) -> DomainContext:
+        """The domain's context, made (its mirrors built, or a warm start) on first use."""
         with self._agents_mu:
             self._await_loads(agent_id)
             self.check_open()
@@ -234,7 +234,7 @@ class Root:
                 msg = f"agent {ids.format_id(agent_id)} is not a domain of this file"
                 raise AgentNotFoundError(msg)
             # Each map is handed to its domain once: the root keeps none (close reads the file).
-            section = self._scene_maps().pop(agent_id, None)
+            section = self.scene_maps.take(agent_id)
             if section is not None:  # scene reads start from the map; the build comes later
                 build = functools.partial(self._build_mirrors, agent_id)
                 warm_start = WarmStart(section, build)
@@ -294,38 +294,6 @@ class Root:
         ctx.last_used_ms = self.clock()
         self._contexts[ctx.agent_id] = ctx
         return ctx
-
-    def _scene_maps(self) -> dict[int, DomainMap]:
-        """Maps of the domains not reached yet, read at the first call (under ``_agents_mu``)."""
-        if self._maps is None:
-            self._maps = dict(map_file.load_maps(self.file_path))
-            self._maps_on_disk = bool(self._maps)
-        return self._maps
-
-    def forget_scene_maps(self) -> None:
-        """Delete the scene map file: a compaction made every map in it stale.
-
-        Called inside ``quiesced`` (which holds ``_agents_mu``).
-        """
-        self._maps, self._maps_on_disk = {}, False
-        map_file.discard_maps(self.file_path)
-
-    def _save_scene_maps(self, contexts: list[DomainContext]) -> None:
-        """Write the scene maps of the domains this session reached; keep the others' maps."""
-        if self._maps is None:
-            return  # no domain was reached: nothing to add to the file's maps
-        with self._agents_mu:
-            meters = set(self._meters)
-        # Read again for the domains not reached (only if the open found any: not twice
-        # the warning for a map that would not read).
-        on_disk = map_file.load_maps(self.file_path) if self._maps_on_disk else {}
-        kept = {a: m for a, m in on_disk.items() if a in meters}
-        reached = [
-            map_file.Reached(ctx.agent_id, whole, ctx.mirrors_of_scene)
-            for ctx in contexts
-            if (whole := ctx.settled_mirrors()) is not None or ctx.warm is not None
-        ]
-        map_file.save_maps(self.engine, self.file_path, kept, reached)
 
     def _load_ended(self, agent_id: int) -> None:
         """Wake whoever waits on ``agent_id``'s build (called holding ``_agents_mu``)."""
@@ -419,63 +387,3 @@ class Root:
             rows = [AgentEntry(ids.PRIMARY_AGENT_ID, stored.name, True)]
             rows += [AgentEntry(a, n, False) for a, n in sorted(current.by_agent.items())]
             return rows
-
-
-class _DomainHold:
-    """``Root.domain``: a class, not a generator, since every call of the API enters one."""
-
-    __slots__ = ("_agent_id", "_ctx", "_root", "_scene_op")
-
-    def __init__(self, root: Root, agent_id: int, scene_op: bool) -> None:
-        self._root, self._agent_id, self._scene_op = root, agent_id, scene_op
-
-    def __enter__(self) -> DomainContext:
-        root = self._root
-        while True:
-            ctx = root._context(self._agent_id)
-            warm = ctx.warm
-            if warm is not None and not self._scene_op:
-                warm.join()  # without the domain lock: its scene reads go on meanwhile
-            ctx.lock.acquire()
-            if not ctx.reclaimed:
-                break
-            ctx.lock.release()
-        try:
-            root.check_open()
-            ctx.last_used_ms = root.clock()
-            if not self._scene_op:
-                ctx.mirrors  # noqa: B018  # a warm domain's build ends before the body runs
-            elif ctx.warm is not None:
-                ctx.warm.check(root.engine, ctx.agent_id)  # before the body's first write
-        except BaseException:
-            ctx.lock.release()
-            raise
-        self._ctx = ctx
-        return ctx
-
-    def __exit__(self, *_: object) -> None:
-        ctx = self._ctx
-        if ctx.warm is not None:
-            ctx.warm.start()  # the scene was read: build the rest while the host goes on
-        ctx.lock.release()
-
-
-def check_model(llm: object) -> Model:
-    """Return the model an ``llm`` argument names: an endpoint config or a Model."""
-    if isinstance(llm, LlmConfig):
-        llm.validate()
-        return OpenAIModel(llm)
-    if isinstance(llm, Model):
-        return llm
-    msg = f"llm must be an LlmConfig or a memhop Model, not {type(llm).__name__}"
-    raise ConfigError(msg)
-
-
-def parse_agent_id(text: object) -> int:
-    """Parse an agent id; the zero id names the primary and is allowed here."""
-    if not isinstance(text, str):
-        msg = f"invalid agent id {text!r}: want exactly 16 hex chars"
-        raise InvalidQueryError(msg)
-    if text == "0" * 16:
-        return ids.PRIMARY_AGENT_ID
-    return ids.parse_id(text, "agent id")

@@ -10,6 +10,8 @@ import pytest
 from memhop import records as r
 from memhop.api import _args as args
 from memhop.api import _mapping as m
+from memhop.api import _mapping_graph as mg
+from memhop.api import _mapping_upkeep as mu
 from memhop.api._surfaces import Surfaces
 from memhop.api.types import GraphEdgeKind, L3ImportItem, L3ImportMode, L3Relation, PlanStatus
 from memhop.errors import CorruptionError, InvalidQueryError
@@ -125,7 +127,7 @@ def test_scene_node_view_renders_its_id_lists() -> None:
         created_at=6,
         updated_at=7,
     )
-    got = m.scene_node_view(node).to_dict()
+    got = mg.scene_node_view(node).to_dict()
     assert got["topic_ids"] == ["0000000000000003", "0000000000000004"]
     assert got["edge_ids"] == ["0000000000000005"]
     assert list(got)[:4] == ["id", "scene_id", "topic_ids", "edge_ids"]
@@ -136,19 +138,19 @@ def test_graph_shapes_map_from_records() -> None:
     slot = r.HypergraphSlot(id_hash=1, name="g", created_at=2, updated_at=3)
     node = r.HypergraphNode(id_hash=4, graph_id=1, title="t", keywords=("k",), source_ref=None)
     edge = r.HypergraphEdge(id_hash=5, graph_id=1, kind=r.GraphEdgeKind.CAUSAL, node_ids=(4, 6))
-    graph = m.l3_graph(slot, [node], [edge])
+    graph = mg.l3_graph(slot, [node], [edge])
     assert graph.slot.id == "0000000000000001"
     assert "source_ref" not in graph.nodes[0].to_dict()
     assert graph.edges[0].node_ids == ("0000000000000004", "0000000000000006")
     assert graph.edges[0].to_dict()["kind"] == 1
-    sub = m.l3_subgraph([], [edge])
+    sub = mg.l3_subgraph([], [edge])
     assert sub.to_dict()["nodes"] == []
-    with_ref = m.hypergraph_node(r.HypergraphNode(id_hash=4, source_ref="a.go:3"))
+    with_ref = mg.hypergraph_node(r.HypergraphNode(id_hash=4, source_ref="a.go:3"))
     assert with_ref.to_dict()["source_ref"] == "a.go:3"
 
 
 def test_import_result_renders_ids() -> None:
-    got = m.l3_import_result(
+    got = mg.l3_import_result(
         graph_ids=[1],
         created_ids=[2, 3],
         updated_ids=[],
@@ -166,11 +168,11 @@ def test_import_result_renders_ids() -> None:
 
 
 def test_agent_info_and_stats() -> None:
-    assert m.agent_info(0, "p", primary=True).id == "0000000000000000"
+    assert mu.agent_info(0, "p", primary=True).id == "0000000000000000"
     usage = SimpleNamespace(
         operations=2, requests=3, prompt_tokens=10, completion_tokens=5, failures=1
     )
-    stats = m.db_stats(100, 4, {BIG: usage, 0: usage})
+    stats = mu.db_stats(100, 4, {BIG: usage, 0: usage})
     assert list(stats.model_usage) == ["0000000000000000", "fedcba9876543210"]
     assert stats.model_usage["fedcba9876543210"].prompt_tokens == 10
     assert stats.model_usage["fedcba9876543210"].requests == 3

@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 
 from memhop.api import results as res
+from memhop.api import results_graph as res_graph
+from memhop.api import results_upkeep as res_upkeep
 from memhop.api.types import (
     ArchiveKind,
     ArchiveRole,
@@ -27,12 +29,12 @@ C = "00000000000000cc"
 
 def _zero_and_full() -> list[tuple[Result, dict[str, Any]]]:
     """(value, its exact to_dict) pairs: each type once at its zero and once filled."""
-    stage = res.DreamStage(name="l4_prune", status="ok", duration_ms=3)
+    stage = res_upkeep.DreamStage(name="l4_prune", status="ok", duration_ms=3)
     message = res.SceneMessage(
         role=ArchiveRole.DREAM, type=ContentType.OTHER, content="hi", seq=4, created_at=9
     )
-    slot = res.HypergraphSlot(id=A, name="g", created_at=1, updated_at=2)
-    node = res.HypergraphNode(
+    slot = res_graph.HypergraphSlot(id=A, name="g", created_at=1, updated_at=2)
+    node = res_graph.HypergraphNode(
         id=B,
         graph_id=A,
         title="t",
@@ -43,7 +45,7 @@ def _zero_and_full() -> list[tuple[Result, dict[str, Any]]]:
         created_at=3,
         updated_at=4,
     )
-    edge = res.HypergraphEdge(
+    edge = res_graph.HypergraphEdge(
         id=C, graph_id=A, kind=GraphEdgeKind.PART_OF, node_ids=(B, C), created_at=5
     )
     leaf = res.PlanNodeView(seq=2, parent_seq=1, title="b", status=PlanStatus.DONE)
@@ -225,7 +227,7 @@ def _zero_and_full() -> list[tuple[Result, dict[str, Any]]]:
             },
         ),
         (
-            res.SceneNodeView(id=A),
+            res_graph.SceneNodeView(id=A),
             {
                 "id": A,
                 "scene_id": "",
@@ -242,7 +244,7 @@ def _zero_and_full() -> list[tuple[Result, dict[str, Any]]]:
         (slot, slot_dict),
         (node, node_dict),
         (
-            res.HypergraphNode(id=B),
+            res_graph.HypergraphNode(id=B),
             {
                 "id": B,
                 "graph_id": "",
@@ -256,12 +258,12 @@ def _zero_and_full() -> list[tuple[Result, dict[str, Any]]]:
         ),
         (edge, edge_dict),
         (
-            res.L3Graph(slot=slot, nodes=(node,), edges=(edge,)),
+            res_graph.L3Graph(slot=slot, nodes=(node,), edges=(edge,)),
             {"slot": slot_dict, "nodes": [node_dict], "edges": [edge_dict]},
         ),
-        (res.L3Subgraph(), {"nodes": [], "edges": []}),
+        (res_graph.L3Subgraph(), {"nodes": [], "edges": []}),
         (
-            res.L3ImportResult(),
+            res_graph.L3ImportResult(),
             {
                 "graph_ids": [],
                 "created_ids": [],
@@ -271,7 +273,7 @@ def _zero_and_full() -> list[tuple[Result, dict[str, Any]]]:
             },
         ),
         (
-            res.L3ImportResult(
+            res_graph.L3ImportResult(
                 graph_ids=(A,),
                 created_ids=(B,),
                 updated_ids=(C,),
@@ -306,7 +308,7 @@ def _zero_and_full() -> list[tuple[Result, dict[str, Any]]]:
         (res.PlanTree(), {"roots": [], "done_count": 0, "total_count": 0}),
         (stage, {"name": "l4_prune", "status": "ok", "duration_ms": 3}),
         (
-            res.DreamReport(),
+            res_upkeep.DreamReport(),
             {
                 "l4_records_pruned": 0,
                 "l5_nodes_pruned": 0,
@@ -320,7 +322,7 @@ def _zero_and_full() -> list[tuple[Result, dict[str, Any]]]:
             },
         ),
         (
-            res.DreamReport(l4_records_pruned=4, l0_updated=True, stages=(stage,)),
+            res_upkeep.DreamReport(l4_records_pruned=4, l0_updated=True, stages=(stage,)),
             {
                 "l4_records_pruned": 4,
                 "l5_nodes_pruned": 0,
@@ -335,11 +337,11 @@ def _zero_and_full() -> list[tuple[Result, dict[str, Any]]]:
             },
         ),
         (
-            res.AgentInfo(id="0000000000000000", name="p", primary=True),
+            res_upkeep.AgentInfo(id="0000000000000000", name="p", primary=True),
             {"id": "0000000000000000", "name": "p", "primary": True},
         ),
         (
-            res.ModelUsage(
+            res_upkeep.ModelUsage(
                 operations=1, requests=5, prompt_tokens=2, completion_tokens=3, failures=4
             ),
             {
@@ -351,7 +353,7 @@ def _zero_and_full() -> list[tuple[Result, dict[str, Any]]]:
             },
         ),
         (
-            res.DBStats(),
+            res_upkeep.DBStats(),
             {
                 "file_bytes": 0,
                 "record_count": 0,
@@ -361,9 +363,9 @@ def _zero_and_full() -> list[tuple[Result, dict[str, Any]]]:
                 "tail_bytes_cut": 0,
             },
         ),
-        (res.SalvageReport(), {"records_copied": 0, "left_behind": []}),
+        (res_upkeep.SalvageReport(), {"records_copied": 0, "left_behind": []}),
         (
-            res.DamagedRecord(
+            res_upkeep.DamagedRecord(
                 agent_id=A, id=B, offset=-1, record_type=-1, record_kind="unknown", reason=""
             ),
             {
@@ -391,10 +393,10 @@ def _zero_and_full() -> list[tuple[Result, dict[str, Any]]]:
             },
         ),
         (
-            res.DBStats(
+            res_upkeep.DBStats(
                 file_bytes=10,
                 record_count=2,
-                model_usage={A: res.ModelUsage(operations=1)},
+                model_usage={A: res_upkeep.ModelUsage(operations=1)},
                 damaged_records=3,
                 damaged_frames=1,
                 tail_bytes_cut=26,
@@ -417,10 +419,10 @@ def _zero_and_full() -> list[tuple[Result, dict[str, Any]]]:
             },
         ),
         (
-            res.SalvageReport(
+            res_upkeep.SalvageReport(
                 records_copied=5,
                 left_behind=(
-                    res.DamagedRecord(
+                    res_upkeep.DamagedRecord(
                         agent_id=A,
                         id=B,
                         offset=8192,
@@ -463,7 +465,7 @@ def test_to_dict_is_the_go_json_shape_in_go_key_order(
 
 def test_every_result_type_has_a_golden_shape() -> None:
     covered = {type(value).__name__ for value, _ in CASES}
-    assert covered == set(res.__all__)
+    assert covered == {*res.__all__, *res_graph.__all__, *res_upkeep.__all__}
 
 
 def test_enum_members_leave_as_plain_numbers_and_words() -> None:
@@ -475,7 +477,7 @@ def test_enum_members_leave_as_plain_numbers_and_words() -> None:
 
 
 def test_an_undefined_stored_number_stays_a_plain_int() -> None:
-    got = res.HypergraphEdge(id=A, kind=9).to_dict()
+    got = res_graph.HypergraphEdge(id=A, kind=9).to_dict()
     assert got["kind"] == 9
 
 
@@ -513,9 +515,9 @@ def test_mappings_are_read_only_copies() -> None:
     assert dict(profile.preferences) == {"a": "1"}
     with pytest.raises(TypeError):
         profile.preferences["c"] = "3"  # type: ignore[index]
-    stats = res.DBStats(model_usage={A: res.ModelUsage()})
+    stats = res_upkeep.DBStats(model_usage={A: res_upkeep.ModelUsage()})
     with pytest.raises(TypeError):
-        stats.model_usage[B] = res.ModelUsage()  # type: ignore[index]
+        stats.model_usage[B] = res_upkeep.ModelUsage()  # type: ignore[index]
 
 
 def test_mbti_type_is_derived_and_never_on_the_wire() -> None:

@@ -12,7 +12,7 @@ import threading
 
 import pytest
 
-import memhop.engine.engine as engine_module
+import memhop.engine.reads as engine_reads
 from memhop import intmap
 from memhop.engine import create_engine, open_engine
 
@@ -44,7 +44,7 @@ def test_a_paced_read_pauses_between_parts_without_the_lock(
     meh_path: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Control: the same read unpaced gives the same records and never pauses."""
-    monkeypatch.setattr(engine_module, "_READ_CHUNK", 8)
+    monkeypatch.setattr(engine_reads, "_READ_CHUNK", 8)
     _seeded(meh_path)
     engine = open_engine(meh_path)
     try:

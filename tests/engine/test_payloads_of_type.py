@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import pytest
 
-import memhop.engine.engine as engine_module
+import memhop.engine.reads as engine_reads
 from memhop.engine import RECORD_HEADER_SIZE, Engine, create_engine, encode_frame, open_engine
 from memhop.engine.frame import FLAG_DELETED, MAX_PAYLOAD_BYTES
 from memhop.errors import ClosedError, CorruptionError, CRCMismatchError
@@ -89,7 +89,7 @@ def test_a_damaged_frame_in_the_middle_is_skipped_and_counted_once(
     meh_path: str, monkeypatch: pytest.MonkeyPatch, fault: str, chunk: int
 ) -> None:
     """The damaged record is left out and counted as ``read`` counts it; the rest read."""
-    monkeypatch.setattr(engine_module, "_READ_CHUNK", chunk)
+    monkeypatch.setattr(engine_reads, "_READ_CHUNK", chunk)
     offsets = _written(meh_path)
     damage, error = _FAULTS[fault]
     damage(meh_path, offsets[3])
@@ -110,7 +110,7 @@ def test_records_changed_between_chunks_read_as_they_are_then(
     meh_path: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A record deleted or retyped after the listing is skipped; a rewritten one reads anew."""
-    monkeypatch.setattr(engine_module, "_READ_CHUNK", 2)
+    monkeypatch.setattr(engine_reads, "_READ_CHUNK", 2)
     _written(meh_path)
     engine = open_engine(meh_path)
     try:
@@ -127,7 +127,7 @@ def test_records_changed_between_chunks_read_as_they_are_then(
 
 
 def test_a_close_part_way_raises(meh_path: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(engine_module, "_READ_CHUNK", 2)
+    monkeypatch.setattr(engine_reads, "_READ_CHUNK", 2)
     _written(meh_path)
     engine = open_engine(meh_path)
     found = engine.payloads_of_type(AGENT, TYPE)

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from memhop.engine import Engine, create_engine
 from memhop.errors import DeserializationError
-from memhop.index.l4 import L4Index, SlotRef
+from memhop.index.l4 import L4Index
+from memhop.index.l4_rows import SlotRef
 from memhop.layers import archive
 from memhop.layers.content_fields import all_content_fields
 from memhop.layers.topic_rows import all_topic_rows

@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 
 from memhop import intmap
 from memhop.ids import content_id
-from memhop.index import l4
-from memhop.index.l4 import L4Index, SlotRef
+from memhop.index import l4_rows
+from memhop.index.l4 import L4Index
+from memhop.index.l4_rows import SlotRef
 from memhop.records import ArchiveKind, ArchiveRole, ArchiveSlot
 
 TOPIC = 77
@@ -162,7 +163,7 @@ def test_a_bulk_built_index_then_changed_answers_like_the_reference(
 ) -> None:
     """Built from records, then changed, with repacks and folds forced: as the reference."""
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(l4, "_REPACK_MIN", 0)
+        mp.setattr(l4_rows, "_REPACK_MIN", 0)
         mp.setattr(intmap, "_FOLD_MIN", 1)
         seeded = [slot(seq, topic=t, kind=k, at=at) for op, t, seq, k, at in seed if op == "put"]
         index = L4Index.from_records(seeded)

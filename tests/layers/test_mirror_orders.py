@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from memhop.ids import content_id
 from memhop.index.l2meta import LISTING_MAX_DEPTH, L2Meta, ListingRow
-from memhop.index.l4 import L4Index, SlotRef
+from memhop.index.l4 import L4Index
+from memhop.index.l4_rows import SlotRef
 from memhop.records import ArchiveKind, ArchiveRole, TopicSlot
 from memhop.root.provenance import TURN, children_of, of_row, of_scene
 

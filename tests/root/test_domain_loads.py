@@ -17,7 +17,7 @@ from types import SimpleNamespace
 import pytest
 
 import memhop
-import memhop.engine.engine as engine_module
+import memhop.engine.reads as engine_reads
 import memhop.root.root as root_module
 from memhop.errors import ClosedError
 from memhop.root.mirrors import Mirrors
@@ -185,7 +185,7 @@ def test_a_build_pauses_between_its_reads_only_while_a_call_is_in_flight(
 
     Control: the same pacer with the lock held sleeps once, for the pause.
     """
-    monkeypatch.setattr(engine_module, "_READ_CHUNK", 2)
+    monkeypatch.setattr(engine_reads, "_READ_CHUNK", 2)
     scenes = _written(meh_path)
     slept: list[float] = []
     monkeypatch.setattr(

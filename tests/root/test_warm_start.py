@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 import memhop
 from memhop.api.db import DB
 from memhop.engine import Engine
-from memhop.index.scene_map import decode_maps, encode_maps
+from memhop.index.scene_map_codec import decode_maps, encode_maps
 from memhop.records import SceneSlot
 from memhop.root import map_file
 from memhop.root.mirrors import Mirrors
