@@ -160,6 +160,71 @@ def test_modules_stay_small() -> None:
     assert not too_big, too_big
 
 
+def _load_time_edges() -> dict[str, set[str]]:
+    """Module -> the memhop modules it imports when it loads (module level, outside
+    ``if`` blocks such as ``TYPE_CHECKING``); ``from package import module`` names the
+    module, ``from module import name`` the module."""
+    names = {module.removesuffix(".__init__"): path for module, path in _modules()}
+    edges: dict[str, set[str]] = {}
+    for module, path in names.items():
+        found: set[str] = set()
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                for alias in node.names:
+                    sub = f"{node.module}.{alias.name}"
+                    found.add(sub if sub in names else node.module)
+        edges[module] = {name for name in found if name in names and name != module}
+    return edges
+
+
+def _circles(edges: dict[str, set[str]]) -> list[set[str]]:
+    """The strongly connected groups of more than one module (Tarjan, iteratively)."""
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[set[str]] = []
+    for start in edges:
+        if start in order:
+            continue
+        work = [(start, iter(sorted(edges[start])))]
+        order[start] = low[start] = len(order)
+        stack.append(start)
+        while work:
+            node, rest = work[-1]
+            nxt = next(rest, None)
+            if nxt is not None:
+                if nxt not in order:
+                    order[nxt] = low[nxt] = len(order)
+                    stack.append(nxt)
+                    work.append((nxt, iter(sorted(edges[nxt]))))
+                elif nxt in stack:
+                    low[node] = min(low[node], order[nxt])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == order[node]:
+                group = set()
+                while True:
+                    member = stack.pop()
+                    group.add(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    found.append(group)
+    return found
+
+
+def test_no_import_circles() -> None:
+    """No module needs, to load, a module that needs it; the finder finds a made-up one."""
+    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
+    edges = _load_time_edges()
+    assert edges["memhop.root.root"], "the root imports modules, so the graph is not empty"
+    assert _circles(edges) == []
+
+
 ARCHITECTURE = PACKAGE.parent / "docs" / "internals" / "architecture.md"
 
 
