@@ -56,6 +56,7 @@ ALLOWED: dict[str, set[str]] = {
         "memhop.llm",
     },
     "memhop.root": {
+        "memhop.domain",
         "memhop.layers",
         "memhop.index",
         "memhop.dream",
@@ -65,6 +66,16 @@ ALLOWED: dict[str, set[str]] = {
         "memhop.ids",
         "memhop.errors",
         "memhop.config",
+    },
+    # One domain in memory and beside the file; the root composes it, never the reverse.
+    "memhop.domain": {
+        "memhop.index",
+        "memhop.layers",
+        "memhop.engine",
+        "memhop.llm",
+        "memhop.records",
+        "memhop.ids",
+        "memhop.errors",
     },
     "memhop.dream": {
         "memhop.engine",  # the Engine type, for annotations only (TYPE_CHECKING)

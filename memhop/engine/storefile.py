@@ -23,8 +23,8 @@ LOCK_MESSAGE = "database already open by another instance"
 TEMP_SUFFIX = ".memhop-tmp"
 TOKEN_BYTES = 6  # random bytes in a temporary name
 # Files memhop keeps beside ``<file>``, each written only by the holder of
-# ``<file>``'s lock: the index seed (engine.seed), the scene map (root.map_file) and
-# the recall file (root.recall_file).
+# ``<file>``'s lock: the index seed (engine.seed), the scene map (domain.map_file) and
+# the recall file (domain.recall_file).
 SEED_SUFFIX = ".seed"
 SCENE_MAP_SUFFIX = ".scenemap"
 RECALL_SUFFIX = ".recall"

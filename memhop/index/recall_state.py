@@ -5,7 +5,7 @@ of its documents stands for. Packed, it is a run of flat columns, so a domain
 that starts again reads its state back where the bytes lie (views of the
 mapped file), instead of cutting every line of the domain into terms again;
 only the columns a state edits in place are copied. The file around the
-bodies is ``memhop.index.recall_sections``.
+bodies is ``memhop.domain.recall_sections``.
 
 Body: ``_COLUMNS`` in order, each a type code, an item count and the items,
 little endian.

@@ -6,7 +6,8 @@ scene map says it, for each domain, as of one point of the log
 (``covered_end``), so a domain's first read of a scene costs that scene. It
 is memhop's own file beside the ``.meh`` (``<file>.scenemap``), never part of
 format 0x0012: Go readers never see it, deleting it only costs the next open
-a full build, and it holds ids only (no text). Its bytes: ``scene_map_codec``.
+a full build, and it holds ids only (no text). Its bytes:
+``memhop.domain.scene_map_codec``.
 
 Contract:
 - ``DomainMap`` is one domain's map: its scenes ascending, each scene's

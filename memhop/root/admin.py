@@ -25,11 +25,11 @@ import dataclasses
 from collections.abc import Collection, Iterable, Sequence
 
 from memhop import ids
+from memhop.domain.context import DomainContext
 from memhop.engine import Engine
 from memhop.errors import InvalidQueryError, NotFoundError
 from memhop.layers import graph, scene, topic
 from memhop.records import RecordType, SceneSlot, TopicSlot
-from memhop.root.domain import DomainContext
 
 __all__ = ["delete_scene", "delete_topic", "merge_scenes", "rename_topic", "update_scene"]
 

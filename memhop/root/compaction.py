@@ -41,14 +41,14 @@ import os
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from memhop.domain.slot_cache import SlotCache
 from memhop.engine import Engine
 from memhop.engine.inplace import Hooks, compact_in_place, occupancy
 from memhop.errors import ClosedError, CorruptionError, MemHopError, StorageIOError
 from memhop.root import dreams
-from memhop.root.slot_cache import SlotCache
 
 if TYPE_CHECKING:  # the root calls in here; this module needs only the types
-    from memhop.root.domain import DomainContext
+    from memhop.domain.context import DomainContext
     from memhop.root.root import Root
 
 __all__ = ["compact", "compact_if_due", "identity"]

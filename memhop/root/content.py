@@ -12,14 +12,13 @@ from dataclasses import dataclass
 from typing import NoReturn
 
 from memhop import ids
-from memhop.config import valid_text
+from memhop.domain.context import DomainContext, OpenTurn
+from memhop.domain.mirrors import Mirrors
 from memhop.engine import Engine
 from memhop.errors import InvalidQueryError
 from memhop.layers import archive, scene
 from memhop.records import ArchiveKind, ArchiveRole, ArchiveSlot, ContentType
 from memhop.records.codes import members_of
-from memhop.root.domain import DomainContext, OpenTurn
-from memhop.root.mirrors import Mirrors
 
 MAX_EVENT_PAYLOAD_BYTES = 4 * 1024
 MAX_UTTERANCE_PAYLOAD_BYTES = 64 * 1024
@@ -43,16 +42,6 @@ def require_turn(ctx: DomainContext) -> OpenTurn:
     if ctx.open_turn is None:
         _refuse("no turn is open: call search to open one")
     return ctx.open_turn
-
-
-def _whole(value: object, what: str) -> int:
-    if type(value) is int:  # the common case first: validate runs per record
-        return value
-    # bool is an int in Python; a model's `true` is not a number here.
-    if isinstance(value, bool) or not isinstance(value, int):
-        msg = f"{what} must be an integer, not {type(value).__name__}"
-        _refuse(msg)
-    return value
 
 
 def check_ms(value: int, what: str = "created_at") -> None:
@@ -79,21 +68,19 @@ class ContentInput:
     node_seq: int = 0
 
     def validate(self) -> None:
-        """Apply the write contract, in upstream's order."""
-        kind = _whole(self.kind, "kind")
-        _whole(self.seq, "seq")
-        _whole(self.node_seq, "node_seq")
-        valid_text(self.content, "content", None)  # the record budget caps it
-        valid_text(self.event_type, "event_type")
+        """Apply the write contract, in upstream's order, to fields the face has typed
+        (``memhop.api._args``: ints, and strs of valid Unicode): each value is checked
+        once, there for its type and here for what it may be."""
+        kind = self.kind
         if kind not in _KINDS:
             _refuse(f"undefined content kind {kind}")
         if self.content == "":
             _refuse("content is required")
-        created = _whole(self.created_at, "created_at")
+        created = self.created_at
         if created <= 0:
             _refuse("a positive timestamp is required")
         check_ms(created)
-        if _whole(self.content_type, "content_type") not in _CONTENT_TYPES:
+        if self.content_type not in _CONTENT_TYPES:
             _refuse(f"undefined content type {self.content_type}")
         if self.seq < 0 or self.seq >= 2**64 or not 0 <= self.node_seq < 2**32:
             _refuse("seq and node_seq must be non-negative and in range")
@@ -109,7 +96,7 @@ class ContentInput:
             _refuse("an utterance carries no EventType")
         if self.node_seq != 0:
             _refuse("an utterance hangs on no plan node")
-        role = _whole(self.role, "role")
+        role = self.role
         if role == ArchiveRole.DREAM:
             _refuse("an utterance speaks as user, agent or system")
         if role not in _SPEAKERS:
@@ -172,7 +159,7 @@ def append_archive(engine: Engine, ctx: DomainContext, item: ContentInput) -> in
     """Append one record to the open turn and return its slot number."""
     turn = require_turn(ctx)
     if item.kind == ArchiveKind.EVENT and item.node_seq != 0:
-        step = _whole(item.node_seq, "node_seq")
+        step = item.node_seq
         if not ctx.scene_mirrors(engine, turn.scene_id).plans.has_live_step(turn.topic_id, step):
             msg = f"the event names step {step}, which is not on this turn's plan tree"
             _refuse(msg)

@@ -41,10 +41,10 @@ from typing import Protocol
 
 from memhop import dream
 from memhop.config import Defaults
+from memhop.domain.context import DomainContext
 from memhop.dream import AnyEvent, DreamEnv, Held, Report, run_dream
 from memhop.engine import Engine
 from memhop.errors import ClosedError, MemHopError, OperationCancelledError
-from memhop.root.domain import DomainContext
 
 __all__ = [
     "JOIN_TIMEOUT_S",

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 
+from memhop.domain.context import DomainContext
 from memhop.engine import Engine
 from memhop.errors import InvalidQueryError, NotFoundError
 from memhop.ids import SHARED_POOL_AGENT_ID, format_id
@@ -29,7 +30,6 @@ from memhop.layers.graph_query import (
 )
 from memhop.records import HypergraphEdge, HypergraphNode, HypergraphSlot, SceneNode
 from memhop.root import dreams
-from memhop.root.domain import DomainContext
 from memhop.root.ops import AgentOps
 from memhop.root.root import Root
 

@@ -6,9 +6,9 @@ import contextlib
 from collections.abc import Callable
 from typing import Concatenate, ParamSpec, TypeVar
 
+from memhop.domain.context import DomainContext
 from memhop.engine import Engine
 from memhop.root import turn
-from memhop.root.domain import DomainContext
 from memhop.root.root import Root
 
 P = ParamSpec("P")

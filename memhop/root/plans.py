@@ -7,12 +7,12 @@ before anything is written. The mirrors are updated only after the write.
 
 from __future__ import annotations
 
+from memhop.domain.context import DomainContext
 from memhop.engine import Engine
 from memhop.errors import InvalidQueryError, NotFoundError
 from memhop.layers import plan
 from memhop.records import PlanNode
 from memhop.root.content import require_turn
-from memhop.root.domain import DomainContext
 
 MAX_STEP_SEQ = 2**32 - 1  # ordinals are uint32 on the wire
 

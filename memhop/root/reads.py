@@ -9,12 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memhop.config import ProfileInput
+from memhop.domain.context import DomainContext
 from memhop.engine import Engine
 from memhop.errors import InvalidQueryError
 from memhop.index.l2meta import ListingRow
 from memhop.layers import profile, scene
 from memhop.records import AgentType, ArchiveSlot, ProfileSlot, SceneSlot
-from memhop.root.domain import DomainContext
 from memhop.root.provenance import TURN, Provenance, of_scene
 from memhop.root.turn import current_scene
 

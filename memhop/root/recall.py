@@ -10,13 +10,13 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from memhop.domain.context import DomainContext
 from memhop.engine import Engine
 from memhop.errors import InvalidQueryError
 from memhop.index.recall import DocKey
 from memhop.records import ArchiveSlot
 from memhop.root import recall_warm
 from memhop.root.content import check_ms
-from memhop.root.domain import DomainContext
 from memhop.root.ops import AgentOps
 from memhop.root.provenance import TURN, Provenance, of_row
 from memhop.root.recall_docs import EVENT, Refresh

@@ -16,12 +16,12 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterable
 
+from memhop.domain.context import DomainContext
+from memhop.domain.mirrors import Mirrors
 from memhop.engine import Engine
 from memhop.index.l2meta import L2Meta
 from memhop.index.recall_state import RecallState
 from memhop.records import ArchiveKind, ArchiveSlot, TopicSlot
-from memhop.root.domain import DomainContext
-from memhop.root.mirrors import Mirrors
 from memhop.root.provenance import children_of
 
 __all__ = ["EVENT", "NEIGHBOURS", "OWN_WEIGHT", "ROW", "Refresh"]

@@ -2,7 +2,7 @@
 
 The recall mirror (``index.recall``) is built on a domain's first recall,
 or taken from the recall file the last close saved when the file still
-vouches for it (``memhop.root.recall_file``), and then kept current from the
+vouches for it (``memhop.domain.recall_file``), and then kept current from the
 topic and content mirrors' journals: a recall redoes only the rows and events
 whose topics changed since the last one (``memhop.root.recall_docs``, which
 also says what a document holds), so no call scans the domain. A mirror
@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import time
 
+from memhop.domain import recall_file
+from memhop.domain.context import DomainContext
 from memhop.engine import Engine
 from memhop.index.recall_state import RecallState
-from memhop.root import recall_file
-from memhop.root.domain import DomainContext
 from memhop.root.recall_docs import Refresh
 
 __all__ = [

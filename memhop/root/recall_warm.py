@@ -1,8 +1,8 @@
 """Recall in a warm domain: the saved state, kept current through the scene views.
 
-A warm domain (``memhop.root.warm``) serves its scenes from the scene map
+A warm domain (``memhop.domain.warm``) serves its scenes from the scene map
 while its full build runs. Its first recall need not wait for that build
-when the recall file (``memhop.root.recall_file``) holds its state: the
+when the recall file (``memhop.domain.recall_file``) holds its state: the
 state is taken from the file, what the log gained since and what the views
 took since are redone over the views of their scenes, and the hits are read
 from the views of theirs. Once the build is adopted, it takes the state over
@@ -14,10 +14,10 @@ before a crash) is left to the full build, and that recall waits for it.
 
 from __future__ import annotations
 
+from memhop.domain import recall_file
+from memhop.domain.context import DomainContext
 from memhop.engine import Engine
 from memhop.index.recall_state import RecallState
-from memhop.root import recall_file
-from memhop.root.domain import DomainContext
 from memhop.root.recall_docs import Refresh
 from memhop.root.recall_index import built_state, follow_open_turn
 

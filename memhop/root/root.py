@@ -22,16 +22,18 @@ from dataclasses import dataclass
 
 from memhop import ids
 from memhop.config import Defaults, ProfileInput
+from memhop.domain import map_file
+from memhop.domain.context import DomainContext, MeteredModel
+from memhop.domain.mirrors import Mirrors, build_mirrors
+from memhop.domain.recall_file import RecallFile
+from memhop.domain.warm import WarmStart
 from memhop.engine import Engine, compact_to
 from memhop.errors import AgentNotFoundError, ClosedError, InvalidQueryError
 from memhop.layers import profile, registry
 from memhop.llm import Model, Usage
 from memhop.records import AgentType, ProfileSlot
-from memhop.root import compaction, dreams, map_file, recall_warm
-from memhop.root.domain import DomainContext, DomainHold, MeteredModel
-from memhop.root.mirrors import Mirrors, build_mirrors
-from memhop.root.recall_file import RecallFile
-from memhop.root.warm import WarmStart
+from memhop.root import compaction, dreams, recall_warm
+from memhop.root.hold import DomainHold
 
 Clock = Callable[[], int]
 MAX_SUB_AGENT_NAME_BYTES = registry.MAX_TENANT_NAME_BYTES

@@ -12,14 +12,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from memhop import ids
-from memhop.config import valid_text
+from memhop.domain.context import DomainContext, OpenTurn
+from memhop.domain.mirrors import Mirrors
 from memhop.engine import Engine
 from memhop.errors import CorruptionError, InvalidQueryError, LLMError, NotFoundError
 from memhop.layers import graph, profile, scene, topic
 from memhop.records import ArchiveKind, ArchiveRole, ProfileSlot, SceneSlot, TopicSlot
 from memhop.root.content import ContentInput, require_turn, write_contents
-from memhop.root.domain import DomainContext, OpenTurn
-from memhop.root.mirrors import Mirrors
 from memhop.root.provenance import Provenance, of_scene
 
 SEQ_USER = 1
@@ -210,8 +209,6 @@ def update(
     lines are still made durable and the turn stays open for a retry.
     """
     turn = require_turn(ctx)
-    for value, what in ((user, "input"), (agent, "output"), (outcome, "outcome")):
-        valid_text(value, what, None)  # the record budget caps a line
     items = _closing_records(user, agent, outcome, created_at)
     if not items:
         msg = "a turn closes with an input, an output or an outcome"

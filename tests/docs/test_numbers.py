@@ -18,8 +18,8 @@ import pytest
 import memhop
 import memhop.tools
 from memhop.config import DEFAULT_MAX_OUTPUT_TOKENS
+from memhop.domain.recall_sections import STAMP_SIZE
 from memhop.engine import DATA_START, HEADER_SIZE, RECORD_HEADER_SIZE
-from memhop.index.recall_sections import STAMP_SIZE
 from memhop.llm.keywords import KEYWORD_CHUNK_RUNES
 from memhop.llm.local import LOCAL_MAX_KEYWORDS
 from tests.docs._docs import DOCS, REPO, pages

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from memhop.domain.mirrors import Mirrors
 from memhop.dream import DreamEnv, Held
 from memhop.engine import Engine, create_engine
 from memhop.index.l2meta import L2Meta
@@ -24,7 +25,6 @@ from memhop.index.plans import PlanTrees
 from memhop.layers import archive, plan, topic
 from memhop.llm import Distillation, Group, NodeDigest, TopicDigest, Usage
 from memhop.records import TopicSlot
-from memhop.root.mirrors import Mirrors
 
 SCENE = 7
 NOW = 1_700_000_000_000

@@ -10,8 +10,8 @@ import xxhash
 from hypothesis import given
 from hypothesis import strategies as st
 
+from memhop.domain.scene_map_codec import decode_maps, encode_maps
 from memhop.index.scene_map import DomainMap
-from memhop.index.scene_map_codec import decode_maps, encode_maps
 
 U64 = st.integers(min_value=0, max_value=2**64 - 1)
 U32 = st.integers(min_value=0, max_value=2**32 - 1)

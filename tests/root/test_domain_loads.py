@@ -19,8 +19,8 @@ import pytest
 import memhop
 import memhop.engine.reads as engine_reads
 import memhop.root.root as root_module
+from memhop.domain.mirrors import Mirrors
 from memhop.errors import ClosedError
-from memhop.root.mirrors import Mirrors
 from memhop.root.root import Root
 
 T0 = 1_700_000_000_000

@@ -13,16 +13,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import memhop
+from memhop.domain.mirrors import Mirrors
+from memhop.domain.recall_file import RecallFile
+from memhop.domain.recall_sections import decode_sections, encode_sections
 from memhop.engine import create_engine
 from memhop.engine import seed as seed_module
 from memhop.index.grouped import Grouped
 from memhop.index.recall import RecallIndex
-from memhop.index.recall_sections import decode_sections, encode_sections
 from memhop.index.recall_state import RecallState
 from memhop.index.recall_terms import Terms
 from memhop.index.split_column import SplitColumn
-from memhop.root.mirrors import Mirrors
-from memhop.root.recall_file import RecallFile
 from memhop.root.root import Root
 from tests.root.recall_files import T0, TABLE, WORDS, answers, written
 

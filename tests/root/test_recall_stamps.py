@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 import memhop
+from memhop.domain import recall_file
+from memhop.domain.recall_sections import STAMP_SIZE, decode_sections, encode_stamp
 from memhop.engine import seed as seed_module
-from memhop.index.recall_sections import STAMP_SIZE, decode_sections, encode_stamp
-from memhop.root import recall_file
 from tests.root.recall_files import T0, TABLE, answers, written
 
 

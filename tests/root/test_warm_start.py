@@ -27,11 +27,11 @@ from hypothesis import strategies as st
 
 import memhop
 from memhop.api.db import DB
+from memhop.domain import map_file
+from memhop.domain.mirrors import Mirrors
+from memhop.domain.scene_map_codec import decode_maps, encode_maps
 from memhop.engine import Engine
-from memhop.index.scene_map_codec import decode_maps, encode_maps
 from memhop.records import SceneSlot
-from memhop.root import map_file
-from memhop.root.mirrors import Mirrors
 from memhop.root.opening import open_root
 from memhop.root.root import Root, wall_clock_ms
 

@@ -40,6 +40,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from memhop.domain.mirrors import Mirrors
+from memhop.domain.slot_cache import SlotCache
 from memhop.engine import Engine
 from memhop.errors import CorruptionError, InvalidQueryError, MemHopError
 from memhop.ids import content_id
@@ -50,8 +52,6 @@ from memhop.index.recall_state import RecallState
 from memhop.index.scene_map import DomainMap
 from memhop.layers import archive, codec, content_fields, plan, scene, topic_rows
 from memhop.records import SEQ_USER, ArchiveSlot, RecordType, SceneSlot
-from memhop.root.mirrors import Mirrors
-from memhop.root.slot_cache import SlotCache
 
 __all__ = ["Covered", "Tail", "WarmStart", "current_since", "trusted_tail"]
 

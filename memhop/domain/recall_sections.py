@@ -14,7 +14,7 @@ state as of that close and hashes no older prefix of the file. Each stamp
 carries its own checksum; the first that does not check ends the stamps (a
 torn append), and a later stamp of a section overrides an earlier one.
 Whether the ``.meh`` still vouches for a section is the root's question
-(``memhop.root.recall_file``); this module only writes and checks bytes.
+(``memhop.domain.recall_file``); this module only writes and checks bytes.
 
 Contract: ``RecallSection.state`` gives back what ``encode_sections`` was given,
 or raises ValueError for bytes that do not check.

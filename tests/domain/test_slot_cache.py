@@ -6,12 +6,12 @@ from unittest import mock
 
 import pytest
 
+from memhop.domain.slot_cache import SlotCache
 from memhop.engine import Engine, create_engine, open_engine
 from memhop.errors import CRCMismatchError
 from memhop.ids import content_id
 from memhop.layers import archive
 from memhop.records import ArchiveSlot
-from memhop.root.slot_cache import SlotCache
 from tests.faults import flip_byte
 
 TOPIC = 77

@@ -1,22 +1,21 @@
-"""One agent domain in memory: its lock, its model, its mirrors and its open turn, and
-the hold of its lock that every call of the API enters (``DomainHold``)."""
+"""One agent domain in memory: its lock, its model, its mirrors and its open turn.
+
+The hold of its lock that every call of the API enters is the root's
+(``memhop.root.hold``)."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeVar, cast
+from typing import TypeVar, cast
 
+from memhop.domain.mirrors import Mirrors
+from memhop.domain.recall_file import Saved
+from memhop.domain.slot_cache import SlotCache
+from memhop.domain.warm import WarmStart
 from memhop.engine import Engine
 from memhop.llm import Distillation, Group, Model, NodeDigest, ReportsUsage, TopicDigest, Usage
-from memhop.root.mirrors import Mirrors
-from memhop.root.recall_file import Saved
-from memhop.root.slot_cache import SlotCache
-from memhop.root.warm import WarmStart
-
-if TYPE_CHECKING:
-    from memhop.root.root import Root
 
 T = TypeVar("T")
 _NOTHING = Usage()  # what a model that reports no usage reports
@@ -131,7 +130,7 @@ class DomainContext:
     dream_declined: dict[int, object] = field(default_factory=dict)
     dream_swept_at: int = 0  # when the last whole pass began (memhop.root.dreams.run_pass)
     # The recall state the file's last close saved for the domain, taken once
-    # (memhop.root.recall_file; the root points it at the DB's recall file).
+    # (memhop.domain.recall_file; the root points it at the DB's recall file).
     saved_recall: Callable[[], Saved | None] = lambda: None
     on_turn_settled: Callable[[int, int], None] | None = None
     on_turn_opened: Callable[[int, bool, int], None] | None = None
@@ -207,43 +206,3 @@ class DomainContext:
         """Return a per-domain strictly increasing millisecond stamp."""
         self.last_stamp = max(now_ms, self.last_stamp + 1)
         return self.last_stamp
-
-
-class DomainHold:
-    """``Root.domain``: one domain's lock held for a body; a class, not a generator, since
-    every call of the API enters one."""
-
-    __slots__ = ("_agent_id", "_ctx", "_root", "_scene_op")
-
-    def __init__(self, root: Root, agent_id: int, scene_op: bool) -> None:
-        self._root, self._agent_id, self._scene_op = root, agent_id, scene_op
-
-    def __enter__(self) -> DomainContext:
-        root = self._root
-        while True:
-            ctx = root.context(self._agent_id)
-            warm = ctx.warm
-            if warm is not None and not self._scene_op:
-                warm.join()  # without the domain lock: its scene reads go on meanwhile
-            ctx.lock.acquire()
-            if not ctx.reclaimed:
-                break
-            ctx.lock.release()
-        try:
-            root.check_open()
-            ctx.last_used_ms = root.clock()
-            if not self._scene_op:
-                ctx.mirrors  # noqa: B018  # a warm domain's build ends before the body runs
-            elif ctx.warm is not None:
-                ctx.warm.check(root.engine, ctx.agent_id)  # before the body's first write
-        except BaseException:
-            ctx.lock.release()
-            raise
-        self._ctx = ctx
-        return ctx
-
-    def __exit__(self, *_: object) -> None:
-        ctx = self._ctx
-        if ctx.warm is not None:
-            ctx.warm.start()  # the scene was read: build the rest while the host goes on
-        ctx.lock.release()

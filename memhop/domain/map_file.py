@@ -1,7 +1,7 @@
 """The scene map file beside a ``.meh``: read it at the first call, write it at close.
 
 The map (``memhop.index.scene_map``) lets a domain start warm
-(``memhop.root.warm``). This module owns the file: it is mapped rather than
+(``memhop.domain.warm``). This module owns the file: it is mapped rather than
 read, replaced by a temporary sibling renamed over it, never allowed to fail
 a close, and deleted by a compaction. At close a domain's map is brought up
 to date from the one on disk, scene by scene, when the file still vouches for
@@ -14,6 +14,10 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
+from memhop.domain.context import DomainContext
+from memhop.domain.mirrors import Mirrors
+from memhop.domain.scene_map_codec import decode_maps, encode_maps
+from memhop.domain.warm import Tail, current_since, trusted_tail
 from memhop.engine import Engine
 from memhop.engine.storefile import (
     SCENE_MAP_SUFFIX,
@@ -23,12 +27,8 @@ from memhop.engine.storefile import (
 )
 from memhop.errors import InvalidQueryError, MemHopError
 from memhop.index.scene_map import Current, DomainMap
-from memhop.index.scene_map_codec import decode_maps, encode_maps
 from memhop.layers import scene
 from memhop.records import SceneSlot
-from memhop.root.domain import DomainContext
-from memhop.root.mirrors import Mirrors
-from memhop.root.warm import Tail, current_since, trusted_tail
 
 __all__ = [
     "SUFFIX",

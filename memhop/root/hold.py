@@ -1,0 +1,50 @@
+"""The hold of one domain's lock that every call of the API enters (``Root.domain``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from memhop.domain.context import DomainContext
+
+if TYPE_CHECKING:
+    from memhop.root.root import Root
+
+
+class DomainHold:
+    """``Root.domain``: one domain's lock held for a body; a class, not a generator, since
+    every call of the API enters one."""
+
+    __slots__ = ("_agent_id", "_ctx", "_root", "_scene_op")
+
+    def __init__(self, root: Root, agent_id: int, scene_op: bool) -> None:
+        self._root, self._agent_id, self._scene_op = root, agent_id, scene_op
+
+    def __enter__(self) -> DomainContext:
+        root = self._root
+        while True:
+            ctx = root.context(self._agent_id)
+            warm = ctx.warm
+            if warm is not None and not self._scene_op:
+                warm.join()  # without the domain lock: its scene reads go on meanwhile
+            ctx.lock.acquire()
+            if not ctx.reclaimed:
+                break
+            ctx.lock.release()
+        try:
+            root.check_open()
+            ctx.last_used_ms = root.clock()
+            if not self._scene_op:
+                ctx.mirrors  # noqa: B018  # a warm domain's build ends before the body runs
+            elif ctx.warm is not None:
+                ctx.warm.check(root.engine, ctx.agent_id)  # before the body's first write
+        except BaseException:
+            ctx.lock.release()
+            raise
+        self._ctx = ctx
+        return ctx
+
+    def __exit__(self, *_: object) -> None:
+        ctx = self._ctx
+        if ctx.warm is not None:
+            ctx.warm.start()  # the scene was read: build the rest while the host goes on
+        ctx.lock.release()
