@@ -8,13 +8,14 @@ the keyword reader (``memhop.llm.keywords``) and the recall index
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 __all__ = ["STOP_WORDS", "content_words", "is_stop_word", "phrases", "tokens"]
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
 _LETTER = rf"(?:(?![{_CJK}])[^\W_])"
-_TOKEN = re.compile(rf"[{_CJK}]+|{_LETTER}+(?:['’\-]{_LETTER}+)*")
+_WORD = rf"{_LETTER}+(?:['’\-]{_LETTER}+)*"
+_TOKEN = re.compile(rf"[{_CJK}]+|{_WORD}")
+_SPLIT = re.compile(rf"([{_CJK}]+)|({_WORD})")  # ``_TOKEN``, a CJK run or a word in its group
 _CJK_RUN = re.compile(rf"[{_CJK}]+")
 _CJK_PIECE_MAX = 8
 _CJK_PIECE = 4
@@ -75,23 +76,32 @@ def _carries(word: str) -> bool:
     return not is_stop_word(word) and (len(word) > 1 or word.isdigit())
 
 
-def content_words(text: str) -> Iterator[tuple[str, bool]]:
+def content_words(text: str) -> list[tuple[str, bool]]:
     """Every word of ``text`` in order, as written, with whether it carries content.
 
-    A CJK run yields its pieces (all content; the whole run, not content, when
+    A CJK run gives its pieces (all content; the whole run, not content, when
     it has none). A Latin word carries content unless it is a stop word or a
     single letter; a single digit does carry content.
     """
-    for match in _TOKEN.finditer(text):
-        token = match.group()
-        if _CJK_RUN.fullmatch(token):
-            pieces = _cjk_pieces(token)
+    out: list[tuple[str, bool]] = []
+    stop = STOP_WORDS
+    # ``_carries`` inlined: this runs for every word of every turn the offline model reads.
+    for run, word in _SPLIT.findall(text):
+        if word:
+            out.append(
+                (
+                    word,
+                    (word == "May" or word.lower() not in stop)
+                    and (len(word) > 1 or word.isdigit()),
+                )
+            )
+        else:
+            pieces = _cjk_pieces(run)
             if pieces:
-                yield from ((piece, True) for piece in pieces)
+                out += [(piece, True) for piece in pieces]
             else:
-                yield token, False
-            continue
-        yield token, _carries(token)
+                out.append((run, False))
+    return out
 
 
 def phrases(text: str) -> list[str]:

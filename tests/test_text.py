@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import example, given
+from hypothesis import strategies as st
+
 import memhop
 from memhop.text import content_words
 
@@ -39,3 +42,27 @@ def test_phrases_are_runs_of_content_words_as_written() -> None:
     ]
     assert phrases("AI时代 big data") == ["AI", "时代", "big data"]  # CJK pieces stand alone
     assert phrases("it is what it is") == []  # only stop words: no phrase
+
+
+def _words_by_the_rule(text: str) -> list[tuple[str, bool]]:
+    """The rule restated one token at a time: ``tokens`` judged by ``is_stop_word``."""
+    from memhop.text import _CJK_RUN, _cjk_pieces, is_stop_word, tokens
+
+    out: list[tuple[str, bool]] = []
+    for token in tokens(text):
+        if _CJK_RUN.fullmatch(token):
+            pieces = _cjk_pieces(token)
+            out += [(p, True) for p in pieces] if pieces else [(token, False)]
+        else:
+            out.append((token, not is_stop_word(token) and (len(token) > 1 or token.isdigit())))
+    return out
+
+
+_ALPHABET = "aAbI7 9May may-the's’—,.\n时代的了和ひらがなは"
+
+
+@given(st.text(alphabet=_ALPHABET, max_size=60) | st.text(max_size=40))
+@example("I went to the support group on 7 May, 2023; you may come")
+@example("AI时代的big-data 了")
+def test_content_words_judge_every_token_as_the_rule_says(text: str) -> None:
+    assert content_words(text) == _words_by_the_rule(text)

@@ -57,8 +57,9 @@ def _rank(tokens: list[str], limit: int) -> tuple[str, ...]:
         key = token.casefold()
         counts[key] = counts.get(key, 0) + 1
         first.setdefault(key, token)
-    order = sorted(counts, key=lambda key: -counts[key])  # stable: ties keep first occurrence
-    return normalise_keywords(first[key] for key in order[:limit])
+    # Stable even reversed: ties keep their first occurrence.
+    order = sorted(counts, key=counts.__getitem__, reverse=True)
+    return normalise_keywords([first[key] for key in order[:limit]])
 
 
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
