@@ -33,7 +33,7 @@ from mmap import mmap
 from operator import itemgetter, lt, not_
 from types import MappingProxyType
 
-from memhop.intmap_arrays import both, insert, nonzero, picked, tagged
+from memhop.intmap_arrays import both, insert, nonzero, picked, tagged, zeros_in
 
 __all__ = ["NO_IDS", "IntMap", "TypeRead"]
 
@@ -105,12 +105,12 @@ class IntMap(Mapping[int, int]):
     @classmethod
     def _of(cls, ids: array[int], offs: array[int]) -> IntMap:
         packed = cls()
-        zeros = offs.count(0)  # offset 0 means "deleted" in the arrays: keep these in the dict
-        if zeros == 1:  # a recall index's slot 0, say: cut it out in C
-            at = offs.index(0)
+        zero_at = zeros_in(offs)  # 0 means "deleted" in the arrays: such entries go to the dict
+        if len(zero_at) == 1:  # a recall index's slot 0, say: cut it out in C
+            at = zero_at[0]
             packed._new = {ids[at]: _UNREAD}
             ids, offs = ids[:at] + ids[at + 1 :], offs[:at] + offs[at + 1 :]
-        elif zeros:
+        elif zero_at:
             keep = array("B", map(bool, offs))
             packed._new = dict.fromkeys(compress(ids, map(not_, keep)), _UNREAD)
             ids, offs = array("Q", compress(ids, keep)), array("Q", compress(offs, keep))

@@ -153,3 +153,25 @@ def test_typed_ids_of_a_large_map_rare_and_common_types_alike(deleted: bool) -> 
         assert ids.ids_of_type(rec_type, bytes(view), size) == want
     assert len(ids.ids_of_type(7, bytes(view), size)) == (17 if deleted else 20)  # a control
     assert ids.ids_of_type(0x100, bytes(view), size) == []  # no frame's type byte: asked of none
+
+
+# Small values and multiples of 256 side by side make runs of zero bytes across entries.
+_ENTRY = st.sampled_from([0, 1, 5, 256, 2**16, 2**56, 2**63, 2**64 - 1]) | st.integers(0, 2**64 - 1)
+
+
+@given(st.lists(_ENTRY, max_size=40), st.sampled_from(["Q", "I", "H"]))
+def test_zeros_are_found_by_their_bytes_where_a_scan_finds_them(
+    values: list[int], code: str
+) -> None:
+    from memhop.intmap_arrays import zeros_in
+
+    packed = array(code, [v % (1 << (8 * array(code).itemsize)) for v in values])
+    assert zeros_in(packed) == [i for i, v in enumerate(packed) if v == 0]
+
+
+def test_a_map_made_from_arrays_keeps_zero_values() -> None:
+    """Zero values (a deleted mark in the arrays) go to the dict; the others stay packed."""
+    ids = array("Q", [1, 2, 3, 4])
+    for values in ([7, 0, 9, 0], [7, 0, 9, 5], [7, 8, 9, 5]):
+        m = IntMap.from_arrays(array("Q", ids), array("Q", values))
+        assert dict(m.items()) == dict(zip(ids, values, strict=True))
