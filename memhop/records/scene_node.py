@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass
-from typing import ClassVar, Self
+from typing import ClassVar, Self, TypeAlias
 
 from memhop.records.codes import RecordType
 from memhop.records.gojson import ObjectWriter
 from memhop.records.goread import read_object
+from memhop.records.shapes import INT, UINT_DIGITS
 
-__all__ = ["SceneEdge", "SceneNode"]
+__all__ = ["EdgeClock", "SceneEdge", "SceneNode", "plain_edge_clock"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -96,3 +99,36 @@ class SceneEdge:
             created_at=r.i64("created_at"),
             last_decay_at=r.i64("last_decay_at"),
         )
+
+
+_EDGE_SHAPE = re.compile(
+    rb'\{"id_hash":' + UINT_DIGITS
+    + rb',"node_ids":\[((?:' + UINT_DIGITS + rb"(?:," + UINT_DIGITS + rb")*)?)\]"
+    + rb',"weight":(-?[0-9][0-9.eE+-]*),"created_at":' + INT + rb',"last_decay_at":' + INT
+    + rb"\}"
+)  # fmt: skip
+
+EdgeClock: TypeAlias = tuple[tuple[int, ...], float, int]
+"""(members, weight, decay clock) of one edge; the clock is ``last_decay_at``, else
+``created_at``."""
+
+
+def plain_edge_clock(data: bytes) -> EdgeClock | None:
+    """The ``EdgeClock`` of a ``SceneEdge`` payload in the usual shape with a finite
+    weight, equal to ``SceneEdge.from_json``'s; None for any other payload.
+
+    Ids and stamps are not checked against Go's ranges, nor the weight against
+    JSON's number grammar: a damaged payload may be answered (its full decode fails).
+    """
+    m = _EDGE_SHAPE.fullmatch(data)
+    if m is None:
+        return None
+    members, weight_text, created, last = m.groups()
+    try:
+        weight = float(weight_text)
+    except ValueError:
+        return None
+    if not math.isfinite(weight):
+        return None
+    nodes = tuple(map(int, members.split(b","))) if members else ()
+    return nodes, weight, int(last) or int(created)

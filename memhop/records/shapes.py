@@ -2,9 +2,9 @@
 
 Go's ``encoding/json`` writes no whitespace and its keys in field order, so
 a payload as Go and memhop write it matches one anchored pattern per record
-type. The readers built on these pieces (``ArchiveSlot.from_json``, and the
-domain-load readers ``content_fields``, ``topic_rows``, ``edge_clocks``)
-decode anything else in full, or leave it to their caller.
+type. The readers built on these pieces (``ArchiveSlot.from_json`` and
+``plain_numbers``, ``TopicSlot.from_plain``, ``scene_node.plain_edge_clock``)
+leave anything else to the full decode, or to their caller.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ __all__ = [
     "DAMAGE",
     "I64",
     "INT",
+    "PLAIN_STRING",
     "STRING",
     "U64",
     "UINT",
@@ -37,6 +38,7 @@ INT = rb"(-?" + UINT_DIGITS + rb")"
 # A string: runs of plain bytes between escapes, matched a run at a time.
 _PLAIN = rb'[^"\\\x00-\x1f]*'
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+PLAIN_STRING = rb'"' + _PLAIN + rb'"'  # a string with no escape: its bytes are its text
 STRING = rb'"' + _PLAIN + rb'(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})' + _PLAIN + rb')*"'
 
 
