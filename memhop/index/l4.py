@@ -23,8 +23,8 @@ from collections.abc import Set as AbstractSet
 
 from memhop.ids import content_id
 from memhop.index.journal import Journal
-from memhop.index.l4_rows import SlotFields, SlotRef, SlotRows, fields_of, no_pace
-from memhop.records import SEQ_AGENT, SEQ_USER, ArchiveKind, ArchiveSlot
+from memhop.index.l4_rows import SlotRows, no_pace
+from memhop.records import SEQ_AGENT, SEQ_USER, ArchiveKind, ArchiveSlot, SlotHeader
 
 __all__ = ["L4Index"]
 
@@ -45,11 +45,11 @@ class L4Index(SlotRows):
     @classmethod
     def from_records(cls, slots: Iterable[ArchiveSlot]) -> L4Index:
         """Build the mirror from records read back from the engine."""
-        return cls.from_fields(map(fields_of, slots))
+        return cls.from_fields(map(SlotHeader.of, slots))
 
     @classmethod
     def from_fields(
-        cls, rows: Iterable[SlotFields], pace: Callable[[], None] | None = None
+        cls, rows: Iterable[SlotHeader], pace: Callable[[], None] | None = None
     ) -> L4Index:
         """Build the mirror from each slot's fields: the same as a ``put`` of each in turn.
         ``pace`` is called between steps and within the long ones (a build beside calls
@@ -60,7 +60,7 @@ class L4Index(SlotRows):
             # Something replaces something: store each in turn, in the order given.
             again = cls()
             for row in mirror._given():
-                again._put(SlotRef(*row))
+                again._put(row)
             return again
         for at in mirror._summary_rows(pace):
             mirror._stored(at)
@@ -92,7 +92,7 @@ class L4Index(SlotRows):
         """Record a slot just written; it replaces whatever held its id or its (topic, seq)."""
         self._put(slot)
 
-    def _put(self, entry: SlotRef | ArchiveSlot) -> None:
+    def _put(self, entry: SlotHeader | ArchiveSlot) -> None:
         self.remove(entry.id_hash)
         topic_id, seq = entry.topic_id, entry.seq
         self.journal.note(topic_id)
@@ -100,7 +100,7 @@ class L4Index(SlotRows):
         seqs, lower = self._seq, self._next
         top = self._top.get(topic_id)
         if top is None or seqs[top] < seq:  # the usual write: a new highest slot
-            at = self._append_row(fields_of(entry))
+            at = self._append_row(entry)
             lower[at] = 0 if top is None else top + 1
             self._top.put(topic_id, at)
         else:
@@ -113,7 +113,7 @@ class L4Index(SlotRows):
                 # Only a payload naming a foreign id gets here: keep one entry per address.
                 self._dropped(below)
                 below = lower[below] - 1
-            at = self._append_row(fields_of(entry))
+            at = self._append_row(entry)
             lower[at] = below + 1  # 0 ends the chain
             if above < 0:
                 self._top.put(topic_id, at)
@@ -161,7 +161,7 @@ class L4Index(SlotRows):
     def __contains__(self, id_hash: object) -> bool:
         return id_hash in self._row_of
 
-    def get(self, id_hash: int) -> SlotRef | None:
+    def get(self, id_hash: int) -> SlotHeader | None:
         at = self._row_of.get(id_hash)
         return None if at is None else self._ref(at)
 
@@ -178,7 +178,7 @@ class L4Index(SlotRows):
         """The seq an auto-allocated slot of the topic takes: ``max(highest, 2) + 1``."""
         return max(self.highest_seq(topic_id), SEQ_AGENT) + 1
 
-    def slots_of(self, topic_id: int) -> list[SlotRef]:
+    def slots_of(self, topic_id: int) -> list[SlotHeader]:
         """The topic's slots in seq order."""
         return [self._ref(at) for at in self._rows(topic_id)]
 
@@ -186,11 +186,11 @@ class L4Index(SlotRows):
         kinds = self._kind
         return [at for at in self._rows(topic_id) if kinds[at] == kind]
 
-    def _of_kind(self, topic_id: int, kind: int) -> list[SlotRef]:
+    def _of_kind(self, topic_id: int, kind: int) -> list[SlotHeader]:
         return [self._ref(at) for at in self._kind_rows(topic_id, kind)]
 
     def ids_of(self, topic_id: int, kind: int) -> list[int]:
-        """The ids of the topic's slots of ``kind`` in seq order, no ``SlotRef`` made."""
+        """The ids of the topic's slots of ``kind`` in seq order, no ``SlotHeader`` made."""
         ids = self._ids
         return [ids[at] for at in self._kind_rows(topic_id, kind)]
 
@@ -207,11 +207,11 @@ class L4Index(SlotRows):
             for topic_id, top in self._top.unordered_items()
         }
 
-    def utterances_of(self, topic_id: int) -> list[SlotRef]:
+    def utterances_of(self, topic_id: int) -> list[SlotHeader]:
         """The topic's utterances in seq order (what a turn distils from)."""
         return self._of_kind(topic_id, ArchiveKind.UTTERANCE)
 
-    def events_of(self, topic_id: int) -> list[SlotRef]:
+    def events_of(self, topic_id: int) -> list[SlotHeader]:
         """The topic's events in seq order."""
         return self._of_kind(topic_id, ArchiveKind.EVENT)
 
@@ -231,26 +231,26 @@ class L4Index(SlotRows):
         return max(map(self._node.__getitem__, self._rows(topic_id)), default=0)
 
     def created_in(self, topic_id: int) -> list[tuple[int, int]]:
-        """(id, created_at) of every slot of the topic, in seq order, no ``SlotRef`` made."""
+        """(id, created_at) of every slot of the topic, in seq order, no ``SlotHeader`` made."""
         ids, created = self._ids, self._created
         return [(ids[at], created[at]) for at in self._rows(topic_id)]
 
     def created_before(self, cutoff: int) -> list[tuple[int, int]]:
         """(id, topic) of every slot with ``created_at < cutoff`` (strict), ascending by id.
 
-        No ``SlotRef`` is made: a retention sweep asks this of the whole domain.
+        No ``SlotHeader`` is made: a retention sweep asks this of the whole domain.
         """
         created, ids, topics = self._created, self._ids, self._topic
         return [(ids[at], topics[at]) for at in self._live_rows() if created[at] < cutoff]
 
-    def all_slots(self) -> list[SlotRef]:
+    def all_slots(self) -> list[SlotHeader]:
         """Every slot of the domain ordered by (created_at, id): the domain-wide read order."""
         refs = [self._ref(at) for at in self._live_rows()]
         return sorted(refs, key=lambda r: (r.created_at, r.id_hash))
 
     # ---- comparison --------------------------------------------------------------------
 
-    def _contents(self) -> tuple[dict[int, SlotRef], dict[int, list[int]]]:
+    def _contents(self) -> tuple[dict[int, SlotHeader], dict[int, list[int]]]:
         by_id = {self._ids[at]: self._ref(at) for at in self._live_rows()}
         ids = self._ids
         return by_id, {t: [ids[at] for at in self._rows(t)] for t in self._top}

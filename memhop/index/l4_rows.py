@@ -1,7 +1,7 @@
 """The L4 mirror's packed rows: one row of parallel arrays per content slot.
 
 Contract:
-- A row holds one slot's ``SlotFields``; ``_ref`` makes its ``SlotRef`` (a
+- A row holds one slot's ``records.SlotHeader``; ``_ref`` makes it again (a
   code without an enum member stays an int).
 - ``_row_of`` finds a live row by id; ``_top`` and ``_next`` chain each
   topic's live rows from its highest seq down (``_rows``: in seq order).
@@ -12,7 +12,7 @@ Why packed: a row is about 40 bytes; an object per slot cost 160 bytes a
 record, held for as long as the domain is open. The chain runs in descending
 seq order (the topic's highest row, then each row's next lower one), so the
 usual write, a slot above the topic's highest, and ``next_seq`` cost the same
-however many slots the turn holds; the ``SlotRef`` a read returns is made then.
+however many slots the turn holds; the ``SlotHeader`` a read returns is made then.
 """
 
 from __future__ import annotations
@@ -20,17 +20,13 @@ from __future__ import annotations
 from array import array
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from itertools import compress, islice, pairwise
 
 from memhop.intmap import IntMap
-from memhop.records import ArchiveKind, ArchiveRole, ArchiveSlot
+from memhop.records import ArchiveKind, ArchiveRole, ArchiveSlot, SlotHeader
 from memhop.records.codes import ContentType, members_of
 
-__all__ = ["SlotFields", "SlotRef", "SlotRows", "fields_of", "no_pace"]
-
-SlotFields = tuple[int, int, int, int, int, int, int, int]
-"""(id_hash, topic_id, seq, kind, content_type, role, node_seq, created_at)."""
+__all__ = ["SlotRows", "no_pace"]
 
 # Code -> enum member, as the record decoders give them (a code without a member stays an int).
 _KINDS = members_of(ArchiveKind)
@@ -39,48 +35,8 @@ _ROLES = members_of(ArchiveRole)
 _REPACK_MIN = 4096
 _PACE_EVERY = 256  # rows (or topics) between two calls of a build's ``pace``
 _CHUNK = 1024  # rows a build stores between two calls of ``pace`` (each row costs little)
-# The per-row arrays, in ``SlotFields`` order.
+# The per-row arrays, in ``SlotHeader`` order.
 _COLUMNS = ("_ids", "_topic", "_seq", "_kind", "_ctype", "_role", "_node", "_created")
-
-
-@dataclass(frozen=True, slots=True)
-class SlotRef:
-    """What the mirror keeps of one content slot."""
-
-    id_hash: int
-    topic_id: int
-    seq: int
-    kind: int
-    content_type: int
-    role: int
-    node_seq: int
-    created_at: int
-
-    @classmethod
-    def of(cls, slot: ArchiveSlot) -> SlotRef:
-        return cls(
-            id_hash=slot.id_hash,
-            topic_id=slot.topic_id,
-            seq=slot.seq,
-            kind=slot.kind,
-            content_type=slot.content_type,
-            role=slot.role,
-            node_seq=slot.node_seq,
-            created_at=slot.created_at,
-        )
-
-
-def fields_of(slot: SlotRef | ArchiveSlot) -> SlotFields:
-    return (
-        slot.id_hash,
-        slot.topic_id,
-        slot.seq,
-        slot.kind,
-        slot.content_type,
-        slot.role,
-        slot.node_seq,
-        slot.created_at,
-    )
 
 
 def no_pace() -> None:
@@ -112,7 +68,7 @@ class SlotRows:
         self._node: array[int] = array("I")
         self._created: array[int] = array("q")
 
-    def _filled(self, rows: Iterable[SlotFields], pace: Callable[[], None]) -> bool:
+    def _filled(self, rows: Iterable[SlotHeader], pace: Callable[[], None]) -> bool:
         """Store and index ``rows``, ``pace`` called between steps and every ``_PACE_EVERY``
         rows of the long ones; False when one replaces another (the same id or place):
         the rows are then stored unindexed, in the order given (``_given``)."""
@@ -137,9 +93,10 @@ class SlotRows:
         self._top = IntMap.from_mapping(tops)
         return True
 
-    def _given(self) -> Iterator[SlotFields]:
+    def _given(self) -> Iterator[SlotHeader]:
         """Every row stored, in the order stored."""
-        return zip(*(getattr(self, name) for name in _COLUMNS), strict=True)
+        columns = zip(*(getattr(self, name) for name in _COLUMNS), strict=True)
+        return map(SlotHeader._make, columns)
 
     def _grouped(self, pace: Callable[[], None]) -> dict[int, list[int]] | None:
         """Topic -> its rows in seq order, from the rows alone; None when a place repeats."""
@@ -196,23 +153,22 @@ class SlotRows:
 
     # ---- rows --------------------------------------------------------------------------
 
-    def _append_row(self, row: SlotFields) -> int:
+    def _append_row(self, row: SlotHeader | ArchiveSlot) -> int:
         at = len(self._ids)
-        id_hash, topic_id, seq, kind, ctype, role, node_seq, created_at = row
-        self._ids.append(id_hash)
-        self._topic.append(topic_id)
-        self._seq.append(seq)
-        self._kind.append(kind)
-        self._ctype.append(ctype)
-        self._role.append(role)
-        self._node.append(node_seq)
-        self._created.append(created_at)
+        self._ids.append(row.id_hash)
+        self._topic.append(row.topic_id)
+        self._seq.append(row.seq)
+        self._kind.append(row.kind)
+        self._ctype.append(row.content_type)
+        self._role.append(row.role)
+        self._node.append(row.node_seq)
+        self._created.append(row.created_at)
         self._next.append(0)
         return at
 
-    def _ref(self, at: int) -> SlotRef:
+    def _ref(self, at: int) -> SlotHeader:
         kind, ctype, role = self._kind[at], self._ctype[at], self._role[at]
-        return SlotRef(
+        return SlotHeader(
             self._ids[at],
             self._topic[at],
             self._seq[at],

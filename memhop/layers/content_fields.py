@@ -17,37 +17,23 @@ Contract:
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
 
 from memhop.engine import Engine
-from memhop.records import ArchiveSlot, RecordType
+from memhop.records import ArchiveSlot, RecordType, SlotHeader
 from memhop.records.archive import ARCHIVE_SHAPE, plain_numbers
 from memhop.records.shapes import DAMAGE
 
-__all__ = ["ContentFields", "all_content_fields"]
+__all__ = ["all_content_fields", "content_fields_of"]
 
 
-class ContentFields(NamedTuple):
-    """One content slot's fields, text left out; ``id_hash`` is its record id."""
-
-    id_hash: int
-    topic_id: int
-    seq: int
-    kind: int
-    content_type: int
-    role: int
-    node_seq: int
-    created_at: int
-
-
-def _fast(id_hash: int, payload: bytes, pool: dict[int, int]) -> ContentFields | None:
+def _fast(id_hash: int, payload: bytes, pool: dict[int, int]) -> SlotHeader | None:
     """The fields of a payload in the usual shape, or None to decode it in full."""
     m = ARCHIVE_SHAPE.fullmatch(payload)
     numbers = None if m is None else plain_numbers(m)
     if numbers is None:
         return None  # another shape, or out of range: the full decode names the error
     _, kind, seq, ctype, role, topic, node, created = numbers
-    return ContentFields(
+    return SlotHeader(
         id_hash,
         pool.setdefault(topic, topic),
         seq,
@@ -59,9 +45,9 @@ def _fast(id_hash: int, payload: bytes, pool: dict[int, int]) -> ContentFields |
     )
 
 
-def _decoded(id_hash: int, payload: bytes, pool: dict[int, int]) -> ContentFields:
+def _decoded(id_hash: int, payload: bytes, pool: dict[int, int]) -> SlotHeader:
     slot = ArchiveSlot.from_json(payload)
-    return ContentFields(
+    return SlotHeader(
         id_hash,
         pool.setdefault(slot.topic_id, slot.topic_id),
         slot.seq,
@@ -75,7 +61,7 @@ def _decoded(id_hash: int, payload: bytes, pool: dict[int, int]) -> ContentField
 
 def all_content_fields(
     engine: Engine, agent_id: int, ints: dict[int, int] | None = None
-) -> list[ContentFields]:
+) -> list[SlotHeader]:
     """Every readable content slot of the domain, ascending by id, text left out.
 
     ``ints`` pools int objects (``all_topic_rows`` may have filled it).
@@ -83,7 +69,7 @@ def all_content_fields(
     return _fields(engine, agent_id, engine.payloads_of_type(agent_id, RecordType.ARCHIVE), ints)
 
 
-def content_fields_of(engine: Engine, agent_id: int, ids: Sequence[int]) -> list[ContentFields]:
+def content_fields_of(engine: Engine, agent_id: int, ids: Sequence[int]) -> list[SlotHeader]:
     """The readable content slots among ``ids``, in their order, as ``all_content_fields``.
 
     An id that holds no content slot is left out; damage is skipped and counted.
@@ -96,8 +82,8 @@ def _fields(
     agent_id: int,
     payloads: Iterable[tuple[int, bytes]],
     ints: dict[int, int] | None,
-) -> list[ContentFields]:
-    found: list[ContentFields] = []
+) -> list[SlotHeader]:
+    found: list[SlotHeader] = []
     # One int object per topic id and per stamp: a topic's slots share both, and the
     # mirror holds these rows for as long as the domain is open.
     pool: dict[int, int] = {} if ints is None else ints

@@ -29,7 +29,7 @@ Traps:
 If you change this: the golden payloads in tests/records pin every key.
 """
 
-from memhop.records.archive import SEQ_AGENT, SEQ_USER, ArchiveSlot
+from memhop.records.archive import SEQ_AGENT, SEQ_USER, ArchiveSlot, SlotHeader
 from memhop.records.codes import (
     AgentType,
     ArchiveKind,
@@ -70,6 +70,7 @@ __all__ = [
     "SceneEdge",
     "SceneNode",
     "SceneSlot",
+    "SlotHeader",
     "TopicSlot",
     "derive_mbti_type",
     "known",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import ClassVar, Self, TypeAlias
+from typing import ClassVar, NamedTuple, Self, TypeAlias
 
 from memhop.records.codes import (
     ArchiveKind,
@@ -18,7 +18,7 @@ from memhop.records.gojson import I64_MAX, I64_MIN, U32_MAX, ObjectWriter, is_u6
 from memhop.records.goread import read_object
 from memhop.records.shapes import I64, INT, STRING, U64, UINT, plain_text, u8_digits
 
-__all__ = ["SEQ_AGENT", "SEQ_USER", "ArchiveSlot"]
+__all__ = ["SEQ_AGENT", "SEQ_USER", "ArchiveSlot", "SlotHeader"]
 
 SEQ_USER = 1
 SEQ_AGENT = 2
@@ -199,4 +199,32 @@ class ArchiveSlot:
             node_seq=r.u32("node_seq"),
             created_at=r.i64("created_at"),
             content=r.string("content"),
+        )
+
+
+class SlotHeader(NamedTuple):
+    """A content slot without its text and event type (``id_hash`` is its record id):
+    what the content mirror keeps of it and the domain load reads. A tuple, so a build
+    takes rows of them column by column."""
+
+    id_hash: int
+    topic_id: int
+    seq: int
+    kind: int
+    content_type: int
+    role: int
+    node_seq: int
+    created_at: int
+
+    @classmethod
+    def of(cls, slot: ArchiveSlot) -> SlotHeader:
+        return cls(
+            slot.id_hash,
+            slot.topic_id,
+            slot.seq,
+            slot.kind,
+            slot.content_type,
+            slot.role,
+            slot.node_seq,
+            slot.created_at,
         )

@@ -12,11 +12,10 @@ from hypothesis import strategies as st
 from memhop.engine import Engine, create_engine
 from memhop.errors import DeserializationError
 from memhop.index.l4 import L4Index
-from memhop.index.l4_rows import SlotRef
 from memhop.layers import archive
 from memhop.layers.content_fields import all_content_fields
 from memhop.layers.topic_rows import all_topic_rows
-from memhop.records import ArchiveSlot, RecordType, TopicSlot
+from memhop.records import ArchiveSlot, RecordType, SlotHeader, TopicSlot
 
 AGENT = 0
 _RUNS = itertools.count()
@@ -55,9 +54,9 @@ def test_fields_equal_a_full_decode_of_every_record(
     try:
         archive.write_contents(engine, AGENT, slots)
         archive.write_contents(engine, OTHER_AGENT, slots[:1])
-        fields = [SlotRef(*row) for row in all_content_fields(engine, AGENT)]
+        fields = all_content_fields(engine, AGENT)
         decoded = _decoded(engine, AGENT)
-        assert fields == [SlotRef.of(s) for s in decoded]
+        assert fields == [SlotHeader.of(s) for s in decoded]
         assert len(fields) == len({(s.topic_id, s.seq) for s in slots})  # positive control
         built = L4Index.from_fields(all_content_fields(engine, AGENT))
         assert built == L4Index.from_records(decoded)
@@ -86,16 +85,7 @@ def test_payloads_in_another_shape_are_decoded_in_full(engine: Engine) -> None:
     assert (got[0x14].role, got[0x14].created_at) == (2, 0)
     for id_hash, payload in shaped:
         slot = ArchiveSlot.from_json(payload)
-        assert got[id_hash] == (
-            id_hash,
-            slot.topic_id,
-            slot.seq,
-            slot.kind,
-            slot.content_type,
-            slot.role,
-            slot.node_seq,
-            slot.created_at,
-        )
+        assert got[id_hash] == SlotHeader.of(slot)._replace(id_hash=id_hash)
 
 
 def test_a_damaged_payload_is_skipped_and_counted(engine: Engine) -> None:

@@ -12,8 +12,7 @@ from memhop import intmap
 from memhop.ids import content_id
 from memhop.index import l4_rows
 from memhop.index.l4 import L4Index
-from memhop.index.l4_rows import SlotRef
-from memhop.records import ArchiveKind, ArchiveRole, ArchiveSlot
+from memhop.records import ArchiveKind, ArchiveRole, ArchiveSlot, SlotHeader
 
 TOPIC = 77
 
@@ -195,7 +194,7 @@ def _assert_like(index: L4Index, reference: dict[int, ArchiveSlot], cutoff: int)
         highest = max((s.seq for s in mine), default=0)
         assert index.highest_seq(topic) == highest
         assert index.next_seq(topic) == max(highest, 2) + 1
-        assert index.slots_of(topic) == [SlotRef.of(s) for s in mine]
+        assert index.slots_of(topic) == [SlotHeader.of(s) for s in mine]
         want = [s.seq for s in mine if s.kind == ArchiveKind.UTTERANCE]
         assert [r.seq for r in index.utterances_of(topic)] == want
     by_topic = {t: index.ids_in(t) for t in index.topics()}

@@ -13,8 +13,7 @@ from hypothesis import strategies as st
 from memhop.ids import content_id
 from memhop.index.l2meta import LISTING_MAX_DEPTH, L2Meta, ListingRow
 from memhop.index.l4 import L4Index
-from memhop.index.l4_rows import SlotRef
-from memhop.records import ArchiveKind, ArchiveRole, TopicSlot
+from memhop.records import ArchiveKind, ArchiveRole, SlotHeader, TopicSlot
 from memhop.root.provenance import TURN, children_of, of_row, of_scene
 
 SCENES = (11, 22, 33)
@@ -83,7 +82,7 @@ def test_scene_orders_equal_a_sort_of_the_scene_rows(ops: list[tuple[object, ...
 
 
 _ref = st.builds(
-    SlotRef,
+    SlotHeader,
     id_hash=st.just(0),
     topic_id=IDS,
     seq=st.integers(1, 3),
@@ -95,9 +94,9 @@ _ref = st.builds(
 )
 
 
-def _addressed(ref: SlotRef, foreign: bool) -> SlotRef:
+def _addressed(ref: SlotHeader, foreign: bool) -> SlotHeader:
     address = content_id(ref.topic_id + (100 if foreign else 0), ref.seq)
-    return SlotRef(address, *tuple(ref.__getattribute__(f) for f in SlotRef.__slots__[1:]))
+    return SlotHeader(address, *tuple(ref.__getattribute__(f) for f in SlotHeader._fields[1:]))
 
 
 @given(
@@ -105,7 +104,7 @@ def _addressed(ref: SlotRef, foreign: bool) -> SlotRef:
     rows=st.lists(_topic, max_size=8, unique_by=lambda t: t.id),
 )
 def test_provenance_of_a_scene_equals_a_lookup_per_row(
-    ops: list[tuple[bool, SlotRef, bool]], rows: list[TopicSlot]
+    ops: list[tuple[bool, SlotHeader, bool]], rows: list[TopicSlot]
 ) -> None:
     """Summarised topics are tracked through puts and removes, foreign addresses included."""
     contents = L4Index()
@@ -138,9 +137,9 @@ def test_a_summarised_row_and_a_parent_are_dream_rows_and_the_rest_turn_rows() -
         ]
     )
     contents = L4Index()
-    summary = SlotRef(content_id(summarised, 1), summarised, 1, 0, 0, ArchiveRole.DREAM, 0, 0)
+    summary = SlotHeader(content_id(summarised, 1), summarised, 1, 0, 0, ArchiveRole.DREAM, 0, 0)
     contents._put(summary)
-    contents._put(SlotRef(content_id(plain, 1), plain, 1, 0, 0, ArchiveRole.USER, 0, 0))
+    contents._put(SlotHeader(content_id(plain, 1), plain, 1, 0, 0, ArchiveRole.USER, 0, 0))
     made = of_scene(meta, contents, 11)
     assert set(made) == {fused, summarised}  # plain and member are turn rows
     assert made[fused].derived_from == (member,)
