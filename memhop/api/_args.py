@@ -24,10 +24,6 @@ _STATUS_CODES: dict[str, PlanStatusCode] = {
 }
 
 
-def _refuse(msg: str) -> InvalidQueryError:
-    return InvalidQueryError(msg)
-
-
 def text(value: object, what: str, max_bytes: int | None = MAX_TEXT_BYTES) -> str:
     """A str of valid Unicode within its cap (``memhop.config.MAX_*_BYTES``; see valid_text)."""
     return valid_text(value, what, max_bytes)
@@ -37,7 +33,7 @@ def integer(value: object, what: str) -> int:
     """An int (an IntEnum member is one); bool and float are refused."""
     if isinstance(value, bool) or not isinstance(value, int):
         msg = f"{what} must be an integer, not {type(value).__name__}"
-        raise _refuse(msg)
+        raise InvalidQueryError(msg)
     return int(value)
 
 
@@ -64,11 +60,11 @@ def enum_code(value: object, enum: type[IntEnum], what: str) -> int:
             if member.name.lower() == word:
                 return member
         msg = f"{what} must be one of {', '.join(enum_words(enum))}, got {value!r}"
-        raise _refuse(msg)
+        raise InvalidQueryError(msg)
     if isinstance(value, bool) or not isinstance(value, int):
         words = ", ".join(enum_words(enum))
         msg = f"{what} must be one of {words} (or its number), not {type(value).__name__}"
-        raise _refuse(msg)
+        raise InvalidQueryError(msg)
     return value
 
 
@@ -83,7 +79,7 @@ def enum_code_list(value: object, enum: type[IntEnum], what: str) -> tuple[int, 
 def flag(value: object, what: str) -> bool:
     if not isinstance(value, bool):
         msg = f"{what} must be true or false, not {type(value).__name__}"
-        raise _refuse(msg)
+        raise InvalidQueryError(msg)
     return value
 
 
@@ -111,7 +107,7 @@ def topic_id(value: object, what: str = "topic id") -> int:
     raw = text(value, what)
     if raw == _ZERO:
         msg = f"{what} {_ZERO} is reserved"
-        raise _refuse(msg)
+        raise InvalidQueryError(msg)
     return ids.parse_id(raw, what)
 
 
@@ -119,7 +115,7 @@ def _list_of(value: object, what: str, item: Callable[[object, str], int]) -> tu
     """A JSON list whose every entry ``item`` accepts (a bare string is not a list)."""
     if isinstance(value, str) or not isinstance(value, Sequence):
         msg = f"{what} must be a list"
-        raise _refuse(msg)
+        raise InvalidQueryError(msg)
     return tuple(item(v, f"{what} entry") for v in value)
 
 
@@ -137,7 +133,7 @@ def uint32(value: object, what: str) -> int:
     number = integer(value, what)
     if not 0 <= number < 2**32:
         msg = f"{what} {number} is out of range: want 0..{2**32 - 1}"
-        raise _refuse(msg)
+        raise InvalidQueryError(msg)
     return number
 
 

@@ -23,8 +23,8 @@ from memhop.api.results import (
     SceneContext,
     SceneSlot,
     SearchResult,
+    TopicSlot,
 )
-from memhop.api.results import TopicSlot as TopicResult
 from memhop.api.types import ArchiveKind, ArchiveRole, ContentType
 from memhop.config import MAX_NAME_BYTES, ProfileInput
 from memhop.root import content as archive_ops
@@ -111,7 +111,7 @@ class Session(PlanFace, GraphFace, DreamFace, AdminFace):
 
     def update(
         self, *, created_at: int, input: str = "", output: str = "", outcome: str = ""
-    ) -> TopicResult:
+    ) -> TopicSlot:
         """Close the open turn: store its lines, extract keywords (one model call), list it.
 
         Needs at least one of input, output, outcome. Closing the same turn

@@ -34,10 +34,6 @@ from memhop.records import RecordType, SceneSlot, TopicSlot
 __all__ = ["delete_scene", "delete_topic", "merge_scenes", "rename_topic", "update_scene"]
 
 
-def _refuse(msg: str) -> InvalidQueryError:
-    return InvalidQueryError(msg)
-
-
 # ---- scene patch and topic rename ----------------------------------------------------------
 
 
@@ -55,7 +51,7 @@ def _anchor(stored: SceneSlot, l3_id: int | None, force: bool, engine: Engine) -
             f"scene {ids.format_id(stored.scene_id)} is anchored to"
             f" {ids.format_id(stored.l3_id)}; pass Force to re-anchor"
         )
-        raise _refuse(msg)
+        raise InvalidQueryError(msg)
     return l3_id
 
 
@@ -70,7 +66,7 @@ def update_scene(
     """Patch a scene's name and anchor; return it as stored. No change writes nothing."""
     if name == "":
         msg = "scene name is required"
-        raise _refuse(msg)
+        raise InvalidQueryError(msg)
     stored = scene.get_scene(engine, ctx.agent_id, scene_id)
     patched = dataclasses.replace(
         stored,
@@ -87,7 +83,7 @@ def rename_topic(engine: Engine, ctx: DomainContext, topic_id: int, name: str) -
     """Set a topic's name only (depth, parent, keywords kept); the same name writes nothing."""
     if name == "":
         msg = "topic name is required"
-        raise _refuse(msg)
+        raise InvalidQueryError(msg)
     try:
         renamed, written = topic.rename_topic(engine, ctx.agent_id, topic_id, name)
     except NotFoundError as exc:
@@ -104,15 +100,15 @@ def rename_topic(engine: Engine, ctx: DomainContext, topic_id: int, name: str) -
 def _check_merge_ids(primary_id: int, secondary_ids: Sequence[int]) -> None:
     if not secondary_ids:
         msg = "secondary scene ids are required"
-        raise _refuse(msg)
+        raise InvalidQueryError(msg)
     if primary_id in secondary_ids:
         msg = f"the primary scene {ids.format_id(primary_id)} is listed among the secondaries"
-        raise _refuse(msg)
+        raise InvalidQueryError(msg)
     seen: set[int] = set()
     for sid in secondary_ids:
         if sid in seen:
             msg = f"secondary scene {ids.format_id(sid)} is listed twice"
-            raise _refuse(msg)
+            raise InvalidQueryError(msg)
         seen.add(sid)
 
 
@@ -127,7 +123,7 @@ def _merged_anchor(primary: SceneSlot, secondaries: Sequence[SceneSlot]) -> int:
             f"the secondary scenes are anchored to different graphs ({named}) and the primary"
             f" scene {ids.format_id(primary.scene_id)} to none: anchor the primary first"
         )
-        raise _refuse(msg)
+        raise InvalidQueryError(msg)
     return anchors[0] if anchors else 0
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NoReturn
 
 from memhop import ids
 from memhop.domain.context import DomainContext, OpenTurn
@@ -33,14 +32,11 @@ _TYPE_OF = members_of(ContentType)
 _ROLE_OF = members_of(ArchiveRole)
 
 
-def _refuse(msg: str) -> NoReturn:
-    raise InvalidQueryError(msg)
-
-
 def require_turn(ctx: DomainContext) -> OpenTurn:
     """Return the open turn, or refuse with upstream's "no turn is open"."""
     if ctx.open_turn is None:
-        _refuse("no turn is open: call search to open one")
+        msg = "no turn is open: call search to open one"
+        raise InvalidQueryError(msg)
     return ctx.open_turn
 
 
@@ -51,7 +47,7 @@ def check_ms(value: int, what: str = "created_at") -> None:
             f"{what} {value} is not milliseconds since the epoch: values in [1e9, 1e11) look"
             " like seconds and values above 1e14 like microseconds"
         )
-        _refuse(msg)
+        raise InvalidQueryError(msg)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,37 +69,47 @@ class ContentInput:
         once, there for its type and here for what it may be."""
         kind = self.kind
         if kind not in _KINDS:
-            _refuse(f"undefined content kind {kind}")
+            msg = f"undefined content kind {kind}"
+            raise InvalidQueryError(msg)
         if self.content == "":
-            _refuse("content is required")
+            msg = "content is required"
+            raise InvalidQueryError(msg)
         created = self.created_at
         if created <= 0:
-            _refuse("a positive timestamp is required")
+            msg = "a positive timestamp is required"
+            raise InvalidQueryError(msg)
         check_ms(created)
         if self.content_type not in _CONTENT_TYPES:
-            _refuse(f"undefined content type {self.content_type}")
+            msg = f"undefined content type {self.content_type}"
+            raise InvalidQueryError(msg)
         if self.seq < 0 or self.seq >= 2**64 or not 0 <= self.node_seq < 2**32:
-            _refuse("seq and node_seq must be non-negative and in range")
+            msg = "seq and node_seq must be non-negative and in range"
+            raise InvalidQueryError(msg)
         size = len(self.event_type.encode()) + len(self.content.encode())
         if kind == ArchiveKind.EVENT:
             if self.event_type == "":
-                _refuse("an event requires EventType")
+                msg = "an event requires EventType"
+                raise InvalidQueryError(msg)
             if size > MAX_EVENT_PAYLOAD_BYTES:
                 msg = f"event of {size} bytes exceeds the {MAX_EVENT_PAYLOAD_BYTES}-byte budget"
-                _refuse(msg)
+                raise InvalidQueryError(msg)
             return
         if self.event_type != "":
-            _refuse("an utterance carries no EventType")
+            msg = "an utterance carries no EventType"
+            raise InvalidQueryError(msg)
         if self.node_seq != 0:
-            _refuse("an utterance hangs on no plan node")
+            msg = "an utterance hangs on no plan node"
+            raise InvalidQueryError(msg)
         role = self.role
         if role == ArchiveRole.DREAM:
-            _refuse("an utterance speaks as user, agent or system")
+            msg = "an utterance speaks as user, agent or system"
+            raise InvalidQueryError(msg)
         if role not in _SPEAKERS:
-            _refuse(f"undefined content role {role}")
+            msg = f"undefined content role {role}"
+            raise InvalidQueryError(msg)
         if size > MAX_UTTERANCE_PAYLOAD_BYTES:
             msg = f"utterance of {size} bytes exceeds the {MAX_UTTERANCE_PAYLOAD_BYTES}-byte budget"
-            _refuse(msg)
+            raise InvalidQueryError(msg)
 
     def to_slot(self, id_hash: int, topic_id: int, seq: int) -> ArchiveSlot:
         """The record a validated input stores at ``id_hash``: ``content_id(topic_id, seq)``."""
@@ -162,7 +168,7 @@ def append_archive(engine: Engine, ctx: DomainContext, item: ContentInput) -> in
         step = item.node_seq
         if not ctx.scene_mirrors(engine, turn.scene_id).plans.has_live_step(turn.topic_id, step):
             msg = f"the event names step {step}, which is not on this turn's plan tree"
-            _refuse(msg)
+            raise InvalidQueryError(msg)
     item.validate()
     return write_contents(engine, ctx, turn, [item])[0].seq
 
@@ -185,11 +191,14 @@ class ArchiveQuery:
 def check_query(engine: Engine, ctx: DomainContext, q: ArchiveQuery) -> None:
     """Refuse a query that cannot mean anything, before reading."""
     if q.node_seq and q.topic_id is None:
-        _refuse("a step filter needs its turn's topic id")
+        msg = "a step filter needs its turn's topic id"
+        raise InvalidQueryError(msg)
     if q.kind is not None and q.kind not in _KINDS:
-        _refuse(f"undefined content kind {q.kind}")
+        msg = f"undefined content kind {q.kind}"
+        raise InvalidQueryError(msg)
     if q.type is not None and q.type not in _CONTENT_TYPES:
-        _refuse(f"undefined content type {q.type}")
+        msg = f"undefined content type {q.type}"
+        raise InvalidQueryError(msg)
     for bound, what in ((q.start, "start"), (q.end, "end")):
         if bound:
             check_ms(bound, what)
@@ -198,7 +207,7 @@ def check_query(engine: Engine, ctx: DomainContext, q: ArchiveQuery) -> None:
             f"topic id {ids.format_id(q.topic_id)} names a scene; pass the turn id search"
             " returned (new_topic_id)"
         )
-        _refuse(msg)
+        raise InvalidQueryError(msg)
 
 
 def search_l4(engine: Engine, ctx: DomainContext, q: ArchiveQuery) -> list[ArchiveSlot]:

@@ -24,10 +24,6 @@ from memhop.tools.table import HIDDEN, Tool
 __all__ = ["arguments", "decode"]
 
 
-def _refuse(msg: str) -> InvalidQueryError:
-    return InvalidQueryError(msg)
-
-
 def arguments(tool: Tool, raw: object) -> dict[str, Any]:
     """The call's arguments as a dict: JSON object text, a mapping, or nothing."""
     if raw is None or raw == "":
@@ -38,17 +34,17 @@ def arguments(tool: Tool, raw: object) -> dict[str, Any]:
             decoded = json.loads(raw)
         except RecursionError:
             msg = f"{tool.name}: the arguments nest too deeply to read"
-            raise _refuse(msg) from None
+            raise InvalidQueryError(msg) from None
         except ValueError as exc:
             msg = f"{tool.name}: the arguments are not JSON ({exc})"
-            raise _refuse(msg) from None
+            raise InvalidQueryError(msg) from None
     if not isinstance(decoded, Mapping):
         msg = f"{tool.name}: the arguments must be a JSON object, not {type(decoded).__name__}"
-        raise _refuse(msg)
+        raise InvalidQueryError(msg)
     for key in decoded:
         if not isinstance(key, str):
             msg = f"{tool.name}: argument names must be strings, not {type(key).__name__}"
-            raise _refuse(msg)
+            raise InvalidQueryError(msg)
     return dict(decoded)
 
 
@@ -60,19 +56,19 @@ def decode(tool: Tool, raw: Mapping[str, Any]) -> dict[str, Any]:
     for key, value in raw.items():
         if key in hidden:
             msg = f"{tool.name}: {key} is filled by the host, not the model"
-            raise _refuse(msg)
+            raise InvalidQueryError(msg)
         param = wanted.get(key)
         if param is None:
             takes = ", ".join(wanted) or "no arguments"
             msg = f"{tool.name}: unknown argument {key!r} (it takes {takes})"
-            raise _refuse(msg)
+            raise InvalidQueryError(msg)
         if value is None and not param.required:
             continue
         out[key] = _value(value, param.hint, key)
     missing = [name for name, p in wanted.items() if p.required and name not in raw]
     if missing:
         msg = f"{tool.name}: missing argument {', '.join(missing)}"
-        raise _refuse(msg)
+        raise InvalidQueryError(msg)
     return out
 
 
@@ -105,13 +101,13 @@ def _pairs(value: list[Any] | tuple[Any, ...], what: str) -> dict[Any, Any]:
     for pair in value:
         if not isinstance(pair, Mapping) or set(pair) != {"key", "value"}:
             msg = f"{what} must be a list of {{key, value}} objects"
-            raise _refuse(msg)
+            raise InvalidQueryError(msg)
         key = pair["key"]
         if not isinstance(key, str):
             msg = f"{what} keys must be strings, not {type(key).__name__}"
-            raise _refuse(msg)
+            raise InvalidQueryError(msg)
         if key in out:
             msg = f"{what} lists the key {key!r} twice"
-            raise _refuse(msg)
+            raise InvalidQueryError(msg)
         out[key] = pair["value"]
     return out
