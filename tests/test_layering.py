@@ -83,6 +83,7 @@ ALLOWED: dict[str, set[str]] = {
         "memhop.index",
         "memhop.llm",
         "memhop.text",
+        "memhop.intmap",
         "memhop.records",
         "memhop.ids",
         "memhop.errors",
