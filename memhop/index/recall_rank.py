@@ -20,7 +20,7 @@ import itertools
 import math
 import operator
 from array import array
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from memhop.index.recall_floor import KthFloor
@@ -109,29 +109,22 @@ class Ranking(abc.ABC):
             w = weight[term_id]
             if i == 0 and accept is None:
                 # Every posting of the first term is read (no document is ranked yet).
-                scores = self._scored(term_id, w, base, per_length)
+                scores = self._scored(*self._postings(term_id), w, base, per_length)
                 continue
-            pairs = zip(*self._postings(term_id), strict=True)
+            docs, counts = self._postings(term_id)
+            read, total = 0, len(docs)
             untouched = floor.closes(scores, remaining[i])
             if not untouched:
                 closed = False
-                read, total = 0, self._df_slots(term_id)
                 while read < total:
                     # Checking costs a pass over the scores: read at least as many postings.
                     step = max(_CHUNK, len(scores))
+                    chunk = docs[read : read + step], counts[read : read + step]
                     read += step
-                    for slot, tf in itertools.islice(pairs, step):
-                        length = lengths[slot]
-                        if not length:
-                            continue  # a removed document
-                        if slot not in scores:
-                            if slot in refused:
-                                continue
-                            if accept is not None and not self._accepts(accept, slot):
-                                refused.add(slot)
-                                continue
-                            scores[slot] = 0.0
-                        scores[slot] += w * tf / (tf + base + per_length * length)
+                    if accept is None:
+                        self._add_every(scores, *chunk, w, base, per_length)
+                    else:
+                        self._add_accepted(scores, refused, accept, *chunk, w, base, per_length)
                     if read < total and floor.closes(scores, remaining[i]):
                         closed = True
                         break
@@ -142,14 +135,16 @@ class Ranking(abc.ABC):
             # read yet and the found are far fewer, look each one up instead.
             least = floor.value - remaining[i]
             scores = {slot: score for slot, score in scores.items() if score >= least}
-            if untouched and len(scores) * 8 < self._df_slots(term_id):
+            if untouched and len(scores) * 8 < total:
                 for slot in scores:
                     tf = self._count_in(slot, term_id)
                     if tf:
                         scores[slot] += w * tf / (tf + base + per_length * lengths[slot])
                 continue
-            for slot, tf in pairs:
-                if slot in scores:
+            if scores and read < total:
+                rest = dict(zip(docs[read:], counts[read:], strict=True))  # in C, not a loop
+                for slot in scores.keys() & rest.keys():
+                    tf = rest[slot]
                     scores[slot] += w * tf / (tf + base + per_length * lengths[slot])
         if len(scores) > limit:  # only the k best and those tied with them are ordered
             kth = heapq.nlargest(limit, scores.values())[-1]
@@ -160,10 +155,11 @@ class Ranking(abc.ABC):
             ranked.append((-score, -created[slot], (kinds[slot], ids[slot])))
         return [Scored(key, -neg) for neg, _, key in heapq.nsmallest(limit, ranked)]
 
-    def _scored(self, term_id: int, w: float, base: float, per_length: float) -> dict[int, float]:
-        """Every live document of the term, scored for it alone: column by column in C
-        (a loop in Python costs about four times as much a posting)."""
-        docs, counts = self._postings(term_id)
+    def _scored(
+        self, docs: Sequence[int], counts: Sequence[int], w: float, base: float, per_length: float
+    ) -> dict[int, float]:
+        """Every live document of a run of a term's postings, scored for the term alone:
+        column by column in C (a loop in Python costs about four times as much a posting)."""
         lengths = list(map(self._lengths.__getitem__, docs))
         # the same sums and products, in the same order, as the scan does one by one
         norms = map(operator.add, map(base.__radd__, counts), map(per_length.__mul__, lengths))
@@ -172,6 +168,49 @@ class Ranking(abc.ABC):
             for slot in itertools.compress(docs, map(operator.not_, lengths)):
                 del scores[slot]  # a removed document (its length is 0)
         return scores
+
+    def _add_every(
+        self,
+        scores: dict[int, float],
+        docs: Sequence[int],
+        counts: Sequence[int],
+        w: float,
+        base: float,
+        per_length: float,
+    ) -> None:
+        """Add the term's score to every live document of a run of its postings, the new
+        ones taken in: ``_scored``'s columns in C, then one sum for each already found
+        (the same sums, in the same order, as a scan posting by posting)."""
+        added = self._scored(docs, counts, w, base, per_length)
+        for slot in added.keys() & scores.keys():
+            added[slot] += scores[slot]
+        scores.update(added)
+
+    def _add_accepted(
+        self,
+        scores: dict[int, float],
+        refused: set[int],
+        accept: Callable[[DocKey, int, int], bool],
+        docs: Sequence[int],
+        counts: Sequence[int],
+        w: float,
+        base: float,
+        per_length: float,
+    ) -> None:
+        """``_add_every`` for a search that filters: each new document is asked first."""
+        lengths = self._lengths
+        for slot, tf in zip(docs, counts, strict=True):
+            length = lengths[slot]
+            if not length:
+                continue  # a removed document
+            if slot not in scores:
+                if slot in refused:
+                    continue
+                if not self._accepts(accept, slot):
+                    refused.add(slot)
+                    continue
+                scores[slot] = 0.0
+            scores[slot] += w * tf / (tf + base + per_length * length)
 
     def _bound(self, term_id: int, weight: float, base: float, per_length: float) -> float:
         """The most the term gives any live document: its highest count in its shortest
@@ -196,9 +235,6 @@ class Ranking(abc.ABC):
         a, b = self._terms_of_slot(slot)
         at = self._fwd_terms.find(term_id, a, b)
         return 0 if at < 0 else self._fwd_counts[at]
-
-    def _df_slots(self, term_id: int) -> int:
-        return len(self._postings(term_id)[0])
 
     def _accepts(self, accept: Callable[[DocKey, int, int], bool], slot: int) -> bool:
         return accept((self._kinds[slot], self._ids[slot]), self._scenes[slot], self._created[slot])
