@@ -134,7 +134,8 @@ class Ranking(abc.ABC):
             # to those that can still reach it. When none of this term's postings were
             # read yet and the found are far fewer, look each one up instead.
             least = floor.value - remaining[i]
-            scores = {slot: score for slot, score in scores.items() if score >= least}
+            if scores and min(scores.values()) < least:  # a pass in C first: often none go
+                scores = {slot: score for slot, score in scores.items() if score >= least}
             if untouched and len(scores) * 8 < total:
                 for slot in scores:
                     tf = self._count_in(slot, term_id)
