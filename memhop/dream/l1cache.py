@@ -48,6 +48,7 @@ import dataclasses
 from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import compress
 
 from memhop.dream import decay
 from memhop.dream.env import Held
@@ -205,10 +206,9 @@ class L1Cache(NodeCopies):
         engine, agent = self.engine, self.agent_id
         ids = engine.ids_of_type(agent, rec_type)
         offsets = engine.offsets_of(agent, ids)  # one hold of the engine's lock
-        live = [(i, at) for i, at in zip(ids, offsets, strict=True) if at is not None]
-        return IntMap.from_arrays(
-            array("Q", [i for i, _ in live]), array("Q", [a for _, a in live])
-        )
+        found = [at is not None for at in offsets]
+        live = array("Q", [at for at in offsets if at is not None])
+        return IntMap.from_arrays(array("Q", compress(ids, found)), live)
 
     def _refresh_topics(self, held: Held, drift: bool) -> None:
         """Take in the topics changed since the last stage (``drift``: the mirror disagrees

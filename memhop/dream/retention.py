@@ -55,6 +55,7 @@ class RetentionQueue:
     _unqueued: list[int] = field(default_factory=list)  # topics of a cold fill not queued yet
     _heap: list[tuple[int, int]] = field(default_factory=list)  # (key, topic)
     _key: dict[int, int] = field(default_factory=dict)  # topic -> its key in the heap now
+    _key_peak: int = 0  # the most ``_key`` held since it was last copied out
     # Topic -> its rows past the line kept: most topics of a domain that folds little,
     # so packed (a dict and its int keys cost 8 MB at 10^5 turns).
     _kept: IntMap = field(default_factory=IntMap)
@@ -92,6 +93,7 @@ class RetentionQueue:
             budget -= len(chunk)
         doomed: list[int] = []
         heap, keys = self._heap, self._key
+        self._key_peak = max(self._key_peak, len(keys))  # what follows only takes keys out
         while heap and heap[0][0] < line and budget > 0:
             key, topic_id = heapq.heappop(heap)
             if keys.get(topic_id) != key:
@@ -109,10 +111,10 @@ class RetentionQueue:
             if younger:
                 self._push(topic_id, min(younger))
         done = not heap or heap[0][0] >= line
-        if done:
+        if done and len(keys) * 4 < self._key_peak:
             # A dict keeps the room of its largest size: after a cold fill queued every
             # topic of the domain (5 MB at 10^5 turns), the few left are copied out.
-            self._key = dict(keys)
+            self._key, self._key_peak = dict(keys), len(keys)
         return Step(doomed, done)
 
     def _cold(self, topics: L2Meta, contents: L4Index) -> None:

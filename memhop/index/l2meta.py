@@ -38,7 +38,6 @@ from dataclasses import dataclass
 from memhop.index.journal import Journal
 from memhop.index.scene_rows import LISTING_MAX_DEPTH, SceneRows, listing_key, surface_key
 from memhop.index.topic_pack import PackedTopics, pack
-from memhop.intmap import IntMap
 from memhop.records import TopicSlot
 
 __all__ = ["HOT_SCENES", "LISTING_MAX_DEPTH", "L2Meta", "ListingRow"]
@@ -84,9 +83,10 @@ class L2Meta:
         self.l1_journal = Journal()  # the same notes, drained by Dream's association layer
         self.retention_journal = Journal()  # and by Dream's content sweep
         self._hot_max = hot_scenes
-        # Topic id -> its scene's id, packed: a dict and its int keys cost 8.5 MB at 10^5
-        # turns, where this holds 1.6 MB.
-        self._scene_of = IntMap()
+        # Topic id -> its scene's id. A dict, not a packed IntMap (1.6 MB against 8.5 MB at
+        # 10^5 turns): Dream's cold reads look rows up without the domain lock while turns
+        # write, and a dict read is whole where an IntMap read can meet a fold midway.
+        self._scene_of: dict[int, int] = {}
         # Per-scene rows keep a scene's reads off the rest of the domain. The scenes
         # being written hold their rows as records, surface and listing sorted as rows
         # come and go (a read of a long scene copies a list instead of sorting it); the
@@ -117,10 +117,10 @@ class L2Meta:
         by_scene: dict[int, list[TopicSlot]] = {}
         for n, topic in enumerate(by_id.values(), 1):
             topic = meta._pooled(topic)
+            meta._scene_of[topic.id] = topic.scene_id
             by_scene.setdefault(topic.scene_id, []).append(topic)
             if pace is not None and not n % _PACE_EVERY:
                 pace()
-        meta._scene_of = IntMap.from_mapping({i: t.scene_id for i, t in by_id.items()})
         del by_id
         for n, (scene_id, rows) in enumerate(by_scene.items(), 1):
             meta._cold[scene_id] = pack(scene_id, rows)
@@ -142,7 +142,7 @@ class L2Meta:
         old_scene = self._scene_of.get(topic.id)
         if old_scene is not None:
             self._drop(old_scene, topic.id)
-        self._scene_of.put(topic.id, topic.scene_id)
+        self._scene_of[topic.id] = topic.scene_id
         held = self._warm(topic.scene_id)
         if held is None:
             held = self._hot[topic.scene_id] = SceneRows()
@@ -154,9 +154,8 @@ class L2Meta:
         """Forget the topics among ``ids``; return how many were held."""
         removed = 0
         for topic_id in ids:
-            scene_id = self._scene_of.get(topic_id)
+            scene_id = self._scene_of.pop(topic_id, None)
             if scene_id is not None:
-                self._scene_of.discard(topic_id)
                 self.journal.note(topic_id)
                 self.l1_journal.note(topic_id)
                 self.retention_journal.note(topic_id)
