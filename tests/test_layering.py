@@ -88,12 +88,13 @@ ALLOWED: dict[str, set[str]] = {
         "memhop.ids",
         "memhop.errors",
         "memhop.config",
+        "memhop.render",  # the report is the public result itself
     },
     "memhop.layers": {"memhop.engine", "memhop.records", "memhop.ids", "memhop.errors"},
     "memhop.index": {"memhop.records", "memhop.ids", "memhop.text", "memhop.intmap"},
     "memhop.llm": {"memhop.errors", "memhop.config", "memhop.text"},
     "memhop.text": set(),
-    "memhop.records": {"memhop.errors"},
+    "memhop.records": {"memhop.errors", "memhop.render"},  # the public shape base
     "memhop.ids": {"memhop.errors"},
     "memhop.config": {"memhop.errors"},
     "memhop.engine": {"memhop.errors", "memhop.intmap"},

@@ -5,31 +5,10 @@ from __future__ import annotations
 import threading
 
 from memhop.api import _args
-from memhop.api.results_upkeep import DreamReport, DreamStage
+from memhop.api.results_upkeep import DreamReport
 from memhop.errors import InvalidQueryError
 from memhop.root import dreams
-from memhop.root.dreams import Report
 from memhop.root.ops import AgentOps
-
-
-def dream_report(report: Report) -> DreamReport:
-    """The pass's report as the public result (stages in the order reached)."""
-    return DreamReport(
-        l4_records_pruned=report.l4_records_pruned,
-        l4_records_kept_unfolded=report.l4_records_kept_unfolded,
-        l5_nodes_pruned=report.l5_nodes_pruned,
-        consolidated_scenes=report.consolidated_scenes,
-        l2_topics_compressed=report.l2_topics_compressed,
-        l1_nodes_added=report.l1_nodes_added,
-        l1_edges_added=report.l1_edges_added,
-        l1_nodes_removed=report.l1_nodes_removed,
-        l1_edges_removed=report.l1_edges_removed,
-        l0_updated=report.l0_updated,
-        stages=tuple(
-            DreamStage(name=s.name, status=s.status, duration_ms=s.duration_ms)
-            for s in report.stages
-        ),
-    )
 
 
 class DreamFace:
@@ -62,8 +41,7 @@ class DreamFace:
             raise InvalidQueryError(msg)
         self._ops.root.check_open()
         report, error = dreams.run_pass(self._ops.root, self._ops.agent_id, scene, cancel)
-        result = dream_report(report)
         if error is not None:
-            error.report = result  # type: ignore[attr-defined]
+            error.report = report  # type: ignore[attr-defined]
             raise error
-        return result
+        return report

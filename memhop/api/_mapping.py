@@ -23,8 +23,6 @@ from typing import Any, Protocol
 import memhop.records as rec
 from memhop.api.results import (
     ArchiveSlot,
-    EmotionScore,
-    MBTIScore,
     PlanNodeView,
     PlanTree,
     ProfileSlot,
@@ -76,13 +74,12 @@ def hexes(values: Iterable[int]) -> tuple[str, ...]:
 
 def profile_slot(profile: rec.ProfileSlot) -> ProfileSlot:
     """The stored profile as a result (an absent one is ``rec.ProfileSlot()``)."""
-    e, m = profile.emotion_state, profile.mbti
     return ProfileSlot(
         name=profile.name,
         role=profile.role,
         personality=profile.personality,
-        emotion_state=EmotionScore(valence=e.valence, arousal=e.arousal, dominance=e.dominance),
-        mbti=MBTIScore(i_e=m.i_e, n_s=m.n_s, t_f=m.t_f, j_p=m.j_p),
+        emotion_state=profile.emotion_state,
+        mbti=profile.mbti,
         preferences=profile.preferences,
         agent_type=int(profile.agent_type),
         updated_at_ms=profile.updated_at_ms,

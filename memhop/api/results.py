@@ -41,9 +41,7 @@ from memhop.api.types import (
     PlanStatus,
     Result,
 )
-from memhop.records import MBTIScore as _StoredMBTI
-from memhop.records import derive_mbti_type
-from memhop.render.html import shape_html
+from memhop.records import EmotionScore, MBTIScore
 
 __all__ = [
     "ArchiveSlot",
@@ -64,15 +62,6 @@ __all__ = [
 _PROVENANCE = frozenset({"origin", "derived_from", "grounding"})
 
 
-class _Shown(Result):
-    """A result that renders itself in a notebook (plain fields as a table, row lists as tables)."""
-
-    __slots__ = ()
-
-    def _repr_html_(self) -> str:
-        return shape_html(self)
-
-
 _V = TypeVar("_V")
 
 
@@ -85,31 +74,7 @@ def _frozen_map(value: Mapping[str, _V]) -> Mapping[str, _V]:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class EmotionScore(_Shown):
-    """Distilled emotional state, each signal in [0, 1]; 0 is an extreme reading."""
-
-    valence: float = 0.0
-    arousal: float = 0.0
-    dominance: float = 0.0
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MBTIScore(_Shown):
-    """Distilled MBTI axes in [-1, 1] (negative leans I, N, T, J)."""
-
-    i_e: float = 0.0
-    n_s: float = 0.0
-    t_f: float = 0.0
-    j_p: float = 0.0
-
-    @property
-    def type(self) -> str:
-        """The four-letter word of the axes: "" when all are 0, "X" for a 0 axis."""
-        return derive_mbti_type(_StoredMBTI(i_e=self.i_e, n_s=self.n_s, t_f=self.t_f, j_p=self.j_p))
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ProfileSlot(_Shown):
+class ProfileSlot(Result):
     """A domain's L0 profile: the host's fields, Dream's distillation and the library's stamps."""
 
     name: str = ""
@@ -129,7 +94,7 @@ class ProfileSlot(_Shown):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SceneSlot(_Shown):
+class SceneSlot(Result):
     """A scene (one host session); ``l3_id`` is "" when no graph anchors it."""
 
     _OMITEMPTY = frozenset({"l3_id"})
@@ -140,7 +105,7 @@ class SceneSlot(_Shown):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class TopicSlot(_Shown):
+class TopicSlot(Result):
     """A settled turn or a Dream-fused group; ``parent_id`` None is a depth-1 root."""
 
     _OMITEMPTY = frozenset({"parent_id", "name"})
@@ -160,7 +125,7 @@ class TopicSlot(_Shown):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SearchResult(_Shown):
+class SearchResult(Result):
     """One turn's opening read: profile and its brief, the scene, its surface, the new turn."""
 
     profile: ProfileSlot = ProfileSlot()
@@ -171,7 +136,7 @@ class SearchResult(_Shown):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SceneMessage(_Shown):
+class SceneMessage(Result):
     """One utterance of a listed topic, in seq order."""
 
     role: ArchiveRole | int = ArchiveRole.USER
@@ -182,7 +147,7 @@ class SceneMessage(_Shown):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SceneContextTopic(_Shown):
+class SceneContextTopic(Result):
     """One row of a scene's depth <= 2 listing; ``child_count`` > 0 marks a fused group."""
 
     _OMITEMPTY = frozenset({"name", "messages"})
@@ -202,7 +167,7 @@ class SceneContextTopic(_Shown):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SceneContext(_Shown):
+class SceneContext(Result):
     """A scene's whole listing; a domain with no scene yet answers ``scene_name`` ""."""
 
     scene_name: str = ""
@@ -213,7 +178,7 @@ class SceneContext(_Shown):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ArchiveSlot(_Shown):
+class ArchiveSlot(Result):
     """One L4 record of a turn, addressed by (``topic_id``, ``seq``)."""
 
     _OMITEMPTY = frozenset({"event_type", "node_seq"})
@@ -234,7 +199,7 @@ class ArchiveSlot(_Shown):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class PlanNodeView(_Shown):
+class PlanNodeView(Result):
     """One plan step and its sub-steps (seq order); ``finished_at`` 0 while in progress."""
 
     seq: int
@@ -249,7 +214,7 @@ class PlanNodeView(_Shown):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class PlanTree(_Shown):
+class PlanTree(Result):
     """The open turn's plan forest; the counts cover every step of every tree."""
 
     roots: tuple[PlanNodeView, ...] = ()
@@ -261,7 +226,7 @@ class PlanTree(_Shown):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class RecallHit(_Shown):
+class RecallHit(Result):
     """One answer of ``Session.recall`` (memhop's own): a surface row or an event, ranked.
 
     ``text`` is what a host can put in a prompt: a turn row's stored lines, a

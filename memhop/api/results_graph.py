@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memhop.api.results import _Shown
-from memhop.api.types import GraphEdgeKind
+from memhop.api.types import GraphEdgeKind, Result
 
 __all__ = [
     "HypergraphEdge",
@@ -27,7 +26,7 @@ __all__ = [
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SceneNodeView(_Shown):
+class SceneNodeView(Result):
     """A scene's L1 node as Dream last wrote it; ``emotion_set`` False means never stamped."""
 
     id: str
@@ -46,7 +45,7 @@ class SceneNodeView(_Shown):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class HypergraphSlot(_Shown):
+class HypergraphSlot(Result):
     """An L3 graph's container; ``updated_at`` is its content-change clock."""
 
     id: str
@@ -56,7 +55,7 @@ class HypergraphSlot(_Shown):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class HypergraphNode(_Shown):
+class HypergraphNode(Result):
     """An L3 node; ``source_ref`` "" (no reference) is left out of the JSON."""
 
     _OMITEMPTY = frozenset({"source_ref"})
@@ -73,7 +72,7 @@ class HypergraphNode(_Shown):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class HypergraphEdge(_Shown):
+class HypergraphEdge(Result):
     """An L3 hyperedge over ascending ``node_ids``; no weight."""
 
     id: str
@@ -84,7 +83,7 @@ class HypergraphEdge(_Shown):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class L3Graph(_Shown):
+class L3Graph(Result):
     """One whole graph: its slot, nodes and edges."""
 
     slot: HypergraphSlot
@@ -93,7 +92,7 @@ class L3Graph(_Shown):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class L3Subgraph(_Shown):
+class L3Subgraph(Result):
     """The nodes a walk reached and the edges whose every member it reached."""
 
     nodes: tuple[HypergraphNode, ...] = ()
@@ -101,7 +100,7 @@ class L3Subgraph(_Shown):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class L3ImportResult(_Shown):
+class L3ImportResult(Result):
     """What one import batch did; ``errors`` lists the per-item failures."""
 
     _OMITEMPTY = frozenset({"edges_created"})

@@ -1,5 +1,8 @@
 """Public results of upkeep: Dream's pass report, the file's domains, its stats, salvage.
 
+``DreamReport`` and ``DreamStage`` are Dream's own frozen report (``memhop.dream.report``),
+re-exported: the pass hands out the result itself.
+
 Contract: as ``results`` states for every result (upstream's JSON keys and
 order in ``to_dict()``, 16-hex ids, tuples for collections, read-only
 mappings left out of the hash).
@@ -10,7 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from memhop.api.results import _frozen_map, _Shown
+from memhop.api.results import _frozen_map
+from memhop.api.types import Result
+from memhop.root.dreams import DreamReport, DreamStage
 
 __all__ = [
     "AgentInfo",
@@ -24,38 +29,7 @@ __all__ = [
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DreamStage(_Shown):
-    """One stage a Dream pass reached; status is ok, skipped, cancelled or error."""
-
-    name: str
-    status: str
-    duration_ms: int = 0
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DreamReport(_Shown):
-    """What one Dream pass did, stage by stage (a stage never reached is absent)."""
-
-    _OMITEMPTY = frozenset({"stages"})
-    _OFF_WIRE = frozenset({"l4_records_kept_unfolded"})
-
-    l4_records_pruned: int = 0
-    l4_records_kept_unfolded: int = 0
-    """Originals past the window kept because no Dream row carries their turn or the words
-    they alone hold (memhop's own)."""
-    l5_nodes_pruned: int = 0
-    consolidated_scenes: int = 0
-    l2_topics_compressed: int = 0
-    l1_nodes_added: int = 0
-    l1_edges_added: int = 0
-    l1_nodes_removed: int = 0
-    l1_edges_removed: int = 0
-    l0_updated: bool = False
-    stages: tuple[DreamStage, ...] = ()
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AgentInfo(_Shown):
+class AgentInfo(Result):
     """One domain of the file; the primary's id is ``0000000000000000``."""
 
     id: str
@@ -64,7 +38,7 @@ class AgentInfo(_Shown):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ModelUsage(_Shown):
+class ModelUsage(Result):
     """Cumulative model use of one domain's model since open (memhop's addition).
 
     ``operations``: keyword extractions, consolidations and distillations asked;
@@ -86,7 +60,7 @@ class ModelUsage(_Shown):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DBStats(_Shown):
+class DBStats(Result):
     """File size as the engine logged it, live records, model usage by domain id, and damage.
 
     ``damaged_records``: live records whose frame or payload failed a check
@@ -112,7 +86,7 @@ class DBStats(_Shown):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DamagedRecord(_Shown):
+class DamagedRecord(Result):
     """A live record ``DB.salvage_to`` left behind: where it was, what it was, why it failed.
 
     ``record_type`` is the type byte found at ``offset`` (itself possibly
@@ -129,7 +103,7 @@ class DamagedRecord(_Shown):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SalvageReport(_Shown):
+class SalvageReport(Result):
     """What ``DB.salvage_to`` did: records copied, and the damaged ones left behind (log order)."""
 
     records_copied: int = 0

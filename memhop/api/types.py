@@ -1,15 +1,13 @@
-"""Public enums, the two inputs passed whole, and the ``to_dict`` machinery of every shape.
+"""Public enums, the two inputs passed whole, and the base every shape derives from.
 
 Contract:
 - ``ArchiveKind``, ``ArchiveRole``, ``ContentType`` and ``GraphEdgeKind`` are
   ``IntEnum``s with upstream's numbers (the very classes the records decode
   into, so a stored value is already a public member); ``PlanStatus`` and
   ``L3ImportMode`` are ``StrEnum``s with upstream's words (api.md §14).
-- Every public shape derives from ``Shape``: ``to_dict()`` gives upstream's
-  JSON object: keys in Go field order, ``omitempty`` keys (the class's
-  ``_OMITEMPTY``) absent while empty, collections ``[]``/``{}`` and never
-  ``None``, IntEnums as numbers, StrEnums as words, nested shapes as dicts.
-  Fields named in ``_OFF_WIRE`` are Python-side only and never written.
+- Every public shape derives from ``Shape`` and every result from ``Result``
+  (``memhop.render.shape``, re-exported here): ``to_dict()`` gives upstream's
+  JSON object, keys in Go field order, ``omitempty`` keys absent while empty.
 - ``L3Relation`` and ``L3ImportItem`` hold their sequences as tuples; a bare
   string where a list of strings belongs is refused (InvalidQueryError).
 
@@ -18,14 +16,14 @@ If you change this: tests/api/test_shapes.py pins every key of every shape.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
-from enum import IntEnum, StrEnum
-from typing import Any, ClassVar
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
 
 from memhop.config import MAX_TITLE_BYTES, valid_text
 from memhop.errors import InvalidQueryError
 from memhop.records.codes import ArchiveKind, ArchiveRole, ContentType, GraphEdgeKind
+from memhop.render.shape import Result, Shape
 
 __all__ = [
     "ArchiveKind",
@@ -55,74 +53,6 @@ class L3ImportMode(StrEnum):
     SKIP = "skip"
     MERGE = "merge"
     OVERWRITE = "overwrite"
-
-
-# ---- the to_dict machinery ------------------------------------------------------------
-
-_WIRE_FIELDS: dict[type, tuple[tuple[str, bool], ...]] = {}
-
-
-def _wire(value: object) -> Any:
-    """Return ``value`` as upstream's JSON would carry it (before encoding)."""
-    if isinstance(value, Shape):
-        return value.to_dict()
-    if isinstance(value, StrEnum):
-        return value.value
-    if isinstance(value, IntEnum):
-        return int(value)
-    if isinstance(value, tuple | list):
-        return [_wire(item) for item in value]
-    if isinstance(value, Mapping):
-        return {key: _wire(item) for key, item in value.items()}
-    return value
-
-
-def _is_empty(value: object) -> bool:
-    """Go's ``omitempty`` test: nil, false, 0, "" and empty collections."""
-    if value is None or value is False:
-        return True
-    if isinstance(value, int | float):
-        return value == 0
-    if isinstance(value, str | list | dict):
-        return len(value) == 0
-    return False
-
-
-class Shape:
-    """Base of every public shape: ``to_dict()`` gives upstream's JSON object.
-
-    Subclasses are dataclasses; ``_OMITEMPTY`` names their ``omitempty`` keys
-    and ``_OFF_WIRE`` the fields upstream's JSON does not carry.
-    """
-
-    __slots__ = ()
-
-    _OMITEMPTY: ClassVar[frozenset[str]] = frozenset()
-    _OFF_WIRE: ClassVar[frozenset[str]] = frozenset()
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return upstream's JSON object for this value, as fresh Python containers."""
-        cls = type(self)
-        keys = _WIRE_FIELDS.get(cls)
-        if keys is None:
-            keys = tuple(
-                (f.name, f.name in cls._OMITEMPTY)
-                for f in fields(self)  # type: ignore[arg-type]
-                if f.name not in cls._OFF_WIRE
-            )
-            _WIRE_FIELDS[cls] = keys
-        out: dict[str, Any] = {}
-        for name, omitempty in keys:
-            value = _wire(getattr(self, name))
-            if not (omitempty and _is_empty(value)):
-                out[name] = value
-        return out
-
-
-class Result(Shape):
-    """Base of every result: a frozen, slotted, keyword-only dataclass."""
-
-    __slots__ = ()
 
 
 # ---- inputs passed whole ------------------------------------------------------------------

@@ -3,7 +3,7 @@
 Responsibility: run one pass over one agent domain (dream.md §4) and report
 it. The composition root (``memhop.root.dreams``) builds the ``DreamEnv``,
 runs passes in the foreground (``Session.dream``) or on a named background
-thread after ``update``, and maps the ``Report``.
+thread after ``update``; the pass returns the public ``DreamReport`` itself.
 
 Stage order (a closed vocabulary; a stage never reached is absent):
 ``l4_prune``, ``l5_prune``, (scene set), ``l2_compress``, ``index_rebuild``,
@@ -61,15 +61,15 @@ from __future__ import annotations
 from memhop.dream.env import AnyEvent, DreamEnv, Held
 from memhop.dream.l1domain import flush, rebase
 from memhop.dream.pipeline import run_dream
-from memhop.dream.report import STAGES, Report, StageRecord
+from memhop.dream.report import STAGES, DreamReport, DreamStage
 
 __all__ = [
     "STAGES",
     "AnyEvent",
     "DreamEnv",
+    "DreamReport",
+    "DreamStage",
     "Held",
-    "Report",
-    "StageRecord",
     "flush",
     "rebase",
     "run_dream",

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from memhop.dream import compress, distill, hyperedges, l1domain, prune, structure
 from memhop.dream.env import DreamEnv, Held
-from memhop.dream.report import ERROR, OK, Report, checkpoint, status_of
+from memhop.dream.report import ERROR, OK, DreamReport, Report, checkpoint, status_of
 from memhop.errors import MemHopError, OperationCancelledError
 from memhop.layers import scene
 
@@ -69,8 +69,7 @@ def _compress(env: DreamEnv, report: Report, scenes: list[int]) -> str:
         if outcome.failure is not None:
             raise outcome.failure
     landed = [o for o in outcomes if o.groups]
-    report.consolidated_scenes = len(landed)
-    report.l2_topics_compressed = sum(o.sunk for o in outcomes)
+    report.add(consolidated_scenes=len(landed), l2_topics_compressed=sum(o.sunk for o in outcomes))
     unusable = sum(o.unusable for o in outcomes)
     if env.cancel.is_set():
         msg = "dream: cancelled during l2_compress stage"
@@ -85,7 +84,7 @@ def _compress(env: DreamEnv, report: Report, scenes: list[int]) -> str:
 
 def run_dream(
     env: DreamEnv, scene_id: int = 0, *, sweep: bool = True
-) -> tuple[Report, MemHopError | None]:
+) -> tuple[DreamReport, MemHopError | None]:
     """Run one pass over the domain; ``scene_id`` (0 = all) scopes consolidation only.
 
     ``sweep`` False runs consolidation alone (``l2_compress``): no retention
@@ -97,8 +96,8 @@ def run_dream(
     try:
         _run(env, report, scene_id, sweep)
     except MemHopError as exc:
-        return report, exc
-    return report, None
+        return report.done(), exc
+    return report.done(), None
 
 
 def _run(env: DreamEnv, report: Report, scene_id: int, sweep: bool) -> None:
@@ -111,8 +110,8 @@ def _run(env: DreamEnv, report: Report, scene_id: int, sweep: bool) -> None:
 
     def swept_step(held: Held) -> bool:
         swept = prune.prune_contents(held, line, sweep_unfolded=env.sweep_unfolded)
-        report.l4_records_pruned += swept.pruned
-        report.l4_records_kept_unfolded = swept.kept_unfolded
+        report.add(l4_records_pruned=swept.pruned)
+        report.put(l4_records_kept_unfolded=swept.kept_unfolded)
         return not swept.done
 
     def l4() -> str:
@@ -121,7 +120,7 @@ def _run(env: DreamEnv, report: Report, scene_id: int, sweep: bool) -> None:
 
     def l5() -> str:
         with env.hold() as held:
-            report.l5_nodes_pruned = prune.prune_plans(held, line)
+            report.put(l5_nodes_pruned=prune.prune_plans(held, line))
         return OK
 
     _stage(env, report, "l4_prune", l4, soft=True)
@@ -145,19 +144,19 @@ def _run(env: DreamEnv, report: Report, scene_id: int, sweep: bool) -> None:
 
     def nodes() -> str:
         _in_holds(env, "l1_nodes", sync)  # a bounded number of scenes a hold
-        report.l1_nodes_added += len(touched)
+        report.add(l1_nodes_added=len(touched))
         return OK
 
     def edges() -> str:
         weighing = hyperedges.weigh_cold(env, touched)
         with env.hold() as held:
-            report.l1_edges_added += hyperedges.build_edges(held, touched, env.clock(), weighing)
+            added = hyperedges.build_edges(held, touched, env.clock(), weighing)
+        report.add(l1_edges_added=added)
         return OK
 
     def judge(held: Held) -> bool:
         gone_nodes, gone_edges = structure.rebuild_from_l2(held, structure.STALE_NODES)
-        report.l1_nodes_removed += gone_nodes
-        report.l1_edges_removed += gone_edges
+        report.add(l1_nodes_removed=gone_nodes, l1_edges_removed=gone_edges)
         return l1domain.stale_pending(held)
 
     def stale() -> str:
@@ -169,8 +168,7 @@ def _run(env: DreamEnv, report: Report, scene_id: int, sweep: bool) -> None:
 
         def due(held: Held) -> bool:
             gone_nodes, gone_edges = structure.decay_network(held, now, structure.DECAY_NODES)
-            report.l1_nodes_removed += gone_nodes
-            report.l1_edges_removed += gone_edges
+            report.add(l1_nodes_removed=gone_nodes, l1_edges_removed=gone_edges)
             return l1domain.decay_pending(held, now)
 
         _in_holds(env, "l1_decay", due)  # a bounded number of due nodes a hold
@@ -178,7 +176,7 @@ def _run(env: DreamEnv, report: Report, scene_id: int, sweep: bool) -> None:
 
     def l0() -> str:
         status = distill.run_distill(env)
-        report.l0_updated = status == OK
+        report.put(l0_updated=status == OK)
         return status
 
     _stage(env, report, "index_rebuild", rebuild)

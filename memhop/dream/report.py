@@ -1,12 +1,17 @@
-"""The pass's report: counters, stage records in order, and how a stage's status is read."""
+"""The pass's report: counters, stages in order, and how a stage's status is read.
+
+``DreamReport`` is the public result itself (``memhop.DreamReport``): the pass
+hands it out as it is, with no copy at the face.
+"""
 
 from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 
 from memhop.errors import OperationCancelledError
+from memhop.render.shape import Result
 
 __all__ = [
     "CANCELLED",
@@ -14,8 +19,9 @@ __all__ = [
     "OK",
     "SKIPPED",
     "STAGES",
+    "DreamReport",
+    "DreamStage",
     "Report",
-    "StageRecord",
     "checkpoint",
     "status_of",
 ]
@@ -39,19 +45,26 @@ CANCELLED = "cancelled"
 ERROR = "error"
 
 
-@dataclass(frozen=True, slots=True)
-class StageRecord:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DreamStage(Result):
+    """One stage a Dream pass reached; status is ok, skipped, cancelled or error."""
+
     name: str
     status: str
-    duration_ms: int
+    duration_ms: int = 0
 
 
-@dataclass(slots=True)
-class Report:
-    """What one pass did (dream.md §4.9); filled as the pass goes."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DreamReport(Result):
+    """What one Dream pass did, stage by stage (a stage never reached is absent)."""
+
+    _OMITEMPTY = frozenset({"stages"})
+    _OFF_WIRE = frozenset({"l4_records_kept_unfolded"})
 
     l4_records_pruned: int = 0
     l4_records_kept_unfolded: int = 0
+    """Originals past the window kept because no Dream row carries their turn or the words
+    they alone hold (memhop's own)."""
     l5_nodes_pruned: int = 0
     consolidated_scenes: int = 0
     l2_topics_compressed: int = 0
@@ -60,15 +73,35 @@ class Report:
     l1_nodes_removed: int = 0
     l1_edges_removed: int = 0
     l0_updated: bool = False
-    stages: list[StageRecord] = field(default_factory=list)
+    stages: tuple[DreamStage, ...] = ()
+
+
+class Report:
+    """The pass's report as the pass fills it (dream.md §4.9); ``done()`` is what it did."""
+
+    __slots__ = ("_counts", "stages")
+
+    def __init__(self) -> None:
+        self._counts = DreamReport()
+        self.stages: list[DreamStage] = []
+
+    def add(self, **counts: int) -> None:
+        """Add to the named counters."""
+        now = self._counts
+        self._counts = replace(now, **{k: getattr(now, k) + v for k, v in counts.items()})
+
+    def put(self, **values: int | bool) -> None:
+        """Set the named fields."""
+        self._counts = replace(self._counts, **values)  # type: ignore[arg-type]
 
     def record(self, name: str, status: str, started: float) -> None:
         """Append a stage that started at ``started`` (``time.monotonic()``)."""
         elapsed = max(time.monotonic() - started, 0.0)
-        self.stages.append(StageRecord(name, status, int(elapsed * 1000)))
+        self.stages.append(DreamStage(name=name, status=status, duration_ms=int(elapsed * 1000)))
 
-    def stage_names(self) -> list[str]:
-        return [s.name for s in self.stages]
+    def done(self) -> DreamReport:
+        """The report so far, stages in the order reached."""
+        return replace(self._counts, stages=tuple(self.stages))
 
 
 def status_of(error: BaseException | None) -> str:
@@ -87,7 +120,7 @@ def checkpoint(cancel: threading.Event, report: Report, stage: str) -> None:
     """At a stage boundary: a set ``cancel`` records ``stage`` as cancelled and stops the pass."""
     if not cancel.is_set():
         return
-    report.stages.append(StageRecord(stage, CANCELLED, 0))
+    report.stages.append(DreamStage(name=stage, status=CANCELLED))
     done = report.stages[-2].name if len(report.stages) > 1 else ""
     msg = f"dream: cancelled after {done} stage" if done else "dream: cancelled before it started"
     raise OperationCancelledError(msg)

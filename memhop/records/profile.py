@@ -14,19 +14,20 @@ from typing import ClassVar, Self
 from memhop.records.codes import AgentType, RecordType, known
 from memhop.records.gojson import ObjectWriter
 from memhop.records.goread import FieldReader, read_object
+from memhop.render.shape import Result
 
 __all__ = ["EmotionScore", "MBTIScore", "ProfileSlot", "derive_mbti_type"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class EmotionScore:
-    """Distilled emotional state; each axis in [0, 1]."""
+class EmotionScore(Result):
+    """Distilled emotional state, each signal in [0, 1]; 0 is an extreme reading."""
 
     valence: float = 0.0
     arousal: float = 0.0
     dominance: float = 0.0
 
-    def to_writer(self, type_name: str) -> ObjectWriter:
+    def _writer(self, type_name: str) -> ObjectWriter:
         w = ObjectWriter(type_name)
         w.f64("valence", self.valence)
         w.f64("arousal", self.arousal)
@@ -34,12 +35,12 @@ class EmotionScore:
         return w
 
     @classmethod
-    def from_reader(cls, r: FieldReader) -> Self:
+    def _read(cls, r: FieldReader) -> Self:
         return cls(valence=r.f64("valence"), arousal=r.f64("arousal"), dominance=r.f64("dominance"))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class MBTIScore:
+class MBTIScore(Result):
     """Distilled MBTI axes, each in [-1, 1]; negative leans I, N, T, J."""
 
     i_e: float = 0.0
@@ -49,10 +50,10 @@ class MBTIScore:
 
     @property
     def type(self) -> str:
-        """The four-letter type derived from the axes (see ``derive_mbti_type``)."""
+        """The four-letter word of the axes: "" when all are 0, "X" for a 0 axis."""
         return derive_mbti_type(self)
 
-    def to_writer(self, type_name: str) -> ObjectWriter:
+    def _writer(self, type_name: str) -> ObjectWriter:
         w = ObjectWriter(type_name)
         w.f64("i_e", self.i_e)
         w.f64("n_s", self.n_s)
@@ -61,7 +62,7 @@ class MBTIScore:
         return w
 
     @classmethod
-    def from_reader(cls, r: FieldReader) -> Self:
+    def _read(cls, r: FieldReader) -> Self:
         return cls(i_e=r.f64("i_e"), n_s=r.f64("n_s"), t_f=r.f64("t_f"), j_p=r.f64("j_p"))
 
 
@@ -108,8 +109,8 @@ class ProfileSlot:
         w.string("name", self.name)
         w.string("role", self.role)
         w.string("personality", self.personality)
-        w.nested("emotion_state", self.emotion_state.to_writer("ProfileSlot"))
-        w.nested("mbti", self.mbti.to_writer("ProfileSlot"))
+        w.nested("emotion_state", self.emotion_state._writer("ProfileSlot"))
+        w.nested("mbti", self.mbti._writer("ProfileSlot"))
         w.str_map("preferences", self.preferences)
         w.u8("agent_type", self.agent_type)
         w.i64("updated_at_ms", self.updated_at_ms)
@@ -122,8 +123,8 @@ class ProfileSlot:
             name=r.string("name"),
             role=r.string("role"),
             personality=r.string("personality"),
-            emotion_state=EmotionScore.from_reader(r.nested("emotion_state", "EmotionScore")),
-            mbti=MBTIScore.from_reader(r.nested("mbti", "MBTIScore")),
+            emotion_state=EmotionScore._read(r.nested("emotion_state", "EmotionScore")),
+            mbti=MBTIScore._read(r.nested("mbti", "MBTIScore")),
             preferences=r.str_map("preferences"),
             agent_type=known(AgentType, r.u8("agent_type")),
             updated_at_ms=r.i64("updated_at_ms"),

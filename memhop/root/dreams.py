@@ -42,15 +42,16 @@ from typing import Protocol
 from memhop import dream
 from memhop.config import Defaults
 from memhop.domain.context import DomainContext
-from memhop.dream import AnyEvent, DreamEnv, Held, Report, run_dream
+from memhop.dream import AnyEvent, DreamEnv, DreamReport, DreamStage, Held, run_dream
 from memhop.engine import Engine
 from memhop.errors import ClosedError, MemHopError, OperationCancelledError
 
 __all__ = [
     "JOIN_TIMEOUT_S",
     "SWEEP_INTERVAL_MS",
+    "DreamReport",
+    "DreamStage",
     "DreamThreads",
-    "Report",
     "after_search",
     "after_update",
     "flush",
@@ -179,7 +180,7 @@ def run_pass(
     *,
     background: bool = False,
     floor: int | None = None,
-) -> tuple[Report, MemHopError | None]:
+) -> tuple[DreamReport, MemHopError | None]:
     """Run one pass of ``agent_id`` (``scene_id`` 0 = every scene); return report and error.
 
     A foreground pass is whole. A background one is whole when the domain's

@@ -30,7 +30,7 @@ def test_a_failed_consolidation_lets_the_pass_reach_l1_and_distillation(dom: Dom
     dom.model.groups = _failing
     report, error = run_dream(dom.env())
     assert error is None
-    assert tuple(report.stage_names()) == STAGES
+    assert tuple(s.name for s in report.stages) == STAGES
     statuses = {s.name: s.status for s in report.stages}
     assert statuses["l2_compress"] == "error"
     assert statuses["l0_distill"] == "ok"

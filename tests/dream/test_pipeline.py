@@ -34,7 +34,7 @@ def test_a_pass_reports_every_stage_in_order(dom: Domain) -> None:
     dom.model.groups = lambda t: (fold(t[0].id, t[1].id),)
     report, error = run_dream(dom.env())
     assert error is None
-    assert tuple(report.stage_names()) == STAGES
+    assert tuple(s.name for s in report.stages) == STAGES
     assert {s.status for s in report.stages} == {"ok"}
     assert (report.consolidated_scenes, report.l2_topics_compressed) == (2, 4)
     assert report.l1_nodes_added == 2
@@ -46,7 +46,7 @@ def test_a_pass_reports_every_stage_in_order(dom: Domain) -> None:
 def test_no_scene_gives_only_the_sweeps(dom: Domain) -> None:
     report, error = run_dream(dom.env())
     assert error is None
-    assert report.stage_names() == ["l4_prune", "l5_prune"]
+    assert [s.name for s in report.stages] == ["l4_prune", "l5_prune"]
 
 
 def test_nothing_usable_is_an_error_at_l2_compress_and_the_pass_goes_on(dom: Domain) -> None:
@@ -54,7 +54,7 @@ def test_nothing_usable_is_an_error_at_l2_compress_and_the_pass_goes_on(dom: Dom
     dom.model.groups = lambda t: (fold(t[0].id),)
     report, error = run_dream(dom.env())
     assert error is None
-    assert tuple(report.stage_names()) == STAGES
+    assert tuple(s.name for s in report.stages) == STAGES
     assert report.stages[2].name == "l2_compress"
     assert report.stages[2].status == "error"
     assert report.consolidated_scenes == 0
