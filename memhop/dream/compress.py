@@ -29,6 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from memhop.dream.env import DreamEnv, Held
+from memhop.dream.state import state_of
 from memhop.dream.validate import digests, fingerprint, group_problem, positions
 from memhop.errors import LLMError, MemHopError, NotFoundError, StorageIOError
 from memhop.ids import content_id, fused_topic_id
@@ -84,13 +85,19 @@ class SceneOutcome:
     failure: MemHopError | None = None
 
 
-def _listings(env: DreamEnv, scenes: Sequence[int]) -> list[tuple[int, list[TopicSlot]]]:
-    """Each scene's surface that is worth a model call, ``LIST_SCENES`` scenes a hold of
-    the lock (each listing is whole as of its hold; a fold checks its members again)."""
+def _listings(
+    env: DreamEnv, scenes: Sequence[int], *, whole: bool
+) -> list[tuple[int, list[TopicSlot]]]:
+    """The surfaces worth a model call among the scenes due a look (``scene_looks``),
+    ``LIST_SCENES`` scenes a hold of the lock (each listing is whole as of its hold; a
+    fold checks its members again). ``whole``: ``scenes`` are every scene of the domain."""
+    with env.hold() as held:
+        looks = state_of(held).looks
+        due = looks.to_look_at(held.mirrors.topics.scene_journal, scenes, env.floor, whole=whole)
     work: list[tuple[int, list[TopicSlot]]] = []
-    for at in range(0, len(scenes), LIST_SCENES):
+    for at in range(0, len(due), LIST_SCENES):
         with env.hold() as held:
-            work += _worth_asking(env, held, scenes[at : at + LIST_SCENES])
+            work += _worth_asking(env, held, due[at : at + LIST_SCENES])
     return work
 
 
@@ -98,7 +105,8 @@ def _worth_asking(
     env: DreamEnv, held: Held, scenes: Sequence[int]
 ) -> list[tuple[int, list[TopicSlot]]]:
     work = []
-    topics = held.mirrors.topics
+    topics, looks = held.mirrors.topics, state_of(held).looks
+    looks.looked(scenes, env.floor)
     for scene_id in scenes:
         count = topics.surface_count(scene_id)  # no row of a packed scene built
         if not count or count < env.floor:
@@ -107,6 +115,7 @@ def _worth_asking(
         mark, seen = held.declined.get(scene_id), fingerprint(env.floor, listing)
         if mark == seen:
             continue  # the model declined this very listing: do not ask again
+        looks.again(scene_id)  # asked now, or held back: looked at again next time
         if isinstance(mark, Failed) and mark.holds_back(seen, env.clock()):
             continue  # it failed lately: back off
         work.append((scene_id, listing))
@@ -126,9 +135,12 @@ def _remember_failure(env: DreamEnv, scene_id: int, listing: list[TopicSlot]) ->
         )
 
 
-def compress_scenes(env: DreamEnv, scenes: Sequence[int]) -> list[SceneOutcome]:
-    """Consolidate ``scenes``; outcomes in ascending scene order (skipped scenes absent)."""
-    work = _listings(env, sorted(scenes))
+def compress_scenes(
+    env: DreamEnv, scenes: Sequence[int], *, whole: bool = False
+) -> list[SceneOutcome]:
+    """Consolidate ``scenes`` (``whole``: every scene of the domain) as far as they are due a
+    look; outcomes in ascending scene order (skipped scenes absent)."""
+    work = _listings(env, scenes, whole=whole)
     if len(work) <= 1:
         return [consolidate_scene(env, s, listing) for s, listing in work]
     prefix = f"memhop-dream-{env.agent_id:016x}-compress"

@@ -1,7 +1,8 @@
 """What Dream keeps of one domain between passes, held by the domain's mirrors.
 
 The structure stages' cache (``l1cache``), the content sweep's queue
-(``retention``) and the count of structure stages begun live as long as the
+(``retention``), consolidation's looks (``scene_looks``) and the count of
+structure stages begun live as long as the
 mirrors they were read from: a domain whose mirrors are built again (a
 context reclaimed and reached again) starts cold, and two DBs in one process
 share nothing. Read and written under the domain lock only.
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 from memhop.dream.env import Held
 from memhop.dream.l1cache import L1Cache
 from memhop.dream.retention import RetentionQueue
+from memhop.dream.scene_looks import SceneLooks
 
 __all__ = ["DreamState", "state_of"]
 
@@ -25,6 +27,7 @@ class DreamState:
     l1: L1Cache | None = None  # None: the next structure stage loads cold
     retention: RetentionQueue = field(default_factory=RetentionQueue)
     begun: int = 0  # structure stages begun to date (``l1domain.stages_begun``)
+    looks: SceneLooks = field(default_factory=SceneLooks)  # consolidation's last looks
 
 
 def state_of(held: Held) -> DreamState:

@@ -92,8 +92,11 @@ class EngineMutations(EngineState):
         """Tombstone one record; False when it was not live."""
         return self.delete_batch(agent_id, [id_hash]) > 0
 
-    def delete_batch(self, agent_id: int, id_hashes: Iterable[int]) -> int:
-        """Tombstone the live ids among ``id_hashes`` in one domain; return how many.
+    def delete_batch(
+        self, agent_id: int, id_hashes: Iterable[int], rec_type: int | None = None
+    ) -> int:
+        """Tombstone the live ids among ``id_hashes`` in one domain (of ``rec_type`` only,
+        when given); return how many.
 
         Absent ids are skipped; with none live the file is not touched. The
         deleted payload bytes stay in the file until compaction.
@@ -101,6 +104,8 @@ class EngineMutations(EngineState):
         with self._lock:
             self._check_writable()
             doomed = self._live.typed(agent_id, id_hashes, self._file)
+            if rec_type is not None:
+                doomed = [(i, t) for i, t in doomed if t == rec_type]
             if not doomed:
                 return 0
             stones = b"".join(encode_frame(agent_id, t, FLAG_DELETED, i, b"") for i, t in doomed)

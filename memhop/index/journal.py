@@ -13,7 +13,8 @@ __all__ = ["Journal"]
 
 
 class Journal:
-    """Topic ids changed since the last ``drain``, kept only while ``watching``."""
+    """Ids (of topics, or of scenes) changed since the last ``drain``, kept only while
+    ``watching``."""
 
     __slots__ = ("_changed", "watching")
 
@@ -21,12 +22,12 @@ class Journal:
         self._changed: set[int] = set()
         self.watching = False
 
-    def note(self, topic_id: int) -> None:
+    def note(self, id_hash: int) -> None:
         if self.watching:
-            self._changed.add(topic_id)
+            self._changed.add(id_hash)
 
     def drain(self) -> set[int]:
-        """The topics noted since the last drain (and start watching)."""
+        """The ids noted since the last drain (and start watching)."""
         self.watching = True
         changed, self._changed = self._changed, set()
         return changed

@@ -73,6 +73,7 @@ class L2Meta:
         "journal",
         "l1_journal",
         "retention_journal",
+        "scene_journal",
     )
 
     def __init__(self, hot_scenes: int = HOT_SCENES) -> None:
@@ -82,6 +83,7 @@ class L2Meta:
         self.journal = Journal()  # notes every topic put, removed or moved
         self.l1_journal = Journal()  # the same notes, drained by Dream's association layer
         self.retention_journal = Journal()  # and by Dream's content sweep
+        self.scene_journal = Journal()  # the scenes whose rows changed, for consolidation
         self._hot_max = hot_scenes
         # Topic id -> its scene's id. A dict, not a packed IntMap (1.6 MB against 8.5 MB at
         # 10^5 turns): Dream's cold reads look rows up without the domain lock while turns
@@ -142,7 +144,9 @@ class L2Meta:
         old_scene = self._scene_of.get(topic.id)
         if old_scene is not None:
             self._drop(old_scene, topic.id)
+            self.scene_journal.note(old_scene)
         self._scene_of[topic.id] = topic.scene_id
+        self.scene_journal.note(topic.scene_id)
         held = self._warm(topic.scene_id)
         if held is None:
             held = self._hot[topic.scene_id] = SceneRows()
@@ -159,6 +163,7 @@ class L2Meta:
                 self.journal.note(topic_id)
                 self.l1_journal.note(topic_id)
                 self.retention_journal.note(topic_id)
+                self.scene_journal.note(scene_id)
                 self._drop(scene_id, topic_id)
                 self._cool()
                 removed += 1

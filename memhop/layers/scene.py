@@ -53,10 +53,9 @@ def _random_u64() -> int:
 
 
 def _delete_of_type(engine: Engine, agent_id: int, rec_type: int, ids: Iterable[int]) -> int:
-    # Enumerate first, then tombstone in one batch: only ids of this layer's type.
-    mine = set(engine.ids_of_type(agent_id, rec_type))
-    doomed = sorted({i for i in ids if i in mine})
-    return engine.delete_batch(agent_id, doomed) if doomed else 0
+    # One batch of tombstones, for the ids of this layer's type only (each id's type read
+    # from its frame: what it costs is what it deletes, not what the domain holds).
+    return engine.delete_batch(agent_id, sorted(set(ids)), rec_type)
 
 
 # ---- L2 scenes ---------------------------------------------------------------------------
@@ -87,6 +86,12 @@ def put_scene(engine: Engine, agent_id: int, scene: SceneSlot) -> None:
         msg = "scene id 0000000000000000 is reserved"
         raise InvalidQueryError(msg)
     codec.write(engine, agent_id, scene.scene_id, scene)
+
+
+def scene_ids(engine: Engine, agent_id: int) -> list[int]:
+    """Return the ids of the domain's scenes, ascending, without reading a record (a
+    damaged one is listed too: a reader of its record meets the damage)."""
+    return engine.ids_of_type(agent_id, SceneSlot.RECORD_TYPE)
 
 
 def list_scenes(engine: Engine, agent_id: int, l3_id: int | None = None) -> list[SceneSlot]:

@@ -262,8 +262,4 @@ def delete_topics(engine: Engine, agent_id: int, ids: Iterable[int]) -> int:
 
     Ids holding another record type are left alone: one id, one record type.
     """
-    wanted = set(ids)
-    if not wanted:
-        return 0
-    live = wanted.intersection(engine.ids_of_type(agent_id, RecordType.TOPIC))
-    return engine.delete_batch(agent_id, sorted(live))
+    return engine.delete_batch(agent_id, sorted(set(ids)), RecordType.TOPIC)

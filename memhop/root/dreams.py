@@ -160,16 +160,44 @@ class Root(Protocol):
 
 @contextlib.contextmanager
 def _hold(root: Root, agent_id: int) -> Iterator[Held]:
-    """Take the domain lock for a stage; a file that is closing reads as a cancellation."""
-    with contextlib.ExitStack() as stack:
-        try:
-            ctx = stack.enter_context(root.domain(agent_id))
-        except ClosedError as exc:
-            if root.closing.is_set():
-                msg = "dream: cancelled: the file is closing"
-                raise OperationCancelledError(msg) from exc
-            raise
-        yield Held(root.engine, agent_id, ctx.mirrors, ctx.dream_declined)
+    """Take the domain lock for a stage; a file that is closing reads as a cancellation.
+
+    The stage's writes are readable at once and made durable by one fsync after
+    the lock is let go (also when the stage raises), so a turn waiting for the
+    lock never waits on the disk for Dream. A crash before that fsync loses a
+    suffix of the log: derived rows the pass writes again, never a host's write.
+    """
+    entered = False
+    try:
+        with root.domain(agent_id) as ctx:
+            entered = True
+            engine = root.engine
+            with engine.deferred():
+                yield Held(engine, agent_id, ctx.mirrors, ctx.dream_declined)
+    except ClosedError as exc:
+        if not entered:
+            _closing(root, exc)
+        raise
+    finally:
+        if entered:
+            _sync(root)
+            time.sleep(0)  # a turn that waited for the lock takes the interpreter now
+
+
+def _sync(root: Root) -> None:
+    """Make what a hold wrote durable (the engine in use now: a compaction copied it there)."""
+    try:
+        root.engine.sync()
+    except ClosedError as exc:  # the close's checkpoint made it durable
+        _closing(root, exc)
+        raise
+
+
+def _closing(root: Root, exc: ClosedError) -> None:
+    """A file that is closing reads as a cancellation of the pass."""
+    if root.closing.is_set():
+        msg = "dream: cancelled: the file is closing"
+        raise OperationCancelledError(msg) from exc
 
 
 def run_pass(
