@@ -2,10 +2,9 @@
 
 The structure stages' cache (``l1cache``), the content sweep's queue
 (``retention``), consolidation's looks (``scene_looks``) and the count of
-structure stages begun live as long as the
-mirrors they were read from: a domain whose mirrors are built again (a
-context reclaimed and reached again) starts cold, and two DBs in one process
-share nothing. Read and written under the domain lock only.
+structure stages begun live as long as the mirrors they were read from: a
+domain whose mirrors are built again (a context reclaimed and reached again)
+starts cold, and two DBs in one process share nothing. Read and written under the domain lock only.
 """
 
 from __future__ import annotations

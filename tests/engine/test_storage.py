@@ -152,6 +152,23 @@ def test_delete_batch_counts_only_live_ids_and_skips_missing_ones(meh_path: str)
         engine.close()
 
 
+def test_a_typed_delete_batch_leaves_ids_of_other_types_alone(meh_path: str) -> None:
+    """Of ids {1, 2, 3, 4} typed 0x02 deletes 1 and 3 (its type); 2 and 4 (0x03) stay."""
+    engine = create_engine(meh_path)
+    try:
+        for i in (1, 2, 3, 4):
+            engine.write(0, 0x02 if i % 2 else 0x03, i, b"v")
+        assert engine.delete_batch(0, [1, 2, 3, 4, 99], 0x02) == 2
+        assert not engine.contains(0, 1)
+        assert not engine.contains(0, 3)
+        assert engine.ids_of_type(0, 0x03) == [2, 4]
+        assert engine.delete_batch(0, [2, 4], 0x02) == 0  # none of the type: nothing written
+        assert engine.delete_batch(0, [2, 4], 0x03) == 2
+        assert engine.stats()[1] == 0
+    finally:
+        engine.close()
+
+
 def test_delete_batch_after_a_checkpoint_trims_the_snapshot_only_when_it_deletes(
     meh_path: str,
 ) -> None:
