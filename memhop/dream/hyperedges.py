@@ -66,7 +66,7 @@ def _reword(held: Held, cache: L1Cache, now: int, limit: int | None = None) -> l
     nodes, meta, words = cache.nodes, held.mirrors.topics, cache.words
     words.fade_by(now, nodes, limit)
     dirty = cache.dirty_words
-    dirty.intersection_update(nodes.keys())
+    dirty.difference_update([n for n in dirty if n not in nodes])  # costs the dirty, not the nodes
     reworded = l1domain.batch(dirty, limit)
     for node_id in reworded:
         if not words.faded(node_id):
