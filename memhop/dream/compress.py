@@ -4,10 +4,10 @@ Per scene (at most ``COMPRESS_FANOUT`` scenes at once, each on its own worker):
 
 1. under the lock, snapshot the depth-1 listing (``L2Meta.surface``) of each
    scene due a look (``scene_looks``: changed since the last look, or asked or
-   held back then); a scene below the floor, or whose listing equals the one a model last declined, or
-   whose consolidation last failed (``Failed``: while its listing is the same,
-   and until a back-off doubling from 5 minutes to 6 hours has passed), is
-   skipped without a call;
+   held back then); a scene below the floor, or whose listing equals the one a
+   model last declined, or whose consolidation last failed (``Failed``: while
+   its listing is the same, and until a back-off doubling from 5 minutes to 6
+   hours has passed), is skipped without a call;
 2. unlocked, ask the model for groups; an empty answer is remembered as a
    decline for that listing, a failed call (not a cancelled one) as a failure;
 3. per group, in the order proposed: the pure checks of ``validate``; under

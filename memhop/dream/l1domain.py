@@ -68,9 +68,10 @@ def stale_pending(held: Held) -> bool:
 
 
 def decay_pending(held: Held, now: int) -> bool:
-    """Whether the domain's cache holds nodes due by ``now`` that decay has not looked at."""
+    """Whether the domain's cache holds nodes or edges due by ``now`` that decay has not
+    looked at."""
     cache = _registered(held)
-    return cache is not None and cache.node_due.any_due(now)
+    return cache is not None and (cache.node_due.any_due(now) or cache.edges.any_due(now))
 
 
 def stages_begun(held: Held) -> int:

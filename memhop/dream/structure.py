@@ -60,6 +60,10 @@ DECAY_NODES = 128
 """Due nodes the decay stage looks at in one hold of the domain lock (a cold cache has
 every node due: 8,845 at 10^5 turns took 91 ms of CPU in one hold; 256 a hold, 24-27
 ms at most, reading each node's edges; 128, about half that)."""
+DECAY_EDGES = 512
+"""Edges the decay stage visits in one hold, about (those it detaches from faded nodes
+and those due): a node of a dense graph leaves hundreds of edges at once, and a cold
+cache has every edge due (6.3 s in one hold for 800 scenes that all share words)."""
 _LISTED_DEPTH = 2
 
 
@@ -148,6 +152,7 @@ class _Graph:
         self.written_edges: set[int] = set()
         self.dead_nodes: set[int] = set()
         self.dead_edges: dict[int, tuple[int, ...]] = {}  # id -> the members it had
+        self.unlinked: dict[int, set[int]] = {}  # node id -> edges to take out of its list
 
     def edge(self, edge_id: int) -> SceneEdge | None:
         if edge_id not in self.edges:
@@ -164,6 +169,11 @@ class _Graph:
         found = self.set_nodes.get(node_id)
         return self.cache.nodes.get(node_id) if found is None else found
 
+    def edge_ids(self, node: SceneNode) -> tuple[int, ...]:
+        """The node's edges as this stage has them (less those unlinked, not yet committed)."""
+        gone = self.unlinked.get(node.id_hash)
+        return node.edge_ids if not gone else tuple(e for e in node.edge_ids if e not in gone)
+
     def set_node(self, node: SceneNode) -> None:
         self.set_nodes[node.id_hash] = node
 
@@ -172,11 +182,10 @@ class _Graph:
         self.written_edges.add(edge.id_hash)
 
     def unlink_edge(self, edge_id: int, members: Iterable[int]) -> None:
+        # Taken out of each member's list at ``commit``, once a member: a node leaving
+        # its hundreds of edges would otherwise copy each partner's list once an edge.
         for node_id in members:
-            node = self.node(node_id)
-            if node is not None and edge_id in node.edge_ids:
-                kept = tuple(e for e in node.edge_ids if e != edge_id)
-                self.set_node(dataclasses.replace(node, edge_ids=kept))
+            self.unlinked.setdefault(node_id, set()).add(edge_id)
 
     def delete_edge(self, edge_id: int, members: Iterable[int]) -> None:
         """Delete an edge read by ``edge`` (and unlink it from ``members``)."""
@@ -206,6 +215,11 @@ class _Graph:
         self.dead_nodes.add(node_id)
 
     def commit(self) -> None:
+        for node_id, gone in self.unlinked.items():
+            node = self.node(node_id)
+            if node is not None and not gone.isdisjoint(node.edge_ids):
+                kept = tuple(e for e in node.edge_ids if e not in gone)
+                self.set_node(dataclasses.replace(node, edge_ids=kept))
         cache = self.cache
         nodes = [n for i, n in sorted(self.set_nodes.items()) if cache.nodes.get(i) != n]
         edges = [
@@ -277,6 +291,10 @@ def _still_similar(cache: L1Cache, meta: L2Meta, members: tuple[int, ...]) -> bo
     )
 
 
+def _due_nodes(cache: L1Cache, now: int, limit: int | None) -> list[int]:
+    return sorted(cache.node_due.pop_due(now, limit))
+
+
 def decay_network(held: Held, now: int, limit: int | None = None) -> tuple[int, int]:
     """Decay the nodes due by ``now`` (at most ``limit`` of them; None: all; the rest stay
     due: ``l1domain.decay_pending``), the edges due and those this call changed; return
@@ -302,7 +320,11 @@ def decay_network(held: Held, now: int, limit: int | None = None) -> tuple[int, 
         graph = _Graph(held, cache)
         edges_removed = 0
         detach: list[tuple[int, tuple[int, ...]]] = []
-        for node_id in sorted(cache.node_due.pop_due(now, limit)):
+        room = None if limit is None else DECAY_EDGES  # edges this hold may visit
+        for node_id in _due_nodes(cache, now, limit):
+            if room is not None and room <= 0:
+                cache.node_due.put(node_id, now)  # the next hold's
+                continue
             node = graph.node(node_id)
             if node is None:
                 continue
@@ -310,8 +332,11 @@ def decay_network(held: Held, now: int, limit: int | None = None) -> tuple[int, 
                 cache.node_due.drop(node_id)
                 continue
             importance = decay.node_importance_at(node, now)
-            if importance < decay.NODE_PRUNE_EDGES_THRESHOLD and node.edge_ids:
-                detach.append((node_id, node.edge_ids))
+            edge_ids = graph.edge_ids(node)
+            if importance < decay.NODE_PRUNE_EDGES_THRESHOLD and edge_ids:
+                detach.append((node_id, edge_ids))
+                if room is not None:
+                    room -= len(edge_ids)
                 graph.set_node(
                     dataclasses.replace(node, importance=importance, updated_at=now, edge_ids=())
                 )
@@ -323,7 +348,8 @@ def decay_network(held: Held, now: int, limit: int | None = None) -> tuple[int, 
                     cache.node_due.put(node_id, max(due, now + 1))
         for node_id, edge_ids in detach:
             edges_removed += graph.detach(node_id, edge_ids)
-        visit = cache.edges.pop_due(now) | graph.edges.keys()
+        visit = cache.edges.pop_due(now, None if room is None else max(room, 0))
+        visit |= graph.edges.keys()
         kept: list[SceneEdge] = []
         parked: list[int] = []
         for edge_id in sorted(visit):

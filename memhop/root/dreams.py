@@ -181,7 +181,7 @@ def _hold(root: Root, agent_id: int) -> Iterator[Held]:
     finally:
         if entered:
             _sync(root)
-            time.sleep(0)  # a turn that waited for the lock takes the interpreter now
+            time.sleep(0.0002)  # a turn that waited for the lock takes the interpreter now
 
 
 def _sync(root: Root) -> None:

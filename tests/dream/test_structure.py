@@ -8,6 +8,7 @@ import math
 import pytest
 
 from memhop.dream import decay, hyperedges, l1domain, structure
+from memhop.engine import create_engine
 from memhop.ids import l1_edge_id, scene_node_id
 from memhop.layers import scene, topic
 from tests.dream.conftest import NOW, Domain
@@ -240,3 +241,51 @@ def test_the_node_stage_in_bounded_holds_writes_what_one_hold_writes(dom: Domain
     with dom.hold() as held:
         assert structure.sync_nodes(held, NOW + HOUR) == set()  # nothing left to sync
         assert not l1domain.pending_scenes(held)
+
+
+def _dense(dom: Domain, scenes: int) -> None:
+    for n in range(scenes):
+        dom.turn(n + 1, ("shared", f"w{n}"), scene=100 + n)
+    _sync_and_link(dom)
+
+
+def _graph(dom: Domain, now: int) -> tuple[list[object], list[object]]:
+    """Nodes as they stand at ``now`` (a node stored earlier decays by its clock to the
+    same importance as one stored now), and the edges."""
+    nodes = [
+        (n.scene_id, n.topic_ids, n.edge_ids, round(decay.node_importance_at(n, now), 9))
+        for n in scene.list_scene_nodes(dom.engine, 0)
+    ]
+    return nodes, list(scene.list_scene_edges(dom.engine, 0))
+
+
+def test_decay_of_a_dense_graph_in_bounded_holds_writes_what_one_hold_writes(
+    dom: Domain, tmp_path: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every node fades at once and leaves its edges (each shares a word with every other:
+    66 edges for 12 scenes); holds of about ``DECAY_EDGES`` edge visits end where one
+    unbounded decay ends (a node a later hold finds without edges is not stored again:
+    it decays to the same importance by its own clock), each hold near its budget."""
+    whole = Domain(create_engine(str(tmp_path) + "/whole.meh"))  # type: ignore[operator]
+    try:
+        for d in (dom, whole):
+            _dense(d, 12)
+        assert len(scene.list_scene_edges(dom.engine, 0)) == 66  # control: a dense graph
+        later = NOW + 200 * HOUR
+        with whole.hold() as held:
+            assert structure.decay_network(held, later) == (0, 66)
+        monkeypatch.setattr(structure, "DECAY_EDGES", 8)
+        removed, holds = 0, 0
+        while True:
+            with dom.hold() as held:
+                removed += structure.decay_network(held, later, structure.DECAY_NODES)[1]
+                holds += 1
+                # a node's 11 edges at most past the budget: one node, then the hold ends
+                assert removed <= holds * (8 + 11)
+                if not l1domain.decay_pending(held, later):
+                    break
+        assert removed == 66
+        assert holds > 3
+        assert _graph(dom, later) == _graph(whole, later)
+    finally:
+        whole.engine.close()
