@@ -28,6 +28,7 @@ of its last write, and decays from its clock.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Iterable
 
 from memhop.dream import decay, l1domain
@@ -218,7 +219,7 @@ class _Graph:
         for node_id, gone in self.unlinked.items():
             node = self.node(node_id)
             if node is not None and not gone.isdisjoint(node.edge_ids):
-                kept = tuple(e for e in node.edge_ids if e not in gone)
+                kept = tuple(itertools.filterfalse(gone.__contains__, node.edge_ids))
                 self.set_node(dataclasses.replace(node, edge_ids=kept))
         cache = self.cache
         nodes = [n for i, n in sorted(self.set_nodes.items()) if cache.nodes.get(i) != n]
