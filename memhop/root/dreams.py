@@ -163,25 +163,31 @@ def _hold(root: Root, agent_id: int) -> Iterator[Held]:
     """Take the domain lock for a stage; a file that is closing reads as a cancellation.
 
     The stage's writes are readable at once and made durable by one fsync after
-    the lock is let go (also when the stage raises), so a turn waiting for the
-    lock never waits on the disk for Dream. A crash before that fsync loses a
-    suffix of the log: derived rows the pass writes again, never a host's write.
+    the lock is let go (also when the stage raises; none when it wrote nothing),
+    so a turn waiting for the lock never waits on the disk for Dream. A crash
+    before that fsync loses a suffix of the log: derived rows the pass writes
+    again, never a host's write.
     """
-    entered = False
+    entered = wrote = False
     try:
         with root.domain(agent_id) as ctx:
             entered = True
             engine = root.engine
-            with engine.deferred():
-                yield Held(engine, agent_id, ctx.mirrors, ctx.dream_declined)
+            start = engine.stats()[0]
+            try:
+                with engine.deferred():
+                    yield Held(engine, agent_id, ctx.mirrors, ctx.dream_declined)
+            finally:
+                # A hold that appended nothing syncs nothing: the turn's own bytes wait
+                # for the turn's next fsync, not for one of Dream's.
+                wrote = engine.stats()[0] != start
     except ClosedError as exc:
         if not entered:
             _closing(root, exc)
         raise
     finally:
-        if entered:
+        if wrote:
             _sync(root)
-            time.sleep(0.0002)  # a turn that waited for the lock takes the interpreter now
 
 
 def _sync(root: Root) -> None:
