@@ -117,6 +117,10 @@ class DomainContext:
     warm: WarmStart | None = None
     slots: SlotCache = field(default_factory=SlotCache)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # A call found the lock held and waits for it (set and cleared around that wait, read
+    # without the lock): Dream pauses after a hold so the call takes the lock before the
+    # pass's next hold does (a lock is not fair to the thread that does not hold the GIL).
+    lock_wanted: bool = False
     cancel: threading.Event = field(default_factory=threading.Event)
     current_scene: int | None = None
     open_turn: OpenTurn | None = None

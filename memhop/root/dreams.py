@@ -32,6 +32,7 @@ runs the dead-bytes policy (``Root.compact_if_due``) once it returns.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import threading
 import time
@@ -62,6 +63,8 @@ __all__ = [
 
 log = logging.getLogger("memhop.dream")
 
+HANDOVER_S = 0.005  # the longest a pass waits for a call that waited for its hold
+PAUSE_S = 0.0002
 SWEEP_INTERVAL_MS = 3_600_000
 """A background pass runs the domain-wide stages at most this often per domain (beyond upstream).
 
@@ -157,6 +160,8 @@ class Root(Protocol):
 
     def compact_if_due(self) -> None: ...
 
+    def context(self, agent_id: int) -> DomainContext: ...
+
 
 @contextlib.contextmanager
 def _hold(root: Root, agent_id: int) -> Iterator[Held]:
@@ -169,7 +174,9 @@ def _hold(root: Root, agent_id: int) -> Iterator[Held]:
     again, never a host's write.
     """
     entered = wrote = False
+    ctx = None
     try:
+        _hand_over(root.context(agent_id))  # a call already waiting goes first
         with root.domain(agent_id) as ctx:
             entered = True
             engine = root.engine
@@ -186,8 +193,20 @@ def _hold(root: Root, agent_id: int) -> Iterator[Held]:
             _closing(root, exc)
         raise
     finally:
+        if ctx is not None:
+            _hand_over(ctx)
         if wrote:
             _sync(root)
+
+
+def _hand_over(ctx: DomainContext) -> None:
+    """A call waits for the lock: let it take it before a hold of a pass does (up to
+    ``HANDOVER_S``: its thread may wait for a core first)."""
+    if not ctx.lock_wanted:
+        return
+    deadline = time.monotonic() + HANDOVER_S
+    while ctx.lock_wanted and time.monotonic() < deadline:
+        time.sleep(PAUSE_S)
 
 
 def _sync(root: Root) -> None:
@@ -230,7 +249,7 @@ def run_pass(
             ctx.dream_swept_at = now
     env = DreamEnv(
         agent_id=agent_id,
-        hold=lambda: _hold(root, agent_id),
+        hold=functools.partial(_hold, root, agent_id),
         model=model,
         clock=root.clock,
         floor=root.defaults.dream_compress_min_topics if floor is None else floor,

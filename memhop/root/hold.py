@@ -26,7 +26,10 @@ class DomainHold:
             warm = ctx.warm
             if warm is not None and not self._scene_op:
                 warm.join()  # without the domain lock: its scene reads go on meanwhile
-            ctx.lock.acquire()
+            if not ctx.lock.acquire(blocking=False):
+                ctx.lock_wanted = True
+                ctx.lock.acquire()
+                ctx.lock_wanted = False
             if not ctx.reclaimed:
                 break
             ctx.lock.release()
