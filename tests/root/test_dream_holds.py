@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from typing import Any
 from unittest import mock
 
 import memhop
 from memhop.engine import storefile
+from memhop.root import dreams
 
 TS = 1_700_000_000_000
 SEED = memhop.ProfileInput(name="a")
@@ -94,3 +96,42 @@ def test_what_a_pass_wrote_reads_back_after_a_reopen(meh_path: str) -> None:
     assert report.l1_nodes_added == len(nodes) > 0
     with memhop.open(meh_path, memhop.LocalModel(), QUIET) as db:
         assert {n.id for n in db.primary().list_l1()} == nodes
+
+
+def test_a_call_that_finds_the_lock_held_marks_it_wanted_until_it_has_it(meh_path: str) -> None:
+    with memhop.open(meh_path, memhop.LocalModel(), QUIET, profile=SEED) as db:
+        me = db.primary()
+        me.search(new_scene=True)
+        ctx = db._root._contexts[0]
+        assert not ctx.lock_wanted  # a call that finds the lock free marks nothing
+        done = threading.Event()
+        with ctx.lock:  # as a Dream hold holds it
+            caller = threading.Thread(target=lambda: (me.list_scenes(), done.set()))
+            caller.start()
+            for _ in range(500):
+                if ctx.lock_wanted:
+                    break
+                threading.Event().wait(0.001)
+            assert ctx.lock_wanted
+            assert not done.is_set()
+        caller.join(5)
+        assert done.is_set()
+        assert not ctx.lock_wanted
+
+
+def test_a_pass_lets_a_waiting_call_take_the_lock_before_its_next_hold(meh_path: str) -> None:
+    with memhop.open(meh_path, memhop.LocalModel(), QUIET, profile=SEED) as db:
+        me = db.primary()
+        me.search(new_scene=True)
+        ctx = db._root._contexts[0]
+        ctx.lock_wanted = True
+        threading.Timer(0.002, lambda: setattr(ctx, "lock_wanted", False)).start()
+        t0 = time.monotonic()
+        dreams._hand_over(ctx)  # waits for the call to have the lock
+        assert not ctx.lock_wanted
+        assert time.monotonic() - t0 < dreams.HANDOVER_S * 10
+        ctx.lock_wanted = True  # nobody takes it: the pass goes on after HANDOVER_S
+        t0 = time.monotonic()
+        dreams._hand_over(ctx)
+        assert time.monotonic() - t0 >= dreams.HANDOVER_S
+        ctx.lock_wanted = False
