@@ -64,7 +64,7 @@ __all__ = [
 log = logging.getLogger("memhop.dream")
 
 HANDOVER_S = 0.005  # the longest a pass waits for a call that waited for its hold
-PAUSE_S = 0.0002
+PAUSE_S = 0.0002  # how often it looks whether that call has the lock
 SWEEP_INTERVAL_MS = 3_600_000
 """A background pass runs the domain-wide stages at most this often per domain (beyond upstream).
 
