@@ -137,9 +137,17 @@ def decode_sections(data: bytes | bytearray | memoryview) -> Mapping[int, Recall
     if bodies_end > size:
         msg = "recall file: directory past the end"
         raise ValueError(msg)
+    if not count and size > _HEAD.size:  # a file of no domain is its header alone
+        msg = "recall file: a directory of no entry before bodies"
+        raise ValueError(msg)
     listing = data[_HEAD.size : bodies_end]
     found: dict[int, RecallSection] = {}
+    expected = bodies_end  # the bodies follow the directory, one after another
     for agent_id, end, seal, digest, offset, length, checksum in _ENTRY.iter_unpack(listing):
+        if offset != expected:  # a count that lost or gained entries, or a moved body
+            msg = "recall file: a body where the directory does not put it"
+            raise ValueError(msg)
+        expected += length
         if offset + length > size:
             msg = "recall file: a body past the end"
             raise ValueError(msg)

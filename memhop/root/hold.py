@@ -27,9 +27,11 @@ class DomainHold:
             if warm is not None and not self._scene_op:
                 warm.join()  # without the domain lock: its scene reads go on meanwhile
             if not ctx.lock.acquire(blocking=False):
-                ctx.lock_wanted = True
-                ctx.lock.acquire()
-                ctx.lock_wanted = False
+                ctx.lock_wanted = True  # a Dream pass lets this call go before its next hold
+                try:
+                    ctx.lock.acquire()
+                finally:  # an interrupted wait leaves no mark behind
+                    ctx.lock_wanted = False
             if not ctx.reclaimed:
                 break
             ctx.lock.release()
