@@ -173,7 +173,9 @@ class _Graph:
     def edge_ids(self, node: SceneNode) -> tuple[int, ...]:
         """The node's edges as this stage has them (less those unlinked, not yet committed)."""
         gone = self.unlinked.get(node.id_hash)
-        return node.edge_ids if not gone else tuple(e for e in node.edge_ids if e not in gone)
+        if not gone or gone.isdisjoint(node.edge_ids):
+            return node.edge_ids
+        return tuple(itertools.filterfalse(gone.__contains__, node.edge_ids))
 
     def set_node(self, node: SceneNode) -> None:
         self.set_nodes[node.id_hash] = node
@@ -216,10 +218,9 @@ class _Graph:
         self.dead_nodes.add(node_id)
 
     def commit(self) -> None:
-        for node_id, gone in self.unlinked.items():
+        for node_id in self.unlinked:
             node = self.node(node_id)
-            if node is not None and not gone.isdisjoint(node.edge_ids):
-                kept = tuple(itertools.filterfalse(gone.__contains__, node.edge_ids))
+            if node is not None and (kept := self.edge_ids(node)) is not node.edge_ids:
                 self.set_node(dataclasses.replace(node, edge_ids=kept))
         cache = self.cache
         nodes = [n for i, n in sorted(self.set_nodes.items()) if cache.nodes.get(i) != n]
@@ -292,10 +293,6 @@ def _still_similar(cache: L1Cache, meta: L2Meta, members: tuple[int, ...]) -> bo
     )
 
 
-def _due_nodes(cache: L1Cache, now: int, limit: int | None) -> list[int]:
-    return sorted(cache.node_due.pop_due(now, limit))
-
-
 def decay_network(held: Held, now: int, limit: int | None = None) -> tuple[int, int]:
     """Decay the nodes due by ``now`` (at most ``limit`` of them; None: all; the rest stay
     due: ``l1domain.decay_pending``), the edges due and those this call changed; return
@@ -322,7 +319,7 @@ def decay_network(held: Held, now: int, limit: int | None = None) -> tuple[int, 
         edges_removed = 0
         detach: list[tuple[int, tuple[int, ...]]] = []
         room = None if limit is None else DECAY_EDGES  # edges this hold may visit
-        for node_id in _due_nodes(cache, now, limit):
+        for node_id in sorted(cache.node_due.pop_due(now, limit)):
             if room is not None and room <= 0:
                 cache.node_due.put(node_id, now)  # the next hold's
                 continue

@@ -86,6 +86,13 @@ def write_many(engine: Engine, agent_id: int, records: Sequence[tuple[int, Recor
     )
 
 
+def delete_many(engine: Engine, agent_id: int, ids: Iterable[int], cls: type[Record]) -> int:
+    """Tombstone the live records of ``cls``'s type among ``ids`` in one batch; return how
+    many. An id holding another type is left alone (one id, one record type); each id's
+    type is read from its frame, so this costs what it deletes, not what the domain holds."""
+    return engine.delete_batch(agent_id, sorted(set(ids)), cls.RECORD_TYPE)
+
+
 def collect(engine: Engine, agent_id: int, cls: type[R]) -> list[tuple[int, R]]:
     """Return every readable (id, record) of the type in the domain, ascending by id.
 

@@ -52,12 +52,6 @@ def _random_u64() -> int:
     return int.from_bytes(secrets.token_bytes(8), "little")
 
 
-def _delete_of_type(engine: Engine, agent_id: int, rec_type: int, ids: Iterable[int]) -> int:
-    # One batch of tombstones, for the ids of this layer's type only (each id's type read
-    # from its frame: what it costs is what it deletes, not what the domain holds).
-    return engine.delete_batch(agent_id, sorted(set(ids)), rec_type)
-
-
 # ---- L2 scenes ---------------------------------------------------------------------------
 
 
@@ -147,7 +141,7 @@ def current_scene(scenes: Iterable[SceneSlot]) -> SceneSlot | None:
 
 def delete_scenes(engine: Engine, agent_id: int, scene_ids: Iterable[int]) -> int:
     """Tombstone the scene records among ``scene_ids`` in one batch; return how many."""
-    return _delete_of_type(engine, agent_id, SceneSlot.RECORD_TYPE, scene_ids)
+    return codec.delete_many(engine, agent_id, scene_ids, SceneSlot)
 
 
 # ---- L1 scene nodes ----------------------------------------------------------------------
@@ -183,7 +177,7 @@ def list_scene_nodes_lenient(engine: Engine, agent_id: int) -> list[SceneNode]:
 
 def delete_scene_nodes(engine: Engine, agent_id: int, node_ids: Iterable[int]) -> int:
     """Tombstone the scene nodes among ``node_ids`` in one batch; return how many."""
-    return _delete_of_type(engine, agent_id, SceneNode.RECORD_TYPE, node_ids)
+    return codec.delete_many(engine, agent_id, node_ids, SceneNode)
 
 
 # ---- L1 scene edges ----------------------------------------------------------------------
@@ -206,4 +200,4 @@ def list_scene_edges(engine: Engine, agent_id: int) -> list[SceneEdge]:
 
 def delete_scene_edges(engine: Engine, agent_id: int, edge_ids: Iterable[int]) -> int:
     """Tombstone the scene edges among ``edge_ids`` in one batch; return how many."""
-    return _delete_of_type(engine, agent_id, SceneEdge.RECORD_TYPE, edge_ids)
+    return codec.delete_many(engine, agent_id, edge_ids, SceneEdge)

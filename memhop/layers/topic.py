@@ -262,4 +262,4 @@ def delete_topics(engine: Engine, agent_id: int, ids: Iterable[int]) -> int:
 
     Ids holding another record type are left alone: one id, one record type.
     """
-    return engine.delete_batch(agent_id, sorted(set(ids)), RecordType.TOPIC)
+    return codec.delete_many(engine, agent_id, ids, TopicSlot)
