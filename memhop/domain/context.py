@@ -133,6 +133,7 @@ class DomainContext:
     # scene, how many ms that scene had been idle) once a turn is open.
     dream_declined: dict[int, object] = field(default_factory=dict)
     dream_swept_at: int = 0  # when the last whole pass began (memhop.root.dreams.run_pass)
+    dream_sweeping: int = 0  # whole passes running now
     # The recall state the file's last close saved for the domain, taken once
     # (memhop.domain.recall_file; the root points it at the DB's recall file).
     saved_recall: Callable[[], Saved | None] = lambda: None

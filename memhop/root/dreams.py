@@ -238,15 +238,20 @@ def run_pass(
 
     A foreground pass is whole. A background one is whole when the domain's
     last whole pass began ``SWEEP_INTERVAL_MS`` or longer ago (or never, since
-    the domain was loaded); otherwise it only consolidates its scene. ``floor``
-    is the surface consolidation folds toward (None: ``dream_compress_min_topics``).
+    the domain was loaded) and no whole pass of the domain runs now; otherwise
+    it only consolidates its scene. ``floor`` is the surface consolidation
+    folds toward (None: ``dream_compress_min_topics``).
     """
     with root.domain(agent_id) as ctx:
         model = ctx.model
         now, last = root.clock(), ctx.dream_swept_at
-        sweep = not background or not last or now - last >= SWEEP_INTERVAL_MS
+        due = not last or now - last >= SWEEP_INTERVAL_MS
+        # A whole pass that outlasts a scene (a reopened domain's first, at 10^5 turns)
+        # is not joined by another: each would redo the cold reads the first makes.
+        sweep = not background or (due and not ctx.dream_sweeping)
         if sweep:
             ctx.dream_swept_at = now
+            ctx.dream_sweeping += 1
     env = DreamEnv(
         agent_id=agent_id,
         hold=functools.partial(_hold, root, agent_id),
@@ -257,7 +262,12 @@ def run_pass(
         cancel=AnyEvent(cancel, root.closing),
         sweep_unfolded=root.defaults.sweep_unfolded,
     )
-    outcome = run_dream(env, scene_id, sweep=sweep)
+    try:
+        outcome = run_dream(env, scene_id, sweep=sweep)
+    finally:
+        if sweep:
+            with ctx.lock:  # this context's count, even if the file closes meanwhile
+                ctx.dream_sweeping -= 1
     # The sweeps may have left dead bytes past the policy's ratio; no lock is held here.
     root.compact_if_due()
     return outcome
