@@ -65,6 +65,7 @@ log = logging.getLogger("memhop.dream")
 
 HANDOVER_S = 0.005  # the longest a pass waits for a call that waited for its hold
 PAUSE_S = 0.0002  # how often it looks whether that call has the lock
+PACE_MAX_S = 0.05  # the longest a pass rests after one hold while the host's calls come
 SWEEP_INTERVAL_MS = 3_600_000
 """A background pass runs the domain-wide stages at most this often per domain (beyond upstream).
 
@@ -156,7 +157,9 @@ class Root(Protocol):
     closing: threading.Event
     dreams: DreamThreads
 
-    def domain(self, agent_id: int) -> AbstractContextManager[DomainContext]: ...
+    def domain(
+        self, agent_id: int, *, background: bool = ...
+    ) -> AbstractContextManager[DomainContext]: ...
 
     def compact_if_due(self) -> None: ...
 
@@ -175,10 +178,12 @@ def _hold(root: Root, agent_id: int) -> Iterator[Held]:
     """
     entered = wrote = False
     ctx = None
+    began = 0.0
     try:
         _hand_over(root.context(agent_id))  # a call already waiting goes first
-        with root.domain(agent_id) as ctx:
+        with root.domain(agent_id, background=True) as ctx:
             entered = True
+            began = time.monotonic()
             engine = root.engine
             start = engine.stats()[0]
             try:
@@ -194,9 +199,12 @@ def _hold(root: Root, agent_id: int) -> Iterator[Held]:
         raise
     finally:
         if ctx is not None:
+            held_s = time.monotonic() - began
             _hand_over(ctx)
-        if wrote:
-            _sync(root)
+            if wrote:
+                _sync(root)
+            if not root.closing.is_set():
+                _pace(ctx, held_s)
 
 
 def _hand_over(ctx: DomainContext) -> None:
@@ -207,6 +215,17 @@ def _hand_over(ctx: DomainContext) -> None:
     deadline = time.monotonic() + HANDOVER_S
     while ctx.lock_wanted and time.monotonic() < deadline:
         time.sleep(PAUSE_S)
+
+
+def _pace(ctx: DomainContext, held_s: float) -> None:
+    """While the host's calls come, rest as long as the hold just ended took (up to
+    ``PACE_MAX_S``): a pass catching up (a reopened domain's first) took hold after
+    hold and most of the interpreter, and a turn beside it waited up to 0.2 s. Resting,
+    it takes about half the time while the host is busy, and all of it when not."""
+    calls = ctx.host_calls
+    if calls != ctx.paced_calls:
+        ctx.paced_calls = calls
+        time.sleep(min(held_s, PACE_MAX_S))
 
 
 def _sync(root: Root) -> None:
@@ -242,7 +261,7 @@ def run_pass(
     it only consolidates its scene. ``floor`` is the surface consolidation
     folds toward (None: ``dream_compress_min_topics``).
     """
-    with root.domain(agent_id) as ctx:
+    with root.domain(agent_id, background=True) as ctx:
         model = ctx.model
         now, last = root.clock(), ctx.dream_swept_at
         due = not last or now - last >= SWEEP_INTERVAL_MS

@@ -14,10 +14,11 @@ class DomainHold:
     """``Root.domain``: one domain's lock held for a body; a class, not a generator, since
     every call of the API enters one."""
 
-    __slots__ = ("_agent_id", "_ctx", "_root", "_scene_op")
+    __slots__ = ("_agent_id", "_background", "_ctx", "_root", "_scene_op")
 
-    def __init__(self, root: Root, agent_id: int, scene_op: bool) -> None:
+    def __init__(self, root: Root, agent_id: int, scene_op: bool, background: bool) -> None:
         self._root, self._agent_id, self._scene_op = root, agent_id, scene_op
+        self._background = background
 
     def __enter__(self) -> DomainContext:
         root = self._root
@@ -38,6 +39,8 @@ class DomainHold:
         try:
             root.check_open()
             ctx.last_used_ms = root.clock()
+            if not self._background:
+                ctx.host_calls += 1
             if not self._scene_op:
                 ctx.mirrors  # noqa: B018  # a warm domain's build ends before the body runs
             elif ctx.warm is not None:

@@ -186,15 +186,16 @@ class Root:
     # ---- domains -------------------------------------------------------------------------
 
     def domain(
-        self, agent_id: int, *, scene_op: bool = False
+        self, agent_id: int, *, scene_op: bool = False, background: bool = False
     ) -> AbstractContextManager[DomainContext]:
         """Hold one domain's lock for the body; a context reclaimed meanwhile is re-fetched.
 
         The body finds the domain's mirrors built, unless ``scene_op``: a call
         on one scene, which reads it through ``ctx.scene_mirrors`` and writes
         to its open turn through ``ctx.apply`` (a warm domain's view serves it).
+        ``background``: a hold of a Dream pass, not counted as a call of the host's.
         """
-        return DomainHold(self, agent_id, scene_op)
+        return DomainHold(self, agent_id, scene_op, background)
 
     @contextlib.contextmanager
     def exclusive_domain(self, agent_id: int) -> Iterator[None]:

@@ -31,7 +31,7 @@ from memhop.engine import create_engine
 from memhop.engine.inplace import compact_in_place
 from memhop.ids import l1_edge_id, scene_node_id
 from memhop.layers import scene, topic
-from memhop.records import SceneEdge, SceneNode
+from memhop.records import RecordType, SceneEdge, SceneNode
 from tests.dream.conftest import NOW, Domain
 
 HOUR = 3_600_000
@@ -578,3 +578,23 @@ def test_a_topic_removed_through_the_mirror_mid_round_is_no_drift(
                 break
         else:
             pytest.fail("the drift was not found")
+
+
+@pytest.mark.parametrize("part", [1, 2])
+def test_offsets_read_in_parts_are_the_offsets_read_in_one_hold(
+    dom: Domain, part: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cold load reads a domain's offsets a part at a time (the engine's lock let go
+    between parts): it holds every id of the type, each at the offset the index holds."""
+    for i in range(7):
+        dom.turn(i + 1, ("walk", f"word{i}"), scene=100 + i % 3)
+    _dream(dom, NOW, cold=False)
+    engine = dom.engine
+    for rec_type in (RecordType.TOPIC, RecordType.SCENE_NODE):
+        ids = engine.ids_of_type(0, rec_type)
+        assert len(ids) > part  # more than one part, so parts are joined
+        whole = dict(zip(ids, engine.offsets_of(0, ids), strict=True))
+        monkeypatch.setattr(l1cache_module, "OFFSETS_AT_ONCE", part)
+        read = L1Cache(engine, 0)._offsets(rec_type)
+        assert {i: read.get(i) for i in ids} == whole
+        assert len(read) == len(whole)
