@@ -91,15 +91,22 @@ class DreamThreads:
         self._closed = False
         self._pauses = 0
         self._deferred: dict[tuple[int, int], Callable[[], None]] = {}
+        self._again: dict[tuple[int, int], Callable[[], None]] = {}
 
     def start(self, agent_id: int, scene_id: int, body: Callable[[], None]) -> bool:
         """Start ``body`` on a named thread unless one runs for this scene; True if started.
 
-        While paused, the pass is kept (one per scene) and started by ``resume``.
+        Asked while one runs, the last body asked runs once more after it: the pass in
+        flight may have looked at the scene before what asked for it now (the host
+        leaving the scene). While paused, the pass is kept (one per scene) and started
+        by ``resume``.
         """
         key = (agent_id, scene_id)
         with self._mu:
-            if self._closed or key in self._running:
+            if self._closed:
+                return False
+            if key in self._running:
+                self._again[key] = body
                 return False
             if self._pauses:
                 self._deferred.setdefault(key, body)
@@ -117,6 +124,9 @@ class DreamThreads:
         finally:
             with self._mu:
                 self._running.pop(key, None)
+                again = self._again.pop(key, None)
+            if again is not None:
+                self.start(*key, again)
 
     def pause(self) -> None:
         """Start no pass until the matching ``resume`` (pauses nest)."""

@@ -316,3 +316,25 @@ def test_a_compaction_leaves_dreams_copies_standing(
         me.delete_scene(scenes[0])  # control: the scene's node goes behind Dream's copies
         me.dream()
         assert reads
+
+
+def test_a_pass_asked_for_while_its_scene_has_one_running_runs_once_after_it() -> None:
+    threads = DreamThreads()
+    order: list[str] = []
+    release, again_ran, other_ran = threading.Event(), threading.Event(), threading.Event()
+
+    def first() -> None:
+        release.wait(5)
+        order.append("first")
+
+    assert threads.start(1, 2, first)
+    assert not threads.start(1, 2, lambda: order.append("dropped"))  # the last asked wins
+    assert not threads.start(1, 2, lambda: (order.append("again"), again_ran.set()))
+    # Control: another scene is not held back by it.
+    assert threads.start(1, 3, other_ran.set)
+    assert other_ran.wait(5)
+    assert order == []
+    release.set()
+    assert again_ran.wait(5)
+    assert order == ["first", "again"]
+    threads.close_and_join()
