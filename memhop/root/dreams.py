@@ -38,6 +38,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import Protocol
 
 from memhop import dream
@@ -66,6 +67,9 @@ log = logging.getLogger("memhop.dream")
 HANDOVER_S = 0.005  # the longest a pass waits for a call that waited for its hold
 PAUSE_S = 0.0002  # how often it looks whether that call has the lock
 PACE_MAX_S = 0.05  # the longest a pass rests after one hold while the host's calls come
+PACE_AFTER_S = 0.1
+"""A pass rests between holds only once its holds took this long in all: a warm whole pass
+(26 ms of CPU at 10^5 turns) never does, a reopened domain's first (seconds) soon does."""
 SWEEP_INTERVAL_MS = 3_600_000
 """A background pass runs the domain-wide stages at most this often per domain (beyond upstream).
 
@@ -176,8 +180,15 @@ class Root(Protocol):
     def context(self, agent_id: int) -> DomainContext: ...
 
 
+@dataclass(slots=True)
+class PassHolds:
+    """How long one pass has held its domain's lock so far."""
+
+    held_s: float = 0.0
+
+
 @contextlib.contextmanager
-def _hold(root: Root, agent_id: int) -> Iterator[Held]:
+def _hold(root: Root, agent_id: int, spent: PassHolds) -> Iterator[Held]:
     """Take the domain lock for a stage; a file that is closing reads as a cancellation.
 
     The stage's writes are readable at once and made durable by one fsync after
@@ -214,7 +225,7 @@ def _hold(root: Root, agent_id: int) -> Iterator[Held]:
             if wrote:
                 _sync(root)
             if not root.closing.is_set():
-                _pace(ctx, held_s)
+                _pace(ctx, held_s, spent)
 
 
 def _hand_over(ctx: DomainContext) -> None:
@@ -227,14 +238,17 @@ def _hand_over(ctx: DomainContext) -> None:
         time.sleep(PAUSE_S)
 
 
-def _pace(ctx: DomainContext, held_s: float) -> None:
-    """While the host's calls come, rest as long as the hold just ended took (up to
-    ``PACE_MAX_S``): a pass catching up (a reopened domain's first) took hold after
-    hold and most of the interpreter, and a turn beside it waited up to 0.2 s. Resting,
-    it takes about half the time while the host is busy, and all of it when not."""
+def _pace(ctx: DomainContext, held_s: float, spent: PassHolds) -> None:
+    """Once a pass's holds passed ``PACE_AFTER_S`` and while the host's calls come, rest
+    as long as the hold just ended took (up to ``PACE_MAX_S``): a pass catching up (a
+    reopened domain's first) took hold after hold and most of the interpreter, and a turn
+    beside it waited up to 0.2 s. Resting, it takes about half the time while the host is
+    busy, and all of it when not. A short pass does not rest: spread out, it would be
+    beside more turns."""
+    spent.held_s += held_s
     calls = ctx.host_calls
-    if calls != ctx.paced_calls:
-        ctx.paced_calls = calls
+    came, ctx.paced_calls = calls != ctx.paced_calls, calls
+    if came and spent.held_s >= PACE_AFTER_S:
         time.sleep(min(held_s, PACE_MAX_S))
 
 
@@ -283,7 +297,7 @@ def run_pass(
             ctx.dream_sweeping += 1
     env = DreamEnv(
         agent_id=agent_id,
-        hold=functools.partial(_hold, root, agent_id),
+        hold=functools.partial(_hold, root, agent_id, PassHolds()),
         model=model,
         clock=root.clock,
         floor=root.defaults.dream_compress_min_topics if floor is None else floor,

@@ -137,7 +137,7 @@ def test_a_pass_lets_a_waiting_call_take_the_lock_before_its_next_hold(meh_path:
         ctx.lock_wanted = False
 
 
-def test_a_pass_rests_after_a_hold_only_while_the_host_makes_calls(meh_path: str) -> None:
+def test_a_long_pass_rests_after_a_hold_only_while_the_host_makes_calls(meh_path: str) -> None:
     with memhop.open(meh_path, memhop.LocalModel(), QUIET, profile=SEED) as db:
         me = db.primary()
         _fill(me)
@@ -145,16 +145,19 @@ def test_a_pass_rests_after_a_hold_only_while_the_host_makes_calls(meh_path: str
         rests: list[float] = []
         with mock.patch.object(dreams.time, "sleep", side_effect=rests.append):
             calls = ctx.host_calls
-            me.dream()
+            me.dream()  # a short pass: it never rests
             assert ctx.host_calls == calls  # the pass's own holds are not the host's calls
-            assert len(rests) <= 1  # one rest at most: for the calls made before it began
-            rests.clear()
-            dreams._pace(ctx, 0.004)  # no call since the pass's last hold: no rest
+            assert rests == []
+            long = dreams.PassHolds(held_s=dreams.PACE_AFTER_S)  # a pass that held long
+            dreams._pace(ctx, 0.004, long)  # no call since the pass's last hold: no rest
             assert rests == []
             me.list_scenes()  # a call of the host's: counted
             assert ctx.host_calls == calls + 1
-            dreams._pace(ctx, 0.004)  # a hold of 4 ms ended: the pass rests as long
+            dreams._pace(ctx, 0.004, dreams.PassHolds())  # a short pass does not rest
+            assert rests == []
+            me.list_scenes()
+            dreams._pace(ctx, 0.004, long)  # a hold of 4 ms ended: the long pass rests as long
             assert rests == [0.004]
             me.list_scenes()
-            dreams._pace(ctx, 3.0)  # never longer than PACE_MAX_S
+            dreams._pace(ctx, 3.0, long)  # never longer than PACE_MAX_S
             assert rests == [0.004, dreams.PACE_MAX_S]
