@@ -121,10 +121,9 @@ class DomainContext:
     # without the lock): Dream pauses after a hold so the call takes the lock before the
     # pass's next hold does (a lock is not fair to the thread that does not hold the GIL).
     lock_wanted: bool = False
-    # The host's holds so far (Dream's not counted; read without the lock): a pass that
-    # sees it grew since its last hold rests before its next (memhop.root.dreams).
+    # The host's holds so far (Dream's not counted; read without the lock): a long pass
+    # that sees it grew since its last hold rests before its next (memhop.root.dreams).
     host_calls: int = 0
-    paced_calls: int = 0  # ``host_calls`` as a pass's last hold ended
     cancel: threading.Event = field(default_factory=threading.Event)
     current_scene: int | None = None
     open_turn: OpenTurn | None = None

@@ -182,9 +182,11 @@ class Root(Protocol):
 
 @dataclass(slots=True)
 class PassHolds:
-    """How long one pass has held its domain's lock so far."""
+    """How long one pass has held its domain's lock so far, and the host's calls it saw
+    (``DomainContext.host_calls``) as its last hold ended."""
 
     held_s: float = 0.0
+    calls: int = 0
 
 
 @contextlib.contextmanager
@@ -247,7 +249,7 @@ def _pace(ctx: DomainContext, held_s: float, spent: PassHolds) -> None:
     beside more turns."""
     spent.held_s += held_s
     calls = ctx.host_calls
-    came, ctx.paced_calls = calls != ctx.paced_calls, calls
+    came, spent.calls = calls != spent.calls, calls
     if came and spent.held_s >= PACE_AFTER_S:
         time.sleep(min(held_s, PACE_MAX_S))
 
@@ -295,9 +297,10 @@ def run_pass(
         if sweep:
             ctx.dream_swept_at = now
             ctx.dream_sweeping += 1
+        spent = PassHolds(calls=ctx.host_calls)
     env = DreamEnv(
         agent_id=agent_id,
-        hold=functools.partial(_hold, root, agent_id, PassHolds()),
+        hold=functools.partial(_hold, root, agent_id, spent),
         model=model,
         clock=root.clock,
         floor=root.defaults.dream_compress_min_topics if floor is None else floor,

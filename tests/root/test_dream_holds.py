@@ -148,7 +148,8 @@ def test_a_long_pass_rests_after_a_hold_only_while_the_host_makes_calls(meh_path
             me.dream()  # a short pass: it never rests
             assert ctx.host_calls == calls  # the pass's own holds are not the host's calls
             assert rests == []
-            long = dreams.PassHolds(held_s=dreams.PACE_AFTER_S)  # a pass that held long
+            # a pass that held long, and saw the calls made so far
+            long = dreams.PassHolds(held_s=dreams.PACE_AFTER_S, calls=ctx.host_calls)
             dreams._pace(ctx, 0.004, long)  # no call since the pass's last hold: no rest
             assert rests == []
             me.list_scenes()  # a call of the host's: counted
