@@ -62,9 +62,22 @@ def _strictly_ascending(ids: array[int]) -> bool:
 class IntMap(Mapping[int, int]):
     """``id -> value`` with a tag byte per entry (see the module contract)."""
 
-    __slots__ = ("_count", "_dead", "_folds", "_ids", "_new", "_offs", "_retyped", "_types")
+    __slots__ = (
+        "_count",
+        "_dead",
+        "_fold_min",
+        "_folds",
+        "_ids",
+        "_new",
+        "_offs",
+        "_retyped",
+        "_types",
+    )
 
-    def __init__(self) -> None:
+    def __init__(self, *, fold_min: int = _FOLD_MIN) -> None:
+        """``fold_min``: the new ids the dict holds before a fold (see ``_FOLD_MIN``): a map
+        put to under a hold that must stay short folds fewer at a time."""
+        self._fold_min = fold_min
         self._ids: array[int] = array("Q")
         self._offs: array[int] = array("Q")
         self._types: array[int] | None = array("H")  # None until a typed question
@@ -206,7 +219,7 @@ class IntMap(Mapping[int, int]):
             self._dead += 1
         self._count += 1
         new[id_hash] = offset << _TYPE_BITS | rec_type
-        if len(new) > _FOLD_MIN and len(new) > len(self._ids) >> _FOLD_SHIFT:
+        if len(new) > self._fold_min and len(new) > len(self._ids) >> _FOLD_SHIFT:
             # The zeroed entries stay unless they are many: dropping them is a pass over
             # every entry in Python ints (25-30 ms at 3*10^5), which a fold of new ids
             # would otherwise pay each time a domain deletes as it goes.
@@ -223,7 +236,7 @@ class IntMap(Mapping[int, int]):
         self._offs[i] = 0
         self._count -= 1
         self._dead += 1
-        if self._dead > max(_FOLD_MIN, len(self._ids) >> 2):
+        if self._dead > max(self._fold_min, len(self._ids) >> 2):
             self._fold()
         return True
 

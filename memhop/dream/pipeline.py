@@ -149,10 +149,11 @@ def _run(env: DreamEnv, report: Report, scene_id: int, sweep: bool) -> None:
         return OK
 
     def edges() -> str:
-        weighing = hyperedges.weigh_cold(env, touched)
-        with env.hold() as held:
-            added = hyperedges.build_edges(held, touched, env.clock(), weighing)
-        report.add(l1_edges_added=added)
+        stage = hyperedges.EdgeStage(touched, hyperedges.weigh_cold(env, touched))
+        try:  # a bounded number of pairs a hold
+            _in_holds(env, "l1_hyperedges", lambda held: stage.step(held, env.clock()))
+        finally:
+            report.add(l1_edges_added=stage.written)
         return OK
 
     def judge(held: Held) -> bool:

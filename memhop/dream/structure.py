@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from memhop.dream import decay, l1domain
 from memhop.dream.env import DreamEnv, Held
@@ -65,6 +65,10 @@ DECAY_EDGES = 512
 """Edges the decay stage visits in one hold, about (those it detaches from faded nodes
 and those due): a node of a dense graph leaves hundreds of edges at once, and a cold
 cache has every edge due (6.3 s in one hold for 800 scenes that all share words)."""
+DECAY_WORDS = 128
+"""Nodes whose keyword sets the decay stage looks at in one hold, about, to judge faint
+edges (a faded node's set is made anew from its topics: decay holds took up to 36 ms of
+CPU at 10^5 turns, most of it there); a due faint edge past it waits for the next hold."""
 _LISTED_DEPTH = 2
 
 
@@ -282,10 +286,10 @@ def rebuild_from_l2(held: Held, limit: int | None = None) -> tuple[int, int]:
 # ---- l1_decay ------------------------------------------------------------------------------
 
 
-def _still_similar(cache: L1Cache, meta: L2Meta, members: tuple[int, ...]) -> bool:
+def _still_similar(sets_of: Callable[[int], frozenset[str]], members: tuple[int, ...]) -> bool:
     """Whether every pair of ``members`` still weighs at least 0.15 on their keyword sets:
     an edge upstream deletes below 0.05 and makes again at its next pass."""
-    sets = [cache.words_now(m, meta) for m in members]
+    sets = [sets_of(m) for m in members]
     return all(
         decay.jaccard(a, b) >= decay.L1_EDGE_MIN_SIMILARITY
         for i, a in enumerate(sets)
@@ -350,6 +354,14 @@ def decay_network(held: Held, now: int, limit: int | None = None) -> tuple[int, 
         visit |= graph.edges.keys()
         kept: list[SceneEdge] = []
         parked: list[int] = []
+        sets: dict[int, frozenset[str]] = {}  # node -> its keyword set, made once a hold
+
+        def sets_of(node_id: int) -> frozenset[str]:
+            found = sets.get(node_id)
+            if found is None:
+                found = sets[node_id] = cache.words_now(node_id, meta)
+            return found
+
         for edge_id in sorted(visit):
             current = graph.edge(edge_id)
             if current is None:
@@ -357,9 +369,16 @@ def decay_network(held: Held, now: int, limit: int | None = None) -> tuple[int, 
             weight = decay.edge_weight_at(current, now)
             members = tuple(m for m in current.node_ids if graph.node(m) is not None)
             faint = weight < decay.EDGE_REMOVE_THRESHOLD
-            if len(members) < MIN_EDGE_NODES or (
-                faint and not _still_similar(cache, meta, members)
+            if (
+                faint
+                and limit is not None
+                and len(sets) >= DECAY_WORDS
+                and members == current.node_ids
+                and edge_id not in graph.written_edges
             ):
+                cache.edges.put(edge_id, now)  # unchanged here: judged at the next hold
+                continue
+            if len(members) < MIN_EDGE_NODES or (faint and not _still_similar(sets_of, members)):
                 graph.delete_edge(edge_id, members)
                 edges_removed += 1
             elif members != current.node_ids or edge_id in graph.written_edges:

@@ -14,6 +14,7 @@ import math
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from hypothesis import given
@@ -103,15 +104,21 @@ LAYER = st.tuples(
 PASSES = st.lists(st.integers(1, 80), min_size=1, max_size=8)  # hours between passes
 
 
-@given(layer=LAYER, gaps=PASSES, limit=st.sampled_from((None, 1, 2, 3)))
+@given(
+    layer=LAYER,
+    gaps=PASSES,
+    limit=st.sampled_from((None, 1, 2, 3)),
+    words=st.sampled_from((1, structure.DECAY_WORDS)),
+)
 def test_scheduled_decay_decides_what_decaying_everything_every_pass_decides(
     layer: tuple[list[tuple[float, float, float, int]], list[tuple[int, int, float, int]]],
     gaps: list[int],
     limit: int | None,
+    words: int,
 ) -> None:
     """Each pass as the reference decides it, whether the due nodes are looked at in one
     hold or ``limit`` a hold (the stage's bounded holds: the first pass after an open
-    finds every node due)."""
+    finds every node due), and the faint edges judged ``words`` nodes' sets a hold."""
     drawn_nodes, drawn_edges = layer
     nodes: list[SceneNode] = []
     ref_nodes: dict[int, RefNode] = {}
@@ -153,11 +160,12 @@ def test_scheduled_decay_decides_what_decaying_everything_every_pass_decides(
             scene.put_scene_nodes(dom.engine, 0, nodes)
             scene.put_scene_edges(dom.engine, 0, edges)
             now = NOW
+            budget = mock.patch.object(structure, "DECAY_WORDS", words)
             for gap in gaps:
                 now += gap * HOUR
                 more = True
                 while more:
-                    with dom.hold() as held:
+                    with dom.hold() as held, budget:
                         structure.decay_network(held, now, limit)
                         more = l1domain.decay_pending(held, now)
                 reference_pass(ref_nodes, ref_edges, now)

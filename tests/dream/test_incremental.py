@@ -598,3 +598,71 @@ def test_offsets_read_in_parts_are_the_offsets_read_in_one_hold(
         read = L1Cache(engine, 0)._offsets(rec_type)
         assert {i: read.get(i) for i in ids} == whole
         assert len(read) == len(whole)
+
+
+def _stepped_edges(dom: Domain, touched: set[int], now: int, pairs: int) -> tuple[int, int]:
+    """The edges stage over holds of its own, about ``pairs`` pairs a hold: (written, holds)."""
+    stage = hyperedges.EdgeStage(touched, pairs=pairs)
+    holds, more = 0, True
+    while more:
+        with dom.hold() as held:
+            more = stage.step(held, now)
+        holds += 1
+    return stage.written, holds
+
+
+@given(
+    OPS, st.lists(OP.filter(lambda op: op[0] != "dream"), max_size=8), st.sampled_from((1, 2, 64))
+)
+def test_edges_taken_a_few_nodes_a_hold_write_what_one_hold_writes(
+    ops: list[tuple[Any, ...]], more: list[tuple[Any, ...]], pairs: int
+) -> None:
+    """On a warm cache, the edges stage over holds of about ``pairs`` pairs each leaves the
+    layer (and the later stages' answers) of the stage in one hold."""
+    with _domains() as (stepped, whole):
+        now, parents = _lived(ops, stepped, whole)  # the caches are warm after its last pass
+        for op in more:
+            for dom in (stepped, whole):
+                _apply(dom, op, now, parents)
+            parents += op[0] == "fold"
+        now += HOUR
+        answers = []
+        for dom in (stepped, whole):
+            with dom.hold() as held:
+                structure.rebuild_index(held)
+                touched = structure.sync_nodes(held, now)
+            if dom is stepped:
+                written = _stepped_edges(dom, touched, now, pairs)[0]
+            else:
+                with dom.hold() as held:
+                    written = hyperedges.build_edges(held, touched, now)
+            with dom.hold() as held:
+                answers.append(
+                    (written, structure.rebuild_from_l2(held), structure.decay_network(held, now))
+                )
+        assert answers[0] == answers[1]
+        _same_layer(stepped, whole)
+
+
+def test_edges_of_a_warm_cache_take_a_hold_a_node_when_asked() -> None:
+    """Three scenes sharing words, the third new: one pair a hold takes a hold for each of
+    the nodes it weighs, and writes the edges of one hold (control: without a bound, one)."""
+    with _domains() as (stepped, whole):
+        for dom in (stepped, whole):
+            dom.turn(1, ("harbour", "boats"), scene=100)
+            dom.turn(2, ("harbour", "boats", "nets"), scene=200)
+            _dream(dom, NOW, cold=False)  # warm from here on
+            dom.turn(3, ("harbour", "nets"), scene=300)
+            dom.turn(4, ("boats", "nets"), scene=100)
+        later = NOW + HOUR
+        written = []
+        for dom, pairs in ((stepped, 1), (whole, None)):
+            with dom.hold() as held:
+                structure.rebuild_index(held)
+                touched = structure.sync_nodes(held, later)
+            assert len(touched) == 2  # scenes 100 (new words) and 300 (new)
+            written.append(_stepped_edges(dom, touched, later, pairs or 10**9))
+        assert written[0][1] >= 2  # a hold for each node weighed
+        assert written[1][1] == 1
+        assert written[0][0] == written[1][0] > 0
+        _same_layer(stepped, whole)
