@@ -35,7 +35,7 @@ from types import MappingProxyType
 
 from memhop.intmap_arrays import both, insert, nonzero, picked, tagged, zeros_in
 
-__all__ = ["NO_IDS", "IntMap", "TypeRead"]
+__all__ = ["HELD_FOLD", "NO_IDS", "IntMap", "TypeRead"]
 
 _Bytes = bytes | bytearray | memoryview | mmap
 
@@ -48,6 +48,9 @@ _FOLD_MIN = 4096
 # at 4*10^5 entries, 18 ms at 10^6); folding an eighth held a turn or a Dream stage
 # 66-109 ms at 4*10^5.
 _FOLD_SHIFT = 7
+HELD_FOLD = 1_024
+"""A ``fold_min`` for a map put to under a hold that must stay short (Dream's, of a domain
+lock): a fold costs about 2 us a new id, and 4,096 at a time added 8 ms to one hold."""
 _TYPE_BITS = 9  # a dict entry's value is offset << 9 | type
 _TYPE_MASK = 0x1FF
 _NO_TYPE = 0x100  # the offset lies past the log: no type byte to read
@@ -74,10 +77,10 @@ class IntMap(Mapping[int, int]):
         "_types",
     )
 
-    def __init__(self, *, fold_min: int = _FOLD_MIN) -> None:
-        """``fold_min``: the new ids the dict holds before a fold (see ``_FOLD_MIN``): a map
-        put to under a hold that must stay short folds fewer at a time."""
-        self._fold_min = fold_min
+    def __init__(self, *, fold_min: int | None = None) -> None:
+        """``fold_min``: the new ids the dict holds before a fold (None: ``_FOLD_MIN``); a
+        map put to under a hold that must stay short folds fewer at a time."""
+        self._fold_min = _FOLD_MIN if fold_min is None else fold_min
         self._ids: array[int] = array("Q")
         self._offs: array[int] = array("Q")
         self._types: array[int] | None = array("H")  # None until a typed question
@@ -94,12 +97,14 @@ class IntMap(Mapping[int, int]):
         return cls.from_arrays(flat[0::2], flat[1::2])
 
     @classmethod
-    def from_arrays(cls, ids: array[int], values: array[int]) -> IntMap:
+    def from_arrays(
+        cls, ids: array[int], values: array[int], *, fold_min: int | None = None
+    ) -> IntMap:
         """Build from keys and their values (taken over, not copied); a later key wins."""
         if not _strictly_ascending(ids):
             # Go writes its entries in map order; sort them once.
-            return cls.from_mapping(dict(zip(ids, values, strict=True)))
-        return cls._of(ids, values)
+            return cls.from_mapping(dict(zip(ids, values, strict=True)), fold_min=fold_min)
+        return cls._of(ids, values, fold_min)
 
     @classmethod
     def from_sorted_pairs(cls, flat: array[int]) -> IntMap:
@@ -108,16 +113,16 @@ class IntMap(Mapping[int, int]):
         return cls._of(flat[0::2], flat[1::2])
 
     @classmethod
-    def from_mapping(cls, offsets: Mapping[int, int]) -> IntMap:
+    def from_mapping(cls, offsets: Mapping[int, int], *, fold_min: int | None = None) -> IntMap:
         """Build from a plain mapping (a log scan's result)."""
         if isinstance(offsets, IntMap):
             return offsets
         ids = sorted(offsets)
-        return cls._of(array("Q", ids), array("Q", map(offsets.__getitem__, ids)))
+        return cls._of(array("Q", ids), array("Q", map(offsets.__getitem__, ids)), fold_min)
 
     @classmethod
-    def _of(cls, ids: array[int], offs: array[int]) -> IntMap:
-        packed = cls()
+    def _of(cls, ids: array[int], offs: array[int], fold_min: int | None = None) -> IntMap:
+        packed = cls(fold_min=fold_min)
         zero_at = zeros_in(offs)  # 0 means "deleted" in the arrays: such entries go to the dict
         if len(zero_at) == 1:  # a recall index's slot 0, say: cut it out in C
             at = zero_at[0]

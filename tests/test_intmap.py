@@ -55,17 +55,18 @@ def test_packed_ids_answer_as_a_dict_does(
 ) -> None:
     """Seeded as a snapshot would seed it, then changed: every read equals the dict model's.
 
-    The fold threshold is lowered to 2 so folds happen inside short runs; the
-    same runs with the real threshold fold never, so both paths are compared.
+    The fold threshold is lowered to 2 so folds happen inside short runs (for
+    every map, or for this one: ``fold_min``); the same runs with the real
+    threshold fold never, so both paths are compared.
     """
-    for fold_min in (2, 4096):
+    for fold_min, own in ((2, None), (4096, None), (4096, 2)):
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(intmap, "_FOLD_MIN", fold_min)
             view = bytearray(SIZE)
             model: dict[int, tuple[int, int]] = {}
             for id_hash, offset in seed.items():
                 model[id_hash] = (offset, view[offset] if offset < SIZE else -1)
-            ids = IntMap.from_mapping({i: o for i, (o, _) in model.items()})
+            ids = IntMap.from_mapping({i: o for i, (o, _) in model.items()}, fold_min=own)
             _check(ids, model, bytes(view))
             for at, (op, id_hash, rec_type) in enumerate(ops):
                 if op == "put":

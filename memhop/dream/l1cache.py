@@ -59,7 +59,7 @@ from memhop.engine import Engine
 from memhop.errors import MemHopError
 from memhop.ids import scene_node_id
 from memhop.index.l2meta import L2Meta
-from memhop.intmap import IntMap
+from memhop.intmap import HELD_FOLD, IntMap
 from memhop.layers import scene, topic
 from memhop.layers.edge_clocks import edge_clocks
 from memhop.records import RecordType, SceneEdge, SceneNode
@@ -99,7 +99,7 @@ class L1Cache(NodeCopies):
         self.meta: L2Meta | None = None  # the topic mirror whose journal this cache drains
         # Topic id -> its frame offset when last checked; packed, as a dict of every topic
         # of the domain cost 8.5 MB at 10^5 turns.
-        self.topic_at = IntMap()
+        self.topic_at = IntMap(fold_min=HELD_FOLD)
         self._spot_ids = array("Q")  # the topics of this round of spot checks
         self._spot = 0  # where the next spot check of the topic offsets starts in them
         self.node_writes = -1  # ``Engine.writes`` of scene nodes when the copies last agreed
@@ -225,7 +225,7 @@ class L1Cache(NodeCopies):
             offsets += engine.offsets_of(agent, ids[at : at + OFFSETS_AT_ONCE])
         found = [at is not None for at in offsets]
         live = array("Q", [at for at in offsets if at is not None])
-        return IntMap.from_arrays(array("Q", compress(ids, found)), live)
+        return IntMap.from_arrays(array("Q", compress(ids, found)), live, fold_min=HELD_FOLD)
 
     def _refresh_topics(self, held: Held, drift: bool) -> None:
         """Take in the topics changed since the last stage (``drift``: the mirror disagrees
@@ -278,7 +278,7 @@ class L1Cache(NodeCopies):
         """
         agreed = at_swap and self.node_writes >= 0
         self.engine = engine
-        self.topic_at = IntMap()
+        self.topic_at = IntMap(fold_min=HELD_FOLD)
         self.node_at = {}
         self.node_writes = engine.writes(self.agent_id, RecordType.SCENE_NODE) if agreed else -1
 

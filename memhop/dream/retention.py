@@ -28,18 +28,13 @@ from dataclasses import dataclass, field
 
 from memhop.index.l2meta import L2Meta
 from memhop.index.l4 import L4Index
-from memhop.intmap import IntMap
+from memhop.intmap import HELD_FOLD, IntMap
 
 __all__ = ["SWEEP_BUDGET", "RetentionQueue", "Step"]
 
 SWEEP_BUDGET = 256
 """Topics a sweep judges (or a cold queue takes in) under one hold of the domain lock: at
 10^5 turns, beside turns, 512 took 12-28 ms of CPU a hold, 256 mostly under 10 ms."""
-
-
-KEPT_FOLD = 1_024
-"""New topics the kept counts take before they fold into their arrays: a fold costs about
-2 us a topic, under the sweep's hold (4,096 a fold added 8 ms to one hold in 16)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +58,7 @@ class RetentionQueue:
     _key_peak: int = 0  # the most ``_key`` held since it was last copied out
     # Topic -> its rows past the line kept: most topics of a domain that folds little,
     # so packed (a dict and its int keys cost 8 MB at 10^5 turns).
-    _kept: IntMap = field(default_factory=lambda: IntMap(fold_min=KEPT_FOLD))
+    _kept: IntMap = field(default_factory=lambda: IntMap(fold_min=HELD_FOLD))
     kept: int = 0
 
     def take(
@@ -128,7 +123,7 @@ class RetentionQueue:
         topics.retention_journal.drain()  # noted from here on
         contents.retention_journal.drain()
         self._unqueued = contents.topics()
-        self._heap, self._key, self._kept, self.kept = [], {}, IntMap(fold_min=KEPT_FOLD), 0
+        self._heap, self._key, self._kept, self.kept = [], {}, IntMap(fold_min=HELD_FOLD), 0
 
     def _queue(self, topic_id: int, contents: L4Index, *, now: bool) -> None:
         """Queue a topic by its oldest row (``now``: at once, whatever its rows' stamps)."""
