@@ -245,7 +245,7 @@ class EdgeStage:
                 dirty = self._dirty = set(cache.dirty_words)
             bound = None if self.pairs is None else REWORD_NODES
             self._left.update(_reword(held, cache, now, bound))
-            self._left.intersection_update(cache.nodes.keys())
+            self._left = {n for n in self._left if n in cache.nodes}  # not a pass over all
             pairs = _pairs(cache, self._batch(cache), now, orphans=first)
             if first:
                 cache.orphans.clear()
