@@ -239,34 +239,41 @@ class EdgeStage:
                     self._write(held, cache, _weighed(cache, focus, self.weighing, begun, now), now)
                     cache.all_pairs = False
                     cache.orphans.clear()
+                    cache.unweighed.clear()
                 self._dirty = set()
                 return False
             if dirty is None:
                 dirty = self._dirty = set(cache.dirty_words)
             bound = None if self.pairs is None else REWORD_NODES
-            self._left.update(_reword(held, cache, now, bound))
-            self._left = {n for n in self._left if n in cache.nodes}  # not a pass over all
+            cache.unweighed.update(_reword(held, cache, now, bound))
             pairs = _pairs(cache, self._batch(cache), now, orphans=first)
             if first:
                 cache.orphans.clear()
             self._write(held, cache, _weigh(cache, pairs), now)
             # Nodes changed by turns meanwhile are the next pass's, unless reworded here.
             dirty.intersection_update(cache.dirty_words)
-            return bool(self._left or dirty)
+            return bool(self._left or cache.unweighed or dirty)
 
     def _batch(self, cache: L1Cache) -> list[int]:
-        """The focus nodes this step weighs: the smallest ids, until their pairs (as their
-        words' holders count them) reach ``pairs``; at least one."""
+        """The focus nodes this step weighs (the touched and ``cache.unweighed``, those still
+        nodes): the smallest ids, until their pairs (as their words' holders count them)
+        reach ``pairs``; at least one."""
+        nodes, unweighed = cache.nodes, cache.unweighed
+        # Passes over the focus, not over every node.
+        left = {n for n in self._left if n in nodes}
+        pending = {n for n in unweighed if n in nodes}
         if self.pairs is None:
-            batch = sorted(self._left)
+            batch = sorted(left | pending)
         else:
             words, batch, room = cache.words, [], self.pairs
-            for node_id in sorted(self._left):
+            for node_id in sorted(left | pending):
                 if batch and room <= 0:
                     break
                 batch.append(node_id)
                 room -= sum(len(words.holders[w]) for w in words.get(node_id))
-        self._left.difference_update(batch)
+        self._left = left.difference(batch)
+        unweighed.clear()  # those not weighed here stay there, should the stage stop
+        unweighed.update(pending.difference(batch))
         return batch
 
     def _write(self, held: Held, cache: L1Cache, weighed: Iterable[Pair], now: int) -> None:

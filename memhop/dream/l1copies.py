@@ -45,6 +45,9 @@ class NodeCopies:
         self.words = NodeWords()  # each node's lowered keywords, indexed, faded ones out
         self.dirty_scenes: set[int] = set()
         self.dirty_words: set[int] = set()
+        # Nodes whose words were made again and whose pairs l1_hyperedges has not weighed
+        # yet: a stage cut short between its holds leaves them for the next one.
+        self.unweighed: set[int] = set()
         self.restale: set[int] = set()  # nodes l1_rebuild must judge again
         # Nodes whose edge list grew in memory since they were stored -> its stored length
         # (``link``): written when it has grown enough, at ``flush``, or with any other change.

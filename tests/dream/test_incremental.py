@@ -666,3 +666,32 @@ def test_edges_of_a_warm_cache_take_a_hold_a_node_when_asked() -> None:
         assert written[1][1] == 1
         assert written[0][0] == written[1][0] > 0
         _same_layer(stepped, whole)
+
+
+def test_an_edges_stage_cut_short_leaves_its_nodes_to_the_next() -> None:
+    """Two new scenes share words with two old ones. A stage of one node a hold stopped
+    after its first hold (as a cancel between holds stops it) wrote part of the edges; the
+    next pass's stage, whose node sync touched nothing, writes the rest: the layer of one
+    whole stage (control: the first hold alone left edges out)."""
+    with _domains() as (cut, whole):
+        for dom in (cut, whole):
+            dom.turn(1, ("harbour", "boats"), scene=100)
+            dom.turn(2, ("harbour", "boats", "nets"), scene=200)
+            _dream(dom, NOW, cold=False)  # warm from here on
+            dom.turn(3, ("harbour", "nets"), scene=300)
+            dom.turn(4, ("boats", "nets", "harbour"), scene=400)
+        later = NOW + HOUR
+        touched = {}
+        for dom in (cut, whole):
+            with dom.hold() as held:
+                structure.rebuild_index(held)
+                touched[id(dom)] = structure.sync_nodes(held, later)
+        stage = hyperedges.EdgeStage(touched[id(cut)], pairs=1)
+        with cut.hold() as held:
+            assert stage.step(held, later)  # more was left when it stopped
+        with whole.hold() as held:
+            wrote = hyperedges.build_edges(held, touched[id(whole)], later)
+        assert 0 < stage.written < wrote
+        rest = _stepped_edges(cut, set(), later, 1)[0]
+        assert stage.written + rest == wrote
+        _same_layer(cut, whole)
