@@ -644,24 +644,37 @@ def test_edges_taken_a_few_nodes_a_hold_write_what_one_hold_writes(
         _same_layer(stepped, whole)
 
 
+def _warm_then(
+    doms: tuple[Domain, Domain], *turns: tuple[int, tuple[str, ...], int]
+) -> tuple[int, dict[int, set[int]]]:
+    """Scenes 100 and 200 sharing words, a warm pass, then ``turns`` (topic, words, scene) on
+    each domain, and the next pass's node sync: (its time, the nodes touched by domain)."""
+    for dom in doms:
+        dom.turn(1, ("harbour", "boats"), scene=100)
+        dom.turn(2, ("harbour", "boats", "nets"), scene=200)
+        _dream(dom, NOW, cold=False)  # warm from here on
+        for topic_id, words, scene_id in turns:
+            dom.turn(topic_id, words, scene=scene_id)
+    later = NOW + HOUR
+    touched = {}
+    for dom in doms:
+        with dom.hold() as held:
+            structure.rebuild_index(held)
+            touched[id(dom)] = structure.sync_nodes(held, later)
+    return later, touched
+
+
 def test_edges_of_a_warm_cache_take_a_hold_a_node_when_asked() -> None:
     """Three scenes sharing words, the third new: one pair a hold takes a hold for each of
     the nodes it weighs, and writes the edges of one hold (control: without a bound, one)."""
     with _domains() as (stepped, whole):
-        for dom in (stepped, whole):
-            dom.turn(1, ("harbour", "boats"), scene=100)
-            dom.turn(2, ("harbour", "boats", "nets"), scene=200)
-            _dream(dom, NOW, cold=False)  # warm from here on
-            dom.turn(3, ("harbour", "nets"), scene=300)
-            dom.turn(4, ("boats", "nets"), scene=100)
-        later = NOW + HOUR
+        later, touched = _warm_then(
+            (stepped, whole), (3, ("harbour", "nets"), 300), (4, ("boats", "nets"), 100)
+        )
         written = []
-        for dom, pairs in ((stepped, 1), (whole, None)):
-            with dom.hold() as held:
-                structure.rebuild_index(held)
-                touched = structure.sync_nodes(held, later)
-            assert len(touched) == 2  # scenes 100 (new words) and 300 (new)
-            written.append(_stepped_edges(dom, touched, later, pairs or 10**9))
+        for dom, pairs in ((stepped, 1), (whole, 10**9)):
+            assert len(touched[id(dom)]) == 2  # scenes 100 (new words) and 300 (new)
+            written.append(_stepped_edges(dom, touched[id(dom)], later, pairs))
         assert written[0][1] >= 2  # a hold for each node weighed
         assert written[1][1] == 1
         assert written[0][0] == written[1][0] > 0
@@ -674,18 +687,9 @@ def test_an_edges_stage_cut_short_leaves_its_nodes_to_the_next() -> None:
     next pass's stage, whose node sync touched nothing, writes the rest: the layer of one
     whole stage (control: the first hold alone left edges out)."""
     with _domains() as (cut, whole):
-        for dom in (cut, whole):
-            dom.turn(1, ("harbour", "boats"), scene=100)
-            dom.turn(2, ("harbour", "boats", "nets"), scene=200)
-            _dream(dom, NOW, cold=False)  # warm from here on
-            dom.turn(3, ("harbour", "nets"), scene=300)
-            dom.turn(4, ("boats", "nets", "harbour"), scene=400)
-        later = NOW + HOUR
-        touched = {}
-        for dom in (cut, whole):
-            with dom.hold() as held:
-                structure.rebuild_index(held)
-                touched[id(dom)] = structure.sync_nodes(held, later)
+        later, touched = _warm_then(
+            (cut, whole), (3, ("harbour", "nets"), 300), (4, ("boats", "nets", "harbour"), 400)
+        )
         stage = hyperedges.EdgeStage(touched[id(cut)], pairs=1)
         with cut.hold() as held:
             assert stage.step(held, later)  # more was left when it stopped
