@@ -49,8 +49,8 @@ REWORD_EDGES = 4_096
 
 EDGE_PAIRS = 4_096
 """Pairs a warm cache's edges stage weighs in one hold of the domain lock, about (as its
-focus nodes' words' holders count them): a pass that had touched 60 of 8,845 scenes at
-10^5 turns weighed 12,352 in one hold, 23 ms of CPU."""
+focus nodes' words' holders count them): at 10^5 turns a pass weighed up to 12,352 pairs
+in one hold, and such holds took 23-35 ms of CPU."""
 
 Pair = tuple[int, int, float, int]
 """(lower node id, higher node id, similarity, edge id)."""
