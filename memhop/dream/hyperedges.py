@@ -30,6 +30,7 @@ from memhop.records import SceneEdge, SceneNode
 
 __all__ = [
     "EDGE_PAIRS",
+    "EDGE_READS",
     "L1_EDGE_MIN_SIMILARITY",
     "EdgeStage",
     "Weighing",
@@ -51,6 +52,12 @@ EDGE_PAIRS = 4_096
 """Pairs a warm cache's edges stage weighs in one hold of the domain lock, about (as its
 focus nodes' words' holders count them): at 10^5 turns a pass weighed up to 12,352 pairs
 in one hold, and such holds took 23-35 ms of CPU."""
+
+EDGE_READS = 512
+"""Standing edges the edges stage reads in one hold, about, to compare a touched pair's
+similarity with the edge's weight now (a read decodes the record): one hold read enough
+of them at 10^5 turns to take 18-22 ms of CPU. The pairs past it are weighed again and
+written at the next hold."""
 
 Pair = tuple[int, int, float, int]
 """(lower node id, higher node id, similarity, edge id)."""
@@ -210,7 +217,9 @@ class EdgeStage:
     few a step, about ``pairs`` pairs of theirs (None: all in one step); a node whose
     words change between two steps joins the focus. A pair with both ends in the focus
     may be weighed at each end's step: the second finds the edge the first wrote, and
-    writes nothing.
+    writes nothing. A step reads about ``EDGE_READS`` standing edges of touched pairs; the
+    rest are weighed again at the next step (a stage cut short leaves them standing, not
+    raised).
     """
 
     def __init__(
@@ -221,6 +230,7 @@ class EdgeStage:
         self.pairs = pairs
         self.written = 0
         self._left = set(touched)  # focus nodes whose pairs are not weighed yet
+        self._unread: set[tuple[int, int]] = set()  # pairs whose standing edge waits a read
         self._dirty: set[int] | None = None  # nodes whose words had changed at the first step
 
     def step(self, held: Held, now: int) -> bool:
@@ -246,13 +256,18 @@ class EdgeStage:
                 dirty = self._dirty = set(cache.dirty_words)
             bound = None if self.pairs is None else REWORD_NODES
             cache.unweighed.update(_reword(held, cache, now, bound))
-            pairs = _pairs(cache, self._batch(cache), now, orphans=first)
-            if first:
-                cache.orphans.clear()
+            if self._unread:  # weighed again: their words may have changed since
+                nodes = cache.nodes
+                pairs = {(a, b) for a, b in self._unread if a in nodes and b in nodes}
+                self._unread = set()
+            else:
+                pairs = _pairs(cache, self._batch(cache), now, orphans=first)
+                if first:
+                    cache.orphans.clear()
             self._write(held, cache, _weigh(cache, pairs), now)
             # Nodes changed by turns meanwhile are the next pass's, unless reworded here.
             dirty.intersection_update(cache.dirty_words)
-            return bool(self._left or cache.unweighed or dirty)
+            return bool(self._unread or self._left or cache.unweighed or dirty)
 
     def _batch(self, cache: L1Cache) -> list[int]:
         """The focus nodes this step weighs (the touched and ``cache.unweighed``, those still
@@ -280,12 +295,18 @@ class EdgeStage:
         nodes, touched = cache.nodes, self.touched
         edges: list[SceneEdge] = []
         linked: dict[int, list[int]] = {}
+        reads = 0 if self.pairs is not None else None
         # Every pair weighed has both ends bright at ``now``: a faded node keeps no words.
         for low, high, similarity, edge_id in weighed:
             edge = None
             if edge_id in cache.edges:
                 if low not in touched and high not in touched:
                     continue
+                if reads is not None:
+                    if reads and reads >= EDGE_READS:  # at least one a step
+                        self._unread.add((low, high))
+                        continue
+                    reads += 1
                 edge = scene.get_scene_edge_optional(held.engine, held.agent_id, edge_id)
             if edge is None:
                 edge = SceneEdge(

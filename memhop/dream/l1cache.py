@@ -13,9 +13,9 @@ Contract (``l1domain`` finds a domain's cache and keeps it checked):
   merges write nodes); then a node at a new frame offset is decoded (the log
   is append-only, so a rewritten record sits at a new offset). A compaction
   installs a new engine: see ``rebase``. ``check_topics`` (``index_rebuild``)
-  also spot-checks ``SPOT_CHECK`` topics of the mirror by offset, round robin
-  (``_spot_check``); a mirror that disagrees with the records is rebuilt from
-  them and installed, as ``index_rebuild`` always did.
+  also spot-checks a slice of the mirror by offset, round robin (``spot_check``);
+  a mirror that disagrees with the records is rebuilt from them and installed,
+  as ``index_rebuild`` always did.
 - Edges are written only by the structure stages, through ``put_edges`` and
   ``delete_edges``; the cache holds only their ids and when decay must next
   look at each (edges are read when needed). Every write here updates the
@@ -55,6 +55,7 @@ from itertools import chain, compress
 from memhop.dream import decay
 from memhop.dream.env import Held
 from memhop.dream.l1copies import NodeCopies
+from memhop.dream.spot_check import SpotCheck
 from memhop.engine import Engine
 from memhop.errors import MemHopError
 from memhop.ids import scene_node_id
@@ -64,13 +65,10 @@ from memhop.layers import scene, topic
 from memhop.layers.edge_clocks import edge_clocks
 from memhop.records import RecordType, SceneEdge, SceneNode
 
-__all__ = ["LINK_SLACK", "OFFSETS_AT_ONCE", "SPOT_CHECK", "L1Cache", "Preload"]
+__all__ = ["LINK_SLACK", "OFFSETS_AT_ONCE", "L1Cache", "Preload"]
 
 LINK_SLACK = 8
 """A node whose edge list only grew is stored once it has grown by half, or by this many."""
-
-SPOT_CHECK = 256
-"""Topics a warm ``index_rebuild`` checks against the records by offset, round robin."""
 
 OFFSETS_AT_ONCE = 8192
 """Ids whose frame offsets one hold of the engine's lock takes: a cold load's 10^5 topics in
@@ -100,8 +98,7 @@ class L1Cache(NodeCopies):
         # Topic id -> its frame offset when last checked; packed, as a dict of every topic
         # of the domain cost 8.5 MB at 10^5 turns.
         self.topic_at = IntMap(fold_min=HELD_FOLD)
-        self._spot_ids = array("Q")  # the topics of this round of spot checks
-        self._spot = 0  # where the next spot check of the topic offsets starts in them
+        self._spot = SpotCheck()  # the round of checks of the topic mirror
         self.node_writes = -1  # ``Engine.writes`` of scene nodes when the copies last agreed
         self.orphans: set[tuple[int, int]] = set()
         self.all_pairs = False  # the next l1_hyperedges weighs every pair (a cold load)
@@ -139,11 +136,12 @@ class L1Cache(NodeCopies):
 
     def refresh(self, held: Held, *, check_topics: bool = False) -> None:
         """Bring the copies up to date (see the module); ``check_topics`` also spot-checks
-        the topic mirror against the records (``SPOT_CHECK`` topics by offset a time)."""
+        the topic mirror against the records (``spot_check``)."""
         engine, agent = self.engine, self.agent_id
         # The domain lock is held: no other thread writes this domain meanwhile.
         if not self.cold:
-            self._refresh_topics(held, self._spot_check(held) if check_topics else False)
+            drift = check_topics and self._spot.drifted(held, engine, agent, self.topic_at)
+            self._refresh_topics(held, drift)
             if engine.writes(agent, RecordType.SCENE_NODE) != self.node_writes:
                 self._refresh_nodes(self._offsets(RecordType.SCENE_NODE))
         elif self.preload is not None and self.preload.meta is held.mirrors.topics:
@@ -189,30 +187,6 @@ class L1Cache(NodeCopies):
         if engine.writes(agent, RecordType.SCENE_NODE) != pre.node_writes:
             self._refresh_nodes(self._offsets(RecordType.SCENE_NODE))
         self._refresh_topics(held, drift)
-
-    def _spot_check(self, held: Held) -> bool:
-        """Whether the topic mirror drifted from the records: the next ``SPOT_CHECK``
-        topics of the mirror by offset (a moved one is read and compared).
-
-        Every write memhop makes goes through the mirror, so a pass checks a slice of
-        the domain at a time rather than all of it: a topic changed or removed behind
-        the mirror's back is found within a round of passes (one added behind it, at
-        the next open, whose first pass checks every topic).
-        """
-        engine, agent, meta = self.engine, self.agent_id, held.mirrors.topics
-        if self._spot >= len(self._spot_ids):  # a new round, over the topics there are now
-            # Packed: the ids wait here from one pass to the next (3.5 MB as ints at 10^5).
-            self._spot_ids, self._spot = array("Q", meta.unordered_ids()), 0
-        window = [t for t in self._spot_ids[self._spot : self._spot + SPOT_CHECK] if t in meta]
-        self._spot += SPOT_CHECK  # (a topic the mirror dropped since the round began is skipped)
-        for topic_id, at in zip(window, engine.offsets_of(agent, window), strict=True):
-            if at is None:
-                return True
-            if self.topic_at.get(topic_id) != at:
-                if topic.get_topic_optional(engine, agent, topic_id) != meta.get(topic_id):
-                    return True
-                self.topic_at.put(topic_id, at)
-        return False
 
     def _offsets(self, rec_type: RecordType) -> IntMap:
         """Each live record of ``rec_type`` in the domain -> its frame offset."""

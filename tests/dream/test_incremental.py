@@ -24,7 +24,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memhop.dream import decay, hyperedges, l1domain, structure
+from memhop.dream import decay, hyperedges, l1domain, spot_check, structure
 from memhop.dream import l1cache as l1cache_module
 from memhop.dream.l1cache import L1Cache
 from memhop.engine import create_engine
@@ -561,7 +561,7 @@ def test_a_topic_removed_through_the_mirror_mid_round_is_no_drift(
     root removed since (through the mirror) is skipped, not taken for drift."""
     for topic_id in (1, 2, 3):
         dom.turn(topic_id, ("a",), scene=100)
-    monkeypatch.setattr(l1cache_module, "SPOT_CHECK", 1)
+    monkeypatch.setattr(spot_check, "SPOT_CHECK", 1)
     kept = dom.mirrors.topics
     with dom.hold() as held:
         assert structure.rebuild_index(held) is kept  # a cold load checks every topic
@@ -612,14 +612,19 @@ def _stepped_edges(dom: Domain, touched: set[int], now: int, pairs: int) -> tupl
 
 
 @given(
-    OPS, st.lists(OP.filter(lambda op: op[0] != "dream"), max_size=8), st.sampled_from((1, 2, 64))
+    OPS,
+    st.lists(OP.filter(lambda op: op[0] != "dream"), max_size=8),
+    st.sampled_from((1, 2, 64)),
+    st.sampled_from((1, hyperedges.EDGE_READS)),
 )
 def test_edges_taken_a_few_nodes_a_hold_write_what_one_hold_writes(
-    ops: list[tuple[Any, ...]], more: list[tuple[Any, ...]], pairs: int
+    ops: list[tuple[Any, ...]], more: list[tuple[Any, ...]], pairs: int, reads: int
 ) -> None:
-    """On a warm cache, the edges stage over holds of about ``pairs`` pairs each leaves the
-    layer (and the later stages' answers) of the stage in one hold."""
-    with _domains() as (stepped, whole):
+    """On a warm cache, the edges stage over holds of about ``pairs`` pairs each, reading
+    ``reads`` standing edges a hold, leaves the layer (and the later stages' answers) of
+    the stage in one hold."""
+    budget = mock.patch.object(hyperedges, "EDGE_READS", reads)
+    with _domains() as (stepped, whole), budget:
         now, parents = _lived(ops, stepped, whole)  # the caches are warm after its last pass
         for op in more:
             for dom in (stepped, whole):
@@ -699,3 +704,63 @@ def test_an_edges_stage_cut_short_leaves_its_nodes_to_the_next() -> None:
         rest = _stepped_edges(cut, set(), later, 1)[0]
         assert stage.written + rest == wrote
         _same_layer(cut, whole)
+
+
+def test_standing_edges_read_a_few_a_hold_raise_what_one_hold_raises() -> None:
+    """Six scenes share words; 100 hours on, one of them gains a word: its five standing
+    edges, decayed, are raised. Read one a hold, they take a hold each and end as one hold
+    leaves them (control: a hold a read, so the bound was met)."""
+    with _domains() as (stepped, whole):
+        for dom in (stepped, whole):
+            for i in range(6):
+                dom.turn(1 + i, ("harbour", "boats"), scene=100 + 100 * i)
+            _dream(dom, NOW, cold=False)  # warm from here on, 15 edges
+            dom.turn(10, ("harbour", "boats", "nets"), scene=100)
+        later = NOW + 100 * HOUR
+        written = []
+        with mock.patch.object(hyperedges, "EDGE_READS", 1):
+            for dom, pairs in ((stepped, 10**9), (whole, None)):
+                with dom.hold() as held:
+                    structure.rebuild_index(held)
+                    touched = structure.sync_nodes(held, later)
+                if pairs is None:
+                    with dom.hold() as held:
+                        written.append((hyperedges.build_edges(held, touched, later), 1))
+                else:
+                    written.append(_stepped_edges(dom, touched, later, pairs))
+        assert written[0][0] == written[1][0] == 5  # the five edges of scene 100, raised
+        assert written[0][1] >= 5  # a hold a read
+        _same_layer(stepped, whole)
+
+
+def test_a_spot_check_reads_a_few_moved_topics_and_still_finds_drift(
+    dom: Domain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Six topics rewritten through the mirror, then one behind its back: a check reading
+    one moved topic at a time reads no more than that, and a check within the round finds
+    the drift (control: the rewrites through the mirror are no drift on their own)."""
+    for topic_id in range(1, 7):
+        dom.turn(topic_id, ("a",), scene=100)
+    monkeypatch.setattr(spot_check, "SPOT_CHECK", 6)
+    monkeypatch.setattr(spot_check, "SPOT_READS", 1)
+    kept = dom.mirrors.topics
+    with dom.hold() as held:
+        assert structure.rebuild_index(held) is kept  # cold: every topic checked
+    for topic_id in range(1, 7):
+        dom.turn(topic_id, ("b",), scene=100)  # moved, through the mirror
+    reads = mock.patch.object(
+        spot_check.topic, "get_topic_optional", wraps=spot_check.topic.get_topic_optional
+    )
+    with reads as spy:
+        for _ in range(6):
+            spy.reset_mock()
+            with dom.hold() as held:
+                assert structure.rebuild_index(held) is kept
+            assert spy.call_count <= 1
+    topic.write_turn_topic(dom.engine, 0, 100, 3, ("c",), 1000, 1001)  # behind its back
+    for _ in range(7):  # a round and a check
+        with dom.hold() as held:
+            if structure.rebuild_index(held) is not kept:
+                break
+    else:
+        pytest.fail("the drift was not found")
