@@ -55,9 +55,9 @@ in one hold, and such holds took 23-35 ms of CPU."""
 
 EDGE_READS = 512
 """Standing edges the edges stage reads in one hold, about, to compare a touched pair's
-similarity with the edge's weight now (a read decodes the record): one hold read enough
-of them at 10^5 turns to take 18-22 ms of CPU. The pairs past it are weighed again and
-written at the next hold."""
+similarity with the edge's weight now (a read decodes the record): at 10^5 turns a
+hold's writes, these reads among them, took 18-22 ms of CPU. The pairs past it are
+weighed again and written at the next hold."""
 
 Pair = tuple[int, int, float, int]
 """(lower node id, higher node id, similarity, edge id)."""
