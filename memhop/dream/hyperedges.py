@@ -230,7 +230,7 @@ class EdgeStage:
         self.pairs = pairs
         self.written = 0
         self._left = set(touched)  # focus nodes whose pairs are not weighed yet
-        self._unread: set[tuple[int, int]] = set()  # pairs whose standing edge waits a read
+        self._unread: list[tuple[int, int]] = []  # pairs whose standing edge waits a read
         self._dirty: set[int] | None = None  # nodes whose words had changed at the first step
 
     def step(self, held: Held, now: int) -> bool:
@@ -251,15 +251,16 @@ class EdgeStage:
                     cache.orphans.clear()
                     cache.unweighed.clear()
                 self._dirty = set()
-                return False
+                return bool(self._unread)  # the standing edges past the reads: warm steps
             if dirty is None:
                 dirty = self._dirty = set(cache.dirty_words)
             bound = None if self.pairs is None else REWORD_NODES
             cache.unweighed.update(_reword(held, cache, now, bound))
             if self._unread:  # weighed again: their words may have changed since
-                nodes = cache.nodes
-                pairs = {(a, b) for a, b in self._unread if a in nodes and b in nodes}
-                self._unread = set()
+                nodes, unread = cache.nodes, self._unread
+                chunk = unread[: self.pairs or len(unread)]
+                del unread[: len(chunk)]
+                pairs = {(a, b) for a, b in chunk if a in nodes and b in nodes}
             else:
                 pairs = _pairs(cache, self._batch(cache), now, orphans=first)
                 if first:
@@ -304,7 +305,7 @@ class EdgeStage:
                     continue
                 if reads is not None:
                     if reads and reads >= EDGE_READS:  # at least one a step
-                        self._unread.add((low, high))
+                        self._unread.append((low, high))
                         continue
                     reads += 1
                 edge = scene.get_scene_edge_optional(held.engine, held.agent_id, edge_id)
