@@ -48,10 +48,11 @@ REWORD_EDGES = 4_096
 """Edges whose nodes a cold weighing rewords in one hold, about (each is judged again):
 64 nodes of a graph where 800 scenes share words held 52 ms."""
 
-EDGE_PAIRS = 4_096
+EDGE_PAIRS = 2_048
 """Pairs a warm cache's edges stage weighs in one hold of the domain lock, about (as its
 focus nodes' words' holders count them): at 10^5 turns a pass weighed up to 12,352 pairs
-in one hold, and such holds took 23-35 ms of CPU."""
+in one hold, and such holds took 23-35 ms of CPU; with 4,096 a hold, one hold's writes
+(the edges those pairs made, the reads, the nodes' grown lists) still took 18-22 ms."""
 
 EDGE_READS = 512
 """Standing edges the edges stage reads in one hold, about, to compare a touched pair's
