@@ -297,18 +297,17 @@ class EdgeStage:
         nodes, touched = cache.nodes, self.touched
         edges: list[SceneEdge] = []
         linked: dict[int, list[int]] = {}
-        reads = 0 if self.pairs is not None else None
+        reads, most = 0, None if self.pairs is None else max(EDGE_READS, 1)  # one a step at least
         # Every pair weighed has both ends bright at ``now``: a faded node keeps no words.
         for low, high, similarity, edge_id in weighed:
             edge = None
             if edge_id in cache.edges:
                 if low not in touched and high not in touched:
                     continue
-                if reads is not None:
-                    if reads and reads >= EDGE_READS:  # at least one a step
-                        self._unread.append((low, high))
-                        continue
-                    reads += 1
+                if most is not None and reads >= most:
+                    self._unread.append((low, high))
+                    continue
+                reads += 1
                 edge = scene.get_scene_edge_optional(held.engine, held.agent_id, edge_id)
             if edge is None:
                 edge = SceneEdge(
