@@ -32,7 +32,9 @@ class MeteredModel:
 
     def __init__(self, model: Model) -> None:
         self._lock = threading.Lock()
-        self._usage = Usage()
+        # operations, requests, failures, prompt and completion tokens: ints added to in
+        # place, a Usage made only when asked (a call would otherwise build one a turn).
+        self._counts = [0, 0, 0, 0, 0]
         self.model = model
 
     @property
@@ -48,7 +50,7 @@ class MeteredModel:
 
     def usage(self) -> Usage:
         with self._lock:
-            return self._usage
+            return Usage(*self._counts)
 
     def _reported(self) -> Usage:
         return cast(ReportsUsage, self._model).usage() if self._reports else _NOTHING
@@ -66,16 +68,13 @@ class MeteredModel:
     def _add(self, before: Usage, *, failed: bool) -> None:
         after = self._reported()
         with self._lock:
-            held = self._usage
-            self._usage = Usage(
-                operations=held.operations + 1,
-                requests=held.requests + max(after.requests - before.requests, 0),
-                prompt_tokens=held.prompt_tokens
-                + max(after.prompt_tokens - before.prompt_tokens, 0),
-                completion_tokens=held.completion_tokens
-                + max(after.completion_tokens - before.completion_tokens, 0),
-                failures=held.failures + failed,
-            )
+            counts = self._counts
+            counts[0] += 1
+            counts[2] += failed
+            if after is not before:  # a model that reports what it spent
+                counts[1] += max(after.requests - before.requests, 0)
+                counts[3] += max(after.prompt_tokens - before.prompt_tokens, 0)
+                counts[4] += max(after.completion_tokens - before.completion_tokens, 0)
 
     def extract_keywords(
         self, text: str, *, cancel: threading.Event | None = None

@@ -9,7 +9,7 @@ delete removes it, so no writer has to remember to invalidate anything.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar, cast
 
 from memhop.engine import Engine
@@ -77,16 +77,20 @@ class SlotCache:
             self._records.popitem(last=False)
 
     def remember(self, engine: Engine, agent_id: int, slots: Iterable[ArchiveSlot]) -> None:
-        """Keep slots just read or written (their current offsets are looked up)."""
+        """Keep slots just read (their current offsets are looked up)."""
         given = list(slots)
-        for slot, offset in zip(
-            given, engine.offsets_of(agent_id, [s.id_hash for s in given]), strict=True
-        ):
+        self.remember_at(given, engine.offsets_of(agent_id, [s.id_hash for s in given]))
+
+    def remember_at(self, slots: Sequence[ArchiveSlot], offsets: Sequence[int | None]) -> None:
+        """Keep slots at the frame offsets the engine's index holds for them now (a write's
+        own answer: a batch's later duplicate comes later and wins, as in the index)."""
+        held, held_at = self._slots, self._slot_at
+        for slot, offset in zip(slots, offsets, strict=True):
             if offset is not None:
-                self._slots[slot.id_hash] = slot
-                self._slots.move_to_end(slot.id_hash)
-                self._slot_at[slot.id_hash] = offset
-        while len(self._slots) > self._limit:
+                held[slot.id_hash] = slot
+                held.move_to_end(slot.id_hash)
+                held_at[slot.id_hash] = offset
+        while len(held) > self._limit:
             del self._slot_at[self._slots.popitem(last=False)[0]]
 
     def read(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from memhop.engine.frame import encode_frame
 from memhop.engine.header import MAX_COMMIT_ID, FileHeader, HeaderPair
@@ -22,9 +22,9 @@ from memhop.engine.storefile import StoreFile
 from memhop.errors import CorruptionError, StorageIOError
 
 
-@dataclass(frozen=True, slots=True)
-class RecordEntry:
-    """One record of a write batch."""
+class RecordEntry(NamedTuple):
+    """One record of a write batch (a tuple: a turn makes several, and a frozen class costs
+    several times a tuple to build)."""
 
     agent_id: int
     rec_type: int
@@ -37,9 +37,9 @@ def encode_batch(entries: Sequence[RecordEntry]) -> tuple[bytes, list[Placement]
     frames: list[bytes] = []
     placements: list[Placement] = []
     at = 0
-    for e in entries:
-        frame = encode_frame(e.agent_id, e.rec_type, 0, e.id_hash, e.payload)
-        placements.append((e.agent_id, e.id_hash, e.rec_type, at))
+    for agent_id, rec_type, id_hash, payload in entries:
+        frame = encode_frame(agent_id, rec_type, 0, id_hash, payload)
+        placements.append((agent_id, id_hash, rec_type, at))
         frames.append(frame)
         at += len(frame)
     return b"".join(frames), placements

@@ -39,6 +39,7 @@ __all__ = [
     "restore_sunk",
     "retarget_topics",
     "sink_members",
+    "turn_topic",
     "write_fused_parent",
     "write_turn_topic",
 ]
@@ -67,7 +68,7 @@ def read_topic_lenient(engine: Engine, agent_id: int, topic_id: int) -> TopicSlo
     return TopicSlot.from_json(frame.payload)
 
 
-def write_turn_topic(
+def turn_topic(
     engine: Engine,
     agent_id: int,
     scene_id: int,
@@ -76,14 +77,14 @@ def write_turn_topic(
     user_ts: int,
     agent_ts: int,
 ) -> TopicSlot:
-    """Create or rewrite a turn topic and return what was stored.
+    """The turn topic a (re)distilled turn stores at ``topic_id``; nothing is written.
 
     New: depth 1, no parent, no name. Replay: keywords, bounds and scene are
     fresh; depth, parent and name come from the stored record. A stored
     record that will not read refuses with its own code (no blind overwrite).
     """
     stored = codec.read_optional(engine, agent_id, topic_id, TopicSlot)
-    topic = TopicSlot(
+    return TopicSlot(
         id=topic_id,
         scene_id=scene_id,
         parent_id=None if stored is None else stored.parent_id,
@@ -93,6 +94,19 @@ def write_turn_topic(
         user_timestamp=user_ts,
         agent_timestamp=agent_ts,
     )
+
+
+def write_turn_topic(
+    engine: Engine,
+    agent_id: int,
+    scene_id: int,
+    topic_id: int,
+    keywords: Sequence[str],
+    user_ts: int,
+    agent_ts: int,
+) -> TopicSlot:
+    """Write ``turn_topic`` durably and return it (``update`` writes it in its lines' batch)."""
+    topic = turn_topic(engine, agent_id, scene_id, topic_id, keywords, user_ts, agent_ts)
     codec.write(engine, agent_id, topic_id, topic)
     return topic
 

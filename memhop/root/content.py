@@ -15,8 +15,9 @@ from memhop.domain.context import DomainContext, OpenTurn
 from memhop.domain.mirrors import Mirrors
 from memhop.engine import Engine
 from memhop.errors import InvalidQueryError
-from memhop.layers import archive, scene
-from memhop.records import ArchiveKind, ArchiveRole, ArchiveSlot, ContentType
+from memhop.layers import archive, codec, scene
+from memhop.layers.codec import Record
+from memhop.records import ArchiveKind, ArchiveRole, ArchiveSlot, ContentType, TopicSlot
 from memhop.records.codes import members_of
 
 MAX_EVENT_PAYLOAD_BYTES = 4 * 1024
@@ -130,10 +131,10 @@ class ContentInput:
         )
 
 
-def write_contents(
+def addressed(
     engine: Engine, ctx: DomainContext, turn: OpenTurn, items: Sequence[ContentInput]
 ) -> list[ArchiveSlot]:
-    """Write validated records on the open turn with one fsync; return what was stored.
+    """The records validated ``items`` store on the open turn, each at its address.
 
     A record with seq 0 takes the next free slot (3 or later). Each target
     address is read first: a record there that will not read refuses the
@@ -149,11 +150,34 @@ def write_contents(
         if engine.contains(ctx.agent_id, id_hash):
             archive.read_slot_optional(engine, ctx.agent_id, turn.topic_id, seq)
         slots.append(item.to_slot(id_hash, turn.topic_id, seq))
-    stored = archive.write_contents(engine, ctx.agent_id, slots)
-    ctx.apply(engine, turn.scene_id, functools.partial(_held, stored))
-    # Kept decoded: ``update`` reads the turn's lines back right away to distil them.
-    ctx.slots.remember(engine, ctx.agent_id, stored)
-    return stored
+    return slots
+
+
+def write_addressed(
+    engine: Engine,
+    ctx: DomainContext,
+    turn: OpenTurn,
+    slots: Sequence[ArchiveSlot],
+    row: TopicSlot | None = None,
+) -> None:
+    """Write ``addressed`` records (and the turn's topic ``row``) with one fsync, and mirror
+    the records. The topic row's mirror is the caller's: it lists the row it holds."""
+    records: list[tuple[int, Record]] = [(s.id_hash, s) for s in slots]
+    if row is not None:
+        records.append((row.id, row))
+    offsets = codec.write_many(engine, ctx.agent_id, records)
+    ctx.apply(engine, turn.scene_id, functools.partial(_held, slots))
+    # Kept decoded: Dream and the host's reads of this turn read them back.
+    ctx.slots.remember_at(slots, offsets[: len(slots)])
+
+
+def write_contents(
+    engine: Engine, ctx: DomainContext, turn: OpenTurn, items: Sequence[ContentInput]
+) -> list[ArchiveSlot]:
+    """Write validated records on the open turn with one fsync; return what was stored."""
+    slots = addressed(engine, ctx, turn, items)
+    write_addressed(engine, ctx, turn, slots)
+    return slots
 
 
 def _held(stored: Sequence[ArchiveSlot], mirrors: Mirrors) -> None:

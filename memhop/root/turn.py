@@ -1,14 +1,15 @@
 """The turn loop's two big methods: ``search`` opens a turn, ``update`` closes it.
 
 ``search`` writes one record (the scene's turn counter) and asks no model.
-``update`` validates every record it will write before writing any, writes
-them with one fsync, then asks the model once for the turn's keywords.
+``update`` validates every record it will write before writing any, asks the
+model once for the turn's keywords, then writes the lines and the topic row
+with one fsync (the lines alone if anything before that fails).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from memhop import ids
@@ -17,8 +18,15 @@ from memhop.domain.mirrors import Mirrors
 from memhop.engine import Engine
 from memhop.errors import CorruptionError, InvalidQueryError, LLMError, NotFoundError
 from memhop.layers import graph, profile, scene, topic
-from memhop.records import ArchiveKind, ArchiveRole, ProfileSlot, SceneSlot, TopicSlot
-from memhop.root.content import ContentInput, require_turn, write_contents
+from memhop.records import (
+    ArchiveKind,
+    ArchiveRole,
+    ArchiveSlot,
+    ProfileSlot,
+    SceneSlot,
+    TopicSlot,
+)
+from memhop.root.content import ContentInput, addressed, require_turn, write_addressed
 from memhop.root.provenance import Provenance, of_scene
 
 SEQ_USER = 1
@@ -165,27 +173,40 @@ def _closing_records(user: str, agent: str, outcome: str, created_at: int) -> li
 
 
 def _transcript(
-    engine: Engine, ctx: DomainContext, scene_id: int, topic_id: int
+    engine: Engine, ctx: DomainContext, turn: OpenTurn, fresh: Sequence[ArchiveSlot]
 ) -> tuple[str, int, int]:
-    """Render the turn's utterances in seq order; return text and their time bounds."""
-    said = ctx.scene_mirrors(engine, scene_id).contents.ids_of(topic_id, ArchiveKind.UTTERANCE)
-    slots = ctx.slots.read(engine, ctx.agent_id, said)
-    slots.sort(key=lambda s: s.seq)
-    if not slots:
+    """Render the turn's utterances in seq order, ``fresh`` (about to be written) over those
+    stored at the same slots; return the text and the utterances' time bounds."""
+    said = [s for s in fresh if s.kind == ArchiveKind.UTTERANCE]
+    written = {s.id_hash for s in fresh}
+    others = [
+        i
+        for i in ctx.scene_mirrors(engine, turn.scene_id).contents.ids_of(
+            turn.topic_id, ArchiveKind.UTTERANCE
+        )
+        if i not in written
+    ]
+    if others:  # the host's own utterances besides the closing lines
+        taken = {s.seq for s in fresh}
+        said += [s for s in ctx.slots.read(engine, ctx.agent_id, others) if s.seq not in taken]
+    if not said:
         msg = "this turn holds no content to distill"
         raise InvalidQueryError(msg)
-    lines = [f"{_SPEAKER.get(s.role, 'System')}: {s.content}" for s in slots]
-    stamps = [s.created_at for s in slots]
+    said.sort(key=lambda s: s.seq)
+    lines = [f"{_SPEAKER.get(s.role, 'System')}: {s.content}" for s in said]
+    stamps = [s.created_at for s in said]
     return "\n".join(lines), min(stamps), max(stamps)
 
 
-def _settle(engine: Engine, ctx: DomainContext, turn: OpenTurn) -> TopicSlot:
-    """Distil the open turn's lines into keywords and write its topic row."""
+def _settle(
+    engine: Engine, ctx: DomainContext, turn: OpenTurn, fresh: Sequence[ArchiveSlot]
+) -> TopicSlot:
+    """Distil the open turn's lines (``fresh`` among them) into keywords: its topic row."""
     stored_scene = _scene(engine, ctx, turn.scene_id)
     if stored_scene is None or turn.seq > stored_scene.turn_seq:
         msg = "topic_id is not a turn this scene opened; use the id search returned"
         raise InvalidQueryError(msg)
-    text, first, last = _transcript(engine, ctx, turn.scene_id, turn.topic_id)
+    text, first, last = _transcript(engine, ctx, turn, fresh)
     try:
         keywords = ctx.model.extract_keywords(text, cancel=ctx.cancel)
     except LLMError as exc:
@@ -194,7 +215,7 @@ def _settle(engine: Engine, ctx: DomainContext, turn: OpenTurn) -> TopicSlot:
     if not keywords:
         msg = "turn distillation produced no keywords"
         raise LLMError(msg)
-    return topic.write_turn_topic(
+    return topic.turn_topic(
         engine, ctx.agent_id, turn.scene_id, turn.topic_id, keywords, first, last
     )
 
@@ -202,11 +223,13 @@ def _settle(engine: Engine, ctx: DomainContext, turn: OpenTurn) -> TopicSlot:
 def update(
     engine: Engine, ctx: DomainContext, user: str, agent: str, outcome: str, created_at: int
 ) -> TopicSlot:
-    """Close (or replay) the open turn: write its lines, distil keywords, write its topic row.
+    """Close (or replay) the open turn: distil its lines into keywords, write both.
 
-    Every record is validated before any is written. The lines and the topic
-    row share one fsync, made before the call answers; if the model fails, the
-    lines are still made durable and the turn stays open for a retry.
+    Every record is validated before any is written or the model is asked.
+    The lines and the topic row go in one write with one fsync, after the
+    model answers; if anything fails before that (the model, the scene's
+    check), the lines alone are written and made durable before the error
+    is raised, and the turn stays open for a retry.
     """
     turn = require_turn(ctx)
     items = _closing_records(user, agent, outcome, created_at)
@@ -215,9 +238,13 @@ def update(
         raise InvalidQueryError(msg)
     for item in items:
         item.validate()
-    with engine.group_commit():
-        write_contents(engine, ctx, turn, items)
-        row = _settle(engine, ctx, turn)
+    slots = addressed(engine, ctx, turn, items)
+    try:
+        row = _settle(engine, ctx, turn, slots)
+    except BaseException:
+        write_addressed(engine, ctx, turn, slots)  # the lines stay stored whatever failed
+        raise
+    write_addressed(engine, ctx, turn, slots, row)
     # The held row, not the one written: the next search lists this same object,
     # so a host-side mapping of it is made once, not once here and again there.
     row = ctx.apply(engine, turn.scene_id, functools.partial(_listed, row))

@@ -37,13 +37,15 @@ from tests.faults import file_size
 
 ERRNOS = pytest.mark.parametrize("err", [errno.ENOSPC, errno.EIO], ids=lambda e: errno.errorcode[e])
 _real_fsync_file = storefile.fsync_file
+_real_write_some = storefile._write_some
 
 
 # ---- fault helpers --------------------------------------------------------------------------
 
 
 class FaultyHandle:
-    """Stands in for a StoreFile's handle and fails the writes ``when(position, size)`` selects.
+    """Fails the writes of one engine's file that ``when(position, size)`` selects, at the
+    store file's write seam (``storefile._write_some``), and its truncates.
 
     With ``torn`` the first selected write stores half its bytes and reports a
     short write; the next selected one fails, as a disk filling up mid-write would.
@@ -70,13 +72,13 @@ class FaultyHandle:
         self.failures += 1
         return OSError(err, os.strerror(err))
 
-    def write(self, data: Any) -> int:
-        if self._when is not None and self._when(self._inner.tell(), len(data)):
+    def write_some(self, handle: Any, data: Any, offset: int) -> int:
+        if handle is self and self._when is not None and self._when(offset, len(data)):
             if self._torn:
                 self._torn = False
-                return int(self._inner.write(bytes(data[: max(1, len(data) // 2)])))
+                return int(_real_write_some(self._inner, data[: max(1, len(data) // 2)], offset))
             raise self._error(self._err)
-        return int(self._inner.write(data))
+        return int(_real_write_some(handle, data, offset))
 
     def truncate(self, size: int) -> int:
         if self._truncate_err:
@@ -98,7 +100,10 @@ def header_slots(position: int, size: int) -> bool:
 @contextmanager
 def faulty_handle(eng: Engine, err: int, when: Any = None, **kw: Any) -> Iterator[FaultyHandle]:
     proxy = FaultyHandle(eng._file._handle, err, when, **kw)
-    with patch.object(eng._file, "_handle", proxy):
+    with (
+        patch.object(eng._file, "_handle", proxy),
+        patch.object(storefile, "_write_some", proxy.write_some),
+    ):
         yield proxy
 
 

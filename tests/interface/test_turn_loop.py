@@ -324,6 +324,23 @@ def test_b16_the_model_sees_every_line_labelled_in_seq_order(fake_mem: Mem) -> N
     assert fake_mem.model.texts == ["User: 问 A\nAssistant: 答 A\nSystem: 注入的上下文"]
 
 
+def test_a_replayed_close_shows_the_model_its_new_lines_over_the_old(fake_mem: Mem) -> None:
+    """A replay's lines replace the first close's in what the model reads (they are written
+    after it answers), and a host utterance stays in both readings."""
+    me = fake_mem.primary()
+    me.search()
+    me.append_archive(content="context", created_at=TS, seq=4, role=memhop.ArchiveRole.SYSTEM)
+    me.update(input="first q", output="first a", created_at=TS)
+    me.update(input="second q", created_at=TS + 1)
+    assert isinstance(fake_mem.model, FakeModel)
+    assert fake_mem.model.texts == [
+        "User: first q\nAssistant: first a\nSystem: context",
+        "User: second q\nAssistant: first a\nSystem: context",  # slot 2 kept from the first
+    ]
+    stored = sorted((s.seq, s.content) for s in me.search_l4(kind="utterance"))
+    assert stored == [(1, "second q"), (2, "first a"), (4, "context")]
+
+
 # ---- B08: a refusing model -------------------------------------------------------------------
 
 
