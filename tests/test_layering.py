@@ -98,8 +98,7 @@ ALLOWED: dict[str, set[str]] = {
     "memhop.ids": {"memhop.errors"},
     "memhop.config": {"memhop.errors"},
     "memhop.engine": {"memhop.errors", "memhop.intmap"},
-    "memhop.intmap": {"memhop.intmap_arrays"},  # its bulk steps over flat arrays
-    "memhop.intmap_arrays": set(),
+    "memhop.intmap": set(),
     "memhop.errors": set(),
 }
 LAYER_MODULES = ("archive", "graph", "plan", "profile", "registry", "scene", "topic")

@@ -60,7 +60,7 @@ from memhop.engine import Engine
 from memhop.errors import MemHopError
 from memhop.ids import scene_node_id
 from memhop.index.l2meta import L2Meta
-from memhop.intmap import HELD_FOLD, IntMap
+from memhop.intmap import IntMap
 from memhop.layers import scene, topic
 from memhop.layers.edge_clocks import edge_clocks
 from memhop.records import RecordType, SceneEdge, SceneNode
@@ -97,7 +97,7 @@ class L1Cache(NodeCopies):
         self.meta: L2Meta | None = None  # the topic mirror whose journal this cache drains
         # Topic id -> its frame offset when last checked; packed, as a dict of every topic
         # of the domain cost 8.5 MB at 10^5 turns.
-        self.topic_at = IntMap(fold_min=HELD_FOLD)
+        self.topic_at = IntMap()
         self._spot = SpotCheck()  # the round of checks of the topic mirror
         self.node_writes = -1  # ``Engine.writes`` of scene nodes when the copies last agreed
         self.orphans: set[tuple[int, int]] = set()
@@ -199,7 +199,7 @@ class L1Cache(NodeCopies):
             offsets += engine.offsets_of(agent, ids[at : at + OFFSETS_AT_ONCE])
         found = [at is not None for at in offsets]
         live = array("Q", [at for at in offsets if at is not None])
-        return IntMap.from_arrays(array("Q", compress(ids, found)), live, fold_min=HELD_FOLD)
+        return IntMap.from_arrays(array("Q", compress(ids, found)), live)
 
     def _refresh_topics(self, held: Held, drift: bool) -> None:
         """Take in the topics changed since the last stage (``drift``: the mirror disagrees
@@ -252,7 +252,7 @@ class L1Cache(NodeCopies):
         """
         agreed = at_swap and self.node_writes >= 0
         self.engine = engine
-        self.topic_at = IntMap(fold_min=HELD_FOLD)
+        self.topic_at = IntMap()
         self.node_at = {}
         self.node_writes = engine.writes(self.agent_id, RecordType.SCENE_NODE) if agreed else -1
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from memhop.index.l2meta import L2Meta
 from memhop.index.l4 import L4Index
-from memhop.intmap import HELD_FOLD, IntMap
+from memhop.intmap import IntMap
 
 __all__ = ["SWEEP_BUDGET", "RetentionQueue", "Step"]
 
@@ -58,7 +58,7 @@ class RetentionQueue:
     _key_peak: int = 0  # the most ``_key`` held since it was last copied out
     # Topic -> its rows past the line kept: most topics of a domain that folds little,
     # so packed (a dict and its int keys cost 8 MB at 10^5 turns).
-    _kept: IntMap = field(default_factory=lambda: IntMap(fold_min=HELD_FOLD))
+    _kept: IntMap = field(default_factory=IntMap)
     kept: int = 0
 
     def take(
@@ -123,7 +123,7 @@ class RetentionQueue:
         topics.retention_journal.drain()  # noted from here on
         contents.retention_journal.drain()
         self._unqueued = contents.topics()
-        self._heap, self._key, self._kept, self.kept = [], {}, IntMap(fold_min=HELD_FOLD), 0
+        self._heap, self._key, self._kept, self.kept = [], {}, IntMap(), 0
 
     def _queue(self, topic_id: int, contents: L4Index, *, now: bool) -> None:
         """Queue a topic by its oldest row (``now``: at once, whatever its rows' stamps)."""

@@ -8,11 +8,10 @@ under its lock, and only after the frames it names are on disk.
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Iterable, Mapping, Sequence
 
 from memhop.engine.storefile import StoreFile
-from memhop.intmap import IntMap, TypeRead
+from memhop.intmap import IntMap
 
 Placement = tuple[int, int, int, int]
 """Where a frame of an appended blob belongs: (agent id, id hash, record type, offset in blob)."""
@@ -42,16 +41,11 @@ class LiveIndex:
         ids = self.offsets.get(agent_id)
         return [] if ids is None else ids.ids_of_type(rec_type, file.view(), file.size)
 
-    def type_read(self, agent_id: int) -> TypeRead | None:
-        """What the domain's first typed question reads (``IntMap.type_read``), if any."""
+    def type_some(self, agent_id: int, file: StoreFile, budget: int) -> bool:
+        """Read about ``budget`` of the domain's untyped tags (``IntMap.type_some``); True
+        when a typed question reads no frame any more."""
         ids = self.offsets.get(agent_id)
-        return None if ids is None else ids.type_read()
-
-    def take_types(self, agent_id: int, read: TypeRead, types: array[int]) -> None:
-        """Adopt types read for ``read`` (``IntMap.take_types``)."""
-        ids = self.offsets.get(agent_id)
-        if ids is not None:
-            ids.take_types(read, types)
+        return ids is None or ids.type_some(file.view(), file.size, budget)
 
     def typed(
         self, agent_id: int, id_hashes: Iterable[int], file: StoreFile

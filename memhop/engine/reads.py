@@ -27,6 +27,8 @@ __all__ = ["EngineReads"]
 # Records read per lock hold by ``payloads_of``: a domain's build reads every record on a
 # thread of its own while turns go on, and each of a turn's writes may wait out one hold.
 _READ_CHUNK = 64
+# Type tags read per lock hold by a domain's first typed question: about a millisecond.
+TYPE_STEP = 16_384
 
 
 class EngineReads(EngineState):
@@ -134,25 +136,18 @@ class EngineReads(EngineState):
         """Return the live ids of one type in one domain, ascending.
 
         A domain's first typed question reads the type byte of each of its
-        frames: 0.1-0.2 s at 4*10^5 records, so without the lock (the map of
-        the file it reads is pinned), and writes meanwhile are taken in.
+        frames (0.1-0.2 s at 4*10^5 records): ``TYPE_STEP`` entries a hold of
+        the lock, pacing between holds, so writes go on meanwhile.
         """
-        with self._lock:
-            if self._closed:
-                return []
-            read = self._live.type_read(agent_id)
-            if read is None:
-                return self._live.ids_of_type(agent_id, rec_type, self._file)
-            size = self._file.size
-            view = memoryview(self._file.view())  # pins this map while it is read
-        pace: Callable[[], None] = getattr(self._pacing, "pace", None) or (lambda: None)
-        with view:
-            types = read.types(view, size, pace)
-        with self._lock:
-            if self._closed:
-                return []
-            self._live.take_types(agent_id, read, types)
-            return self._live.ids_of_type(agent_id, rec_type, self._file)
+        while True:
+            with self._lock:
+                if self._closed:
+                    return []
+                if self._live.type_some(agent_id, self._file, TYPE_STEP):
+                    return self._live.ids_of_type(agent_id, rec_type, self._file)
+            pace: Callable[[], None] | None = getattr(self._pacing, "pace", None)
+            if pace is not None:
+                pace()
 
     def agents(self) -> list[int]:
         """Return the agent ids that hold at least one live record, ascending."""

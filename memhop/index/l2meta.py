@@ -185,7 +185,17 @@ class L2Meta:
         scene = self._scene_ids.setdefault(topic.scene_id, topic.scene_id)
         if scene is topic.scene_id and all(map(operator.is_, words, topic.fused_keywords)):
             return topic
-        return dataclasses.replace(topic, fused_keywords=words, scene_id=scene)
+        # Built field by field: ``dataclasses.replace`` costs several times that, every turn.
+        return TopicSlot(
+            id=topic.id,
+            scene_id=scene,
+            parent_id=topic.parent_id,
+            depth=topic.depth,
+            name=topic.name,
+            fused_keywords=words,
+            user_timestamp=topic.user_timestamp,
+            agent_timestamp=topic.agent_timestamp,
+        )
 
     def _drop(self, scene_id: int, topic_id: int) -> None:
         held = self._warm(scene_id)

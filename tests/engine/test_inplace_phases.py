@@ -438,7 +438,7 @@ def test_any_writes_beside_a_compaction_read_back_and_leave_no_dead_payload(
     try:
         assert _records(fresh) == model
         # The copy's index came with its types: no typed question reads the file for them.
-        assert all(fresh.live_index()[a].type_read() is None for a in fresh.agents())
+        assert all(fresh.live_index()[a].type_some(b"", 0, 0) for a in fresh.agents())
         for agent in (A, B):
             for rec_type in (0x08, 0x09, 0x0A):
                 typed = sorted(i for a, i in model if a == agent and 0x08 + i % 3 == rec_type)

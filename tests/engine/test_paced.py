@@ -70,13 +70,16 @@ def test_a_paced_read_pauses_between_parts_without_the_lock(
 def test_a_write_in_a_pause_of_the_first_typed_question_is_taken_in(
     meh_path: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The type bytes are read in parts without the lock; a record rewritten as another type
-    during a pause is answered under its new type, and the new record too.
+    """The type bytes are read a few pages a hold of the lock, pacing between holds; a record
+    rewritten as another type during a pause is answered under its new type, and the new
+    record too.
 
     Control: the ids never touched keep their type, and the question asked again
     (now from the kept types) answers the same.
     """
-    monkeypatch.setattr(intmap, "_TYPE_READ_PART", 8)
+    monkeypatch.setattr(intmap, "_PAGE_FILL", 8)  # the snapshot's entries in pages of 8
+    monkeypatch.setattr(intmap, "_PAGE_MAX", 16)
+    monkeypatch.setattr(engine_reads, "TYPE_STEP", 8)  # a page a hold
     _seeded(meh_path)
     engine = open_engine(meh_path)
     try:

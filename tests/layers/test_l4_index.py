@@ -160,10 +160,12 @@ def test_a_bulk_built_index_then_changed_answers_like_the_reference(
     script: list[tuple[str, int, int, int, int]],
     cutoff: int,
 ) -> None:
-    """Built from records, then changed, with repacks and folds forced: as the reference."""
+    """Built from records, then changed, with repacks forced and the id maps in pages of two
+    entries (splits and merges at every few changes): as the reference."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(l4_rows, "_REPACK_MIN", 0)
-        mp.setattr(intmap, "_FOLD_MIN", 1)
+        mp.setattr(intmap, "_PAGE_MAX", 2)
+        mp.setattr(intmap, "_PAGE_FILL", 2)
         seeded = [slot(seq, topic=t, kind=k, at=at) for op, t, seq, k, at in seed if op == "put"]
         index = L4Index.from_records(seeded)
         reference = {s.id_hash: s for s in seeded}
