@@ -31,7 +31,7 @@ RECALL_SUFFIX = ".recall"
 SIDECAR_SUFFIXES = (SEED_SUFFIX, SCENE_MAP_SUFFIX, RECALL_SUFFIX)
 
 
-def _write_some(handle: BinaryIO, data: memoryview, offset: int) -> int:
+def _write_some(handle: BinaryIO, data: bytes | memoryview, offset: int) -> int:
     """Write a prefix of ``data`` at ``offset``; return how much (every write of a store
     file comes here: the seam a test injects write faults at)."""
     return os.pwrite(handle.fileno(), data, offset)  # one call: no seek, no file position
@@ -39,7 +39,7 @@ def _write_some(handle: BinaryIO, data: memoryview, offset: int) -> int:
 
 if not hasattr(os, "pwrite"):  # pragma: no cover - Windows has no pwrite
 
-    def _write_some(handle: BinaryIO, data: memoryview, offset: int) -> int:
+    def _write_some(handle: BinaryIO, data: bytes | memoryview, offset: int) -> int:
         handle.seek(offset)  # the engine's lock keeps the position this write's
         return handle.write(data) or 0
 
@@ -226,13 +226,16 @@ class StoreFile:
         """Write all of ``data`` at ``offset``; the file size follows."""
         end = offset + len(data)
         try:
-            view = memoryview(data)
-            while view:
-                written = _write_some(self._handle, view, offset)
-                if not written:
-                    msg = "short write"
-                    raise OSError(msg)
-                view, offset = view[written:], offset + written
+            written = _write_some(self._handle, data, offset)
+            if written < len(data):  # a short write: the rest from where it stopped
+                view = memoryview(data)[written:]
+                while view:
+                    offset += written
+                    written = _write_some(self._handle, view, offset)
+                    if not written:
+                        msg = "short write"
+                        raise OSError(msg)
+                    view = view[written:]
         except OSError as exc:
             msg = f"write {self.path}"
             raise StorageIOError(msg) from exc
