@@ -5,11 +5,12 @@ the mirrors hold one entry per record, 10^5-10^6 per domain, for as long as
 the file is open. This map keeps its ids in sorted pages of at most
 ``_PAGE_MAX`` entries, each page an ``array('Q')`` of ids with their values
 (and tags) beside it, about 17 bytes an entry; a list of each page's lowest
-bound routes an id to its page. A put or a delete moves at most one page's
-entries (a C memmove of a few KiB), so what it costs does not grow with the
-map: there is no fold, no merge of everything, at any size. The engine maps
-id -> frame offset, tagged with the frame's type byte; the mirrors map ids to
-rows.
+bound routes an id to its page. New ids wait in a small dict (a put and a
+read of a recent id cost a dict's) until ``_RECENT_MAX`` of them are put into
+their pages at once, each moving at most one page's entries (a C memmove of a
+few KiB): what that costs does not grow with the map (no merge of everything
+held, at any size). The engine maps id -> frame offset, tagged with the
+frame's type byte; the mirrors map ids to rows.
 
 Contract:
 - A ``Mapping[int, int]``: ``get``, ``in``, ``len`` and ``[]`` as a dict's;
@@ -30,7 +31,7 @@ import sys
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import ItemsView, Iterator, Mapping, ValuesView
-from itertools import chain, compress
+from itertools import chain, compress, islice
 from mmap import mmap
 from operator import itemgetter, lt
 from types import MappingProxyType
@@ -49,6 +50,9 @@ NO_IDS: Mapping[int, int] = MappingProxyType({})
 _PAGE_MAX = 1_024
 _PAGE_FILL = 768
 _PAGE_MERGE = 128
+_RECENT_MAX = 4_096  # new ids held in the dict before they go to their pages (~4 ms)
+_TAG_BITS = 9  # a recent entry's value is offset << 9 | tag
+_TAG_MASK = 0x1FF
 _NO_TYPE = 0x100  # the offset lies past the log: no type byte to read
 
 
@@ -59,7 +63,7 @@ def _strictly_ascending(ids: array[int]) -> bool:
 class IntMap(Mapping[int, int]):
     """``id -> value`` with a tag per entry (see the module contract)."""
 
-    __slots__ = ("_count", "_firsts", "_ids", "_offs", "_types")
+    __slots__ = ("_count", "_firsts", "_ids", "_new", "_offs", "_types")
 
     def __init__(self) -> None:
         # Page p holds the ids in [_firsts[p], _firsts[p + 1]); _firsts[0] is 0, and
@@ -69,6 +73,7 @@ class IntMap(Mapping[int, int]):
         self._offs: list[array[int]] = [array("Q")]
         # A page's tags, or None until a typed question reads them (a snapshot's pages).
         self._types: list[array[int] | None] = [array("H")]
+        self._new: dict[int, int] = {}  # id -> value << 9 | tag, for ids in no page
         self._count = 0
 
     @classmethod
@@ -126,7 +131,10 @@ class IntMap(Mapping[int, int]):
         return found
 
     def get(self, id_hash: int, default: int | None = None) -> int | None:  # type: ignore[override]
-        # The hot path of every read: the page, then the id in it.
+        value = self._new.get(id_hash)
+        if value is not None:
+            return value >> _TAG_BITS
+        # The hot path of every read of an older id: the page, then the id in it.
         page = bisect_right(self._firsts, id_hash) - 1
         ids = self._ids[page]
         i = bisect_left(ids, id_hash)
@@ -141,7 +149,11 @@ class IntMap(Mapping[int, int]):
         return self._count
 
     def __iter__(self) -> Iterator[int]:
-        return chain.from_iterable(self._ids)
+        paged = chain.from_iterable(self._ids)
+        if not self._new:
+            return paged
+        # Two ascending runs: the sort merges them in one pass.
+        return iter(sorted(chain(paged, sorted(self._new))))
 
     def items(self) -> ItemsView[int, int]:
         return _Items(self)
@@ -150,35 +162,48 @@ class IntMap(Mapping[int, int]):
         return _Values(self)
 
     def unordered_items(self) -> Iterator[tuple[int, int]]:
-        """Every (id, value): ascending here, but callers may not count on an order."""
-        return self._pairs()
+        """Every (id, value) once, in no set order: one pass, without ``items``'s merge."""
+        return chain(self._paged_pairs(), self._new_pairs())
 
     def _pairs(self) -> Iterator[tuple[int, int]]:
+        if not self._new:
+            return self._paged_pairs()
+        return iter(sorted(chain(self._paged_pairs(), sorted(self._new_pairs()))))
+
+    def _paged_pairs(self) -> Iterator[tuple[int, int]]:
         return chain.from_iterable(map(zip, self._ids, self._offs))
+
+    def _new_pairs(self) -> Iterator[tuple[int, int]]:
+        shift = _TAG_BITS
+        return ((i, v >> shift) for i, v in self._new.items())
 
     # ---- changes -----------------------------------------------------------------------
 
     def put(self, id_hash: int, offset: int, rec_type: int = 0) -> None:
         """Point ``id_hash`` at ``offset`` (a frame whose type byte is ``rec_type``)."""
+        new = self._new
+        if id_hash in new:  # never also in a page: no search there
+            new[id_hash] = offset << _TAG_BITS | rec_type
+            return
         page = bisect_right(self._firsts, id_hash) - 1
         ids = self._ids[page]
-        types = self._types[page]
         i = bisect_left(ids, id_hash)
         if i < len(ids) and ids[i] == id_hash:
             self._offs[page][i] = offset
+            types = self._types[page]
             if types is not None:
                 types[i] = rec_type
             return
-        ids.insert(i, id_hash)
-        self._offs[page].insert(i, offset)
-        if types is not None:
-            types.insert(i, rec_type)
+        new[id_hash] = offset << _TAG_BITS | rec_type
         self._count += 1
-        if len(ids) > _PAGE_MAX:
-            self._split(page)
+        if len(new) > _RECENT_MAX:
+            self._settle()
 
     def discard(self, id_hash: int) -> bool:
         """Forget ``id_hash``; False when it was not live."""
+        if self._new.pop(id_hash, None) is not None:
+            self._count -= 1
+            return True
         page = bisect_right(self._firsts, id_hash) - 1
         ids = self._ids[page]
         i = bisect_left(ids, id_hash)
@@ -193,6 +218,24 @@ class IntMap(Mapping[int, int]):
         if len(ids) < _PAGE_MERGE:
             self._merge(page)
         return True
+
+    def _settle(self) -> None:
+        """Put the recent ids into their pages (about a microsecond an id, at any size)."""
+        new, self._new = self._new, {}
+        shift, mask = _TAG_BITS, _TAG_MASK
+        firsts, pages = self._firsts, self._ids
+        for id_hash in sorted(new):
+            value = new[id_hash]
+            page = bisect_right(firsts, id_hash) - 1
+            ids = pages[page]
+            i = bisect_left(ids, id_hash)
+            ids.insert(i, id_hash)
+            self._offs[page].insert(i, value >> shift)
+            types = self._types[page]
+            if types is not None:
+                types.insert(i, value & mask)
+            if len(ids) > _PAGE_MAX:
+                self._split(page)
 
     def _split(self, page: int) -> None:
         ids, offs, types = self._ids[page], self._offs[page], self._types[page]
@@ -231,6 +274,8 @@ class IntMap(Mapping[int, int]):
 
     def flat(self) -> array[int]:
         """The (id, offset) pairs interleaved, ascending by id (a snapshot's entries)."""
+        if self._new:
+            self._settle()
         flat = array("Q", bytes(16 * self._count))
         flat[0::2] = array("Q", b"".join(map(bytes, self._ids)))
         flat[1::2] = array("Q", b"".join(map(bytes, self._offs)))
@@ -252,13 +297,16 @@ class IntMap(Mapping[int, int]):
         return True
 
     def sample(self, step: int) -> list[int]:
-        """Every ``step``-th value, in id order: what it costs is what it returns, not the
-        size of the map."""
+        """About ``len(self) / step`` of the values, spread over the map, in no set order:
+        what it costs is what it returns, not the size of the map."""
         picked_values: list[int] = []
         at = 0
         for offs in self._offs:
             picked_values += offs[(-at) % step :: step]
             at += len(offs)
+        if self._new:
+            shift = _TAG_BITS
+            picked_values += [v >> shift for v in islice(self._new.values(), 0, None, step)]
         return picked_values
 
     def ids_of_type(self, rec_type: int, view: _Bytes, size: int) -> list[int]:
@@ -268,9 +316,11 @@ class IntMap(Mapping[int, int]):
         self.type_some(view, size, self._count)
         tags = array("H", b"".join(map(bytes, self._types)))  # type: ignore[arg-type]
         wanted = _tagged(tags, rec_type)
-        if not wanted.count(1):
-            return []
-        return _picked(array("Q", b"".join(map(bytes, self._ids))), wanted)
+        found = (
+            _picked(array("Q", b"".join(map(bytes, self._ids))), wanted) if wanted.count(1) else []
+        )
+        recent = [i for i, v in self._new.items() if (v & _TAG_MASK) == rec_type]
+        return sorted(chain(found, sorted(recent))) if recent else found
 
 
 # A byte string with a 1 where a tag is the type asked for and 0 elsewhere, made in C: a
@@ -323,4 +373,4 @@ class _Values(ValuesView[int]):
     _mapping: IntMap
 
     def __iter__(self) -> Iterator[int]:
-        return chain.from_iterable(self._mapping._offs)
+        return (value for _, value in self._mapping._pairs())

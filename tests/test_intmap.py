@@ -48,9 +48,11 @@ SEED = st.dictionaries(
 )
 
 
-# Page sizes (max, fill, merge): pages of one or two entries split and merge at almost
-# every change; the real sizes never split in these short runs, so both paths are compared.
-PAGES = [(1, 1, 1), (2, 2, 2), (3, 2, 2), (4, 3, 2), (1_024, 768, 128)]
+# Page sizes (max, fill, merge) and recent ids held before they go to their pages: pages
+# of one or two entries split and merge at almost every change, a recent bound of 0 or 1
+# sends every new id to its page at once; the real sizes never do in these short runs,
+# so every path is compared.
+PAGES = [(1, 1, 1, 0), (2, 2, 2, 1), (3, 2, 2, 3), (4, 3, 2, 0), (1_024, 768, 128, 4_096)]
 
 
 @given(ops=OPS, seed=SEED)
@@ -59,8 +61,9 @@ def test_packed_ids_answer_as_a_dict_does(
 ) -> None:
     """Seeded as a snapshot would seed it, then changed: every read equals the dict model's,
     whatever the page sizes (tiny ones split and merge pages within a short run)."""
-    for page_max, fill, merge in PAGES:
+    for page_max, fill, merge, recent in PAGES:
         with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(intmap, "_RECENT_MAX", recent)
             mp.setattr(intmap, "_PAGE_MAX", page_max)
             mp.setattr(intmap, "_PAGE_FILL", fill)
             mp.setattr(intmap, "_PAGE_MERGE", merge)
@@ -89,6 +92,7 @@ def test_tags_read_a_few_at_a_time_between_changes_answer_as_the_frames_say(
     deletes between the steps: every typed answer after equals the dict model's, and the
     steps end (each reads at least one untyped page)."""
     with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(intmap, "_RECENT_MAX", 1)
         mp.setattr(intmap, "_PAGE_MAX", 2)
         mp.setattr(intmap, "_PAGE_FILL", 2)
         mp.setattr(intmap, "_PAGE_MERGE", 2)
@@ -116,8 +120,9 @@ def test_tags_read_a_few_at_a_time_between_changes_answer_as_the_frames_say(
 
 
 def test_a_put_costs_the_same_moves_whatever_the_map_holds() -> None:
-    """A put moves one page's entries at most: pages stay within their bounds as a map
-    grows to 50,000 random ids, and a read of each id answers (a positive control)."""
+    """A new id moves one page's entries at most when it goes to its page: pages stay within
+    their bounds as a map grows to 50,000 random ids, the recent ones wait in a bounded
+    dict, and a read of each id answers (a positive control)."""
     import random
 
     rng = random.Random(7)
@@ -128,6 +133,7 @@ def test_a_put_costs_the_same_moves_whatever_the_map_holds() -> None:
     sizes = [len(page) for page in ids._ids]
     assert max(sizes) <= intmap._PAGE_MAX
     assert len(sizes) > 50_000 // intmap._PAGE_MAX  # many pages, not one grown array
+    assert len(ids._new) <= intmap._RECENT_MAX
     assert all(ids.get(key) == n + 1 for n, key in enumerate(keys))
 
 
