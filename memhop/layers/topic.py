@@ -41,7 +41,6 @@ __all__ = [
     "sink_members",
     "turn_topic",
     "write_fused_parent",
-    "write_turn_topic",
 ]
 
 log = logging.getLogger("memhop.layers")
@@ -94,21 +93,6 @@ def turn_topic(
         user_timestamp=user_ts,
         agent_timestamp=agent_ts,
     )
-
-
-def write_turn_topic(
-    engine: Engine,
-    agent_id: int,
-    scene_id: int,
-    topic_id: int,
-    keywords: Sequence[str],
-    user_ts: int,
-    agent_ts: int,
-) -> TopicSlot:
-    """Write ``turn_topic`` durably and return it (``update`` writes it in its lines' batch)."""
-    topic = turn_topic(engine, agent_id, scene_id, topic_id, keywords, user_ts, agent_ts)
-    codec.write(engine, agent_id, topic_id, topic)
-    return topic
 
 
 def write_fused_parent(

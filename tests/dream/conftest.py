@@ -25,6 +25,7 @@ from memhop.index.plans import PlanTrees
 from memhop.layers import archive, plan, topic
 from memhop.llm import Distillation, Group, NodeDigest, TopicDigest, Usage
 from memhop.records import TopicSlot
+from tests.writes import write_turn_topic
 
 SCENE = 7
 NOW = 1_700_000_000_000
@@ -121,7 +122,7 @@ class Domain:
         agent_ts: int | None = None,
         scene: int = SCENE,
     ) -> TopicSlot:
-        row = topic.write_turn_topic(
+        row = write_turn_topic(
             self.engine,
             0,
             scene,

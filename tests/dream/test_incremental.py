@@ -33,6 +33,7 @@ from memhop.ids import l1_edge_id, scene_node_id
 from memhop.layers import scene, topic
 from memhop.records import RecordType, SceneEdge, SceneNode
 from tests.dream.conftest import NOW, Domain
+from tests.writes import write_turn_topic
 
 HOUR = 3_600_000
 SCENES = (100, 200, 300, 400)
@@ -469,7 +470,7 @@ def test_a_topic_rewritten_after_a_preload_is_read_again(dom: Domain, rewritten:
     dom.turn(1, ("a", "b"), scene=100)
     preload = _preload_cold(dom)
     if rewritten:  # behind the mirror's back: it still holds a, b
-        topic.write_turn_topic(dom.engine, 0, 100, 1, ("c", "d"), 1000, 1001)
+        write_turn_topic(dom.engine, 0, 100, 1, ("c", "d"), 1000, 1001)
     before = dom.mirrors.topics
     with dom.hold() as held:
         meta = structure.rebuild_index(held, preload)
@@ -761,7 +762,7 @@ def test_a_spot_check_reads_a_few_moved_topics_and_still_finds_drift(
             with dom.hold() as held:
                 assert structure.rebuild_index(held) is kept
             assert spy.call_count <= 1
-    topic.write_turn_topic(dom.engine, 0, 100, 3, ("c",), 1000, 1001)  # behind its back
+    write_turn_topic(dom.engine, 0, 100, 3, ("c",), 1000, 1001)  # behind its back
     for _ in range(7):  # a round and a check
         with dom.hold() as held:
             if structure.rebuild_index(held) is not kept:

@@ -19,9 +19,9 @@ from memhop.layers.topic import (
     retarget_topics,
     sink_members,
     write_fused_parent,
-    write_turn_topic,
 )
 from memhop.records import TopicSlot
+from tests.writes import write_turn_topic
 
 AGENT = 0
 SCENE = 0x5C_E4E0_0000_0001

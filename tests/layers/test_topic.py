@@ -28,10 +28,10 @@ from memhop.layers.topic import (
     retarget_topics,
     sink_members,
     write_fused_parent,
-    write_turn_topic,
 )
 from memhop.records import RecordType, SceneSlot, TopicSlot
 from tests.faults import file_size, flip_byte
+from tests.writes import write_turn_topic
 
 AGENT = 0
 OTHER_AGENT = 0x1234_5678_9ABC_DEF0
