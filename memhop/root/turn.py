@@ -82,8 +82,15 @@ def _require_graph(engine: Engine, l3_id: int) -> None:
 
 
 def _resolve_scene(
-    engine: Engine, ctx: DomainContext, scene_id: int, l3_id: int, new_scene: bool, stamp: int
+    engine: Engine,
+    ctx: DomainContext,
+    scene_id: int,
+    l3_id: int,
+    new_scene: bool,
+    stamp: int,
+    prior: SceneSlot | None,
 ) -> SceneSlot:
+    """The scene this turn opens on; ``prior`` is the current scene when it is known."""
     if scene_id:
         if new_scene:
             msg = (
@@ -100,7 +107,7 @@ def _resolve_scene(
         return ctx.slots.record(
             engine, ctx.agent_id, scene_id, lambda: scene.get_scene(engine, ctx.agent_id, scene_id)
         )
-    held = None if new_scene else current_scene(engine, ctx)
+    held = None if new_scene else prior if prior is not None else current_scene(engine, ctx)
     if held is not None:
         if l3_id:
             msg = (
@@ -125,7 +132,7 @@ def search(
     """
     stamp = ctx.next_stamp(now_ms)
     prior = _prior_scene(engine, ctx)
-    chosen = _resolve_scene(engine, ctx, scene_id, l3_id, new_scene, stamp)
+    chosen = _resolve_scene(engine, ctx, scene_id, l3_id, new_scene, stamp, prior)
     opened = scene.open_turn(chosen, stamp)
     new_topic = ids.turn_topic_id(opened.scene_id, opened.turn_seq)
     if new_topic == 0:
