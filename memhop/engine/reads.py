@@ -11,6 +11,7 @@ engine's own compaction and catch-up.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import MappingProxyType
@@ -148,6 +149,8 @@ class EngineReads(EngineState):
             pace: Callable[[], None] | None = getattr(self._pacing, "pace", None)
             if pace is not None:
                 pace()
+            else:
+                time.sleep(0)  # a writer waiting for the lock takes it between two steps
 
     def agents(self) -> list[int]:
         """Return the agent ids that hold at least one live record, ascending."""

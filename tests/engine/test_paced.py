@@ -100,3 +100,27 @@ def test_a_write_in_a_pause_of_the_first_typed_question_is_taken_in(
         assert engine.ids_of_type(AGENT, TYPE) == typed
     finally:
         engine.close()
+
+
+def test_an_unpaced_first_typed_question_lets_go_between_its_steps(
+    meh_path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a pace installed, the tags are still read a step a hold, the interpreter
+    offered to a waiting writer between steps (``time.sleep(0)``); the answer is whole.
+
+    Control: asked again, the tags are known and no step is taken.
+    """
+    monkeypatch.setattr(intmap, "_PAGE_FILL", 8)  # 40 records: five pages of 8
+    monkeypatch.setattr(intmap, "_PAGE_MAX", 16)
+    monkeypatch.setattr(engine_reads, "TYPE_STEP", 8)  # a page a hold
+    _seeded(meh_path)
+    engine = open_engine(meh_path)
+    yields: list[float] = []
+    monkeypatch.setattr(engine_reads.time, "sleep", yields.append)
+    try:
+        assert engine.ids_of_type(AGENT, TYPE) == list(range(1, RECORDS + 1))
+        assert yields == [0] * (RECORDS // 8 - 1)  # a hold a page, a yield between two
+        engine.ids_of_type(AGENT, TYPE)
+        assert len(yields) == RECORDS // 8 - 1  # typed now: one hold, no yield
+    finally:
+        engine.close()
