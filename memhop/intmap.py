@@ -318,9 +318,7 @@ class IntMap(Mapping[int, int]):
         self.type_some(view, size, self._count)
         tags = array("H", b"".join(map(bytes, self._types)))  # type: ignore[arg-type]
         wanted = _tagged(tags, rec_type)
-        found = (
-            _picked(array("Q", b"".join(map(bytes, self._ids))), wanted) if wanted.count(1) else []
-        )
+        found = _picked(self._ids, wanted) if wanted.count(1) else []
         recent = [i for i, v in self._new.items() if (v & _TAG_MASK) == rec_type]
         return sorted(chain(found, sorted(recent))) if recent else found
 
@@ -343,16 +341,20 @@ def _tagged(tags: array[int], rec_type: int) -> bytes:
     return mask
 
 
-def _picked(ids: array[int], wanted: bytes) -> list[int]:
-    """The ids at the positions ``wanted`` marks: a few found by ``bytes.find`` (in C over
-    the gaps), many by one pass over every id."""
+def _picked(pages: list[array[int]], wanted: bytes) -> list[int]:
+    """The ids at the positions ``wanted`` marks across the pages: a few found by
+    ``bytes.find`` (in C over the gaps), page by page, many by one pass."""
     if wanted.count(1) * 16 > len(wanted):
-        return list(compress(ids, wanted))
+        return list(compress(chain.from_iterable(pages), wanted))
     found = []
-    at = wanted.find(1)
-    while at >= 0:
-        found.append(ids[at])
-        at = wanted.find(1, at + 1)
+    start = 0
+    for ids in pages:  # the positions ascend: each page's are found within its span
+        end = start + len(ids)
+        at = wanted.find(1, start, end)
+        while at >= 0:
+            found.append(ids[at - start])
+            at = wanted.find(1, at + 1, end)
+        start = end
     return found
 
 
