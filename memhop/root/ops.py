@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
 from typing import Concatenate, ParamSpec, TypeVar
 
@@ -99,7 +98,9 @@ class AgentOps:
     ) -> R:
         with self.root.domain(self.agent_id, scene_op=True) as ctx:
             engine = self.root.engine
-            with engine.deferred() if deferred else contextlib.nullcontext():
+            if not deferred:
+                return op(engine, ctx, *args, **kwargs)
+            with engine.deferred():
                 return op(engine, ctx, *args, **kwargs)
 
     def delete(

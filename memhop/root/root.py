@@ -225,6 +225,12 @@ class Root:
 
     def context(self, agent_id: int) -> DomainContext:
         """The domain's context, made (its mirrors built, or a warm start) on first use."""
+        contexts = self._contexts
+        ctx = contexts.get(agent_id)
+        if ctx is not None and len(contexts) == 1 and not self._loading:
+            # The usual call: the one domain, made and not loading, no other to sweep
+            # (each read is whole; the hold checks the root is open once it has the lock).
+            return ctx
         with self._agents_mu:
             self._await_loads(agent_id)
             self.check_open()
