@@ -165,6 +165,17 @@ def test_usage_counts_operations_with_no_requests_or_tokens() -> None:
     assert model.usage() == Usage(operations=3)
 
 
+def test_usage_moves_with_each_call_and_only_then() -> None:
+    model = LocalModel()
+    before = model.usage()
+    assert model.usage() == before == Usage()  # asked again without a call: the same count
+    model.extract_keywords("coffee")
+    assert model.usage() == Usage(operations=1)  # a call moves it: nothing stale handed back
+    model.extract_keywords("tea")
+    assert model.usage() == Usage(operations=2)
+    assert before == Usage()  # a usage handed out earlier stays what it said
+
+
 def test_a_cancelled_call_is_refused() -> None:
     cancel = threading.Event()
     cancel.set()
