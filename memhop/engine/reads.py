@@ -133,6 +133,11 @@ class EngineReads(EngineState):
         with self._lock:
             return self._writes.of(agent_id, rec_type)
 
+    def changes(self) -> int:
+        """Records written or deleted through this engine, every domain and type together."""
+        with self._lock:
+            return self._writes.total
+
     def ids_of_type(self, agent_id: int, rec_type: int) -> list[int]:
         """Return the live ids of one type in one domain, ascending.
 

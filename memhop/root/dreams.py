@@ -26,7 +26,8 @@ it), so scheduling from inside a domain lock is safe.
 
 Pause: an in-place compaction pauses scheduling (``pause``/``resume``); a
 pass asked for meanwhile starts on resume. Every pass, foreground or not,
-runs the dead-bytes policy (``Root.compact_if_due``) once it returns.
+asks the dead-bytes policy (``Root.compact_if_due``) once it returns, which
+measures again once enough changed since it last did.
 """
 
 from __future__ import annotations
@@ -175,7 +176,7 @@ class Root(Protocol):
         self, agent_id: int, *, background: bool = ...
     ) -> AbstractContextManager[DomainContext]: ...
 
-    def compact_if_due(self) -> None: ...
+    def compact_if_due(self, *, after_pass: bool = False) -> None: ...
 
     def context(self, agent_id: int) -> DomainContext: ...
 
@@ -315,7 +316,7 @@ def run_pass(
             with ctx.lock:  # this context's count, even if the file closes meanwhile
                 ctx.dream_sweeping -= 1
     # The sweeps may have left dead bytes past the policy's ratio; no lock is held here.
-    root.compact_if_due()
+    root.compact_if_due(after_pass=True)
     return outcome
 
 

@@ -75,6 +75,7 @@ class Root:
         self._closed = False
         self.closing = threading.Event()  # set first thing in close(): Dream passes stop
         self.dreams = dreams.DreamThreads()  # background passes in flight, joined by close()
+        self.policy = compaction.PolicyMark()  # where the dead-bytes policy last measured
         # Serializes the shared L3 pool across domains; taken inside a domain lock.
         self.pool_lock = threading.Lock()
         # The file as opened, for an in-place compaction: it must still be this one.
@@ -150,9 +151,10 @@ class Root:
         """Compact the open file in place (``memhop.root.compaction.compact``)."""
         compaction.compact(self)
 
-    def compact_if_due(self) -> None:
-        """Compact in place when dead bytes pass ``Defaults.compact_dead_ratio`` (never raises)."""
-        compaction.compact_if_due(self)
+    def compact_if_due(self, *, after_pass: bool = False) -> None:
+        """Compact in place when dead bytes pass ``Defaults.compact_dead_ratio`` (never raises;
+        ``after_pass``: once enough changed since the policy last measured)."""
+        compaction.compact_if_due(self, after_pass=after_pass)
 
     @contextlib.contextmanager
     def quiesced(self) -> Iterator[list[DomainContext]]:
