@@ -30,6 +30,8 @@ open's resync) checksum gigabytes.
 _HEAD = struct.Struct("<BBIQQ")  # the 22 bytes the CRC starts with
 _CRC = struct.Struct("<I")
 _FULL = struct.Struct("<BBIQQI")
+_LENGTH = struct.Struct("<I")
+_LENGTH_AT = 2  # the payload length follows the type and flags bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +107,13 @@ def decode_frame(buf: ByteView, offset: int, size: int) -> Frame | None:
     rec_type, flags, agent_id, id_hash, end = bounds
     payload = bytes(buf[offset + RECORD_HEADER_SIZE : end])
     return Frame(rec_type, flags, agent_id, id_hash, payload, offset, end)
+
+
+def frame_end(buf: ByteView, offset: int) -> int:
+    """Where the frame at ``offset`` ends by its length field, unchecked (its header must
+    lie in ``buf``)."""
+    length: int = _LENGTH.unpack_from(buf, offset + _LENGTH_AT)[0]
+    return offset + RECORD_HEADER_SIZE + length
 
 
 def decode_record(buf: ByteView, offset: int, size: int, agent_id: int, id_hash: int) -> Frame:

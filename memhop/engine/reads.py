@@ -16,7 +16,15 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import MappingProxyType
 
-from memhop.engine.frame import ByteView, Frame, decode_record, named_damage, record_payloads
+from memhop.engine.frame import (
+    RECORD_HEADER_SIZE,
+    ByteView,
+    Frame,
+    decode_record,
+    frame_end,
+    named_damage,
+    record_payloads,
+)
 from memhop.engine.online import OnlineAccess
 from memhop.engine.recovery import domain_frames_since
 from memhop.engine.state import EngineState
@@ -50,7 +58,11 @@ class EngineReads(EngineState):
                 msg = "record not found"
                 raise NotFoundError(msg)
             try:
-                return decode_record(self._file.view(), offset, self._file.size, agent_id, id_hash)
+                file = self._file
+                view = file.view_to(offset + RECORD_HEADER_SIZE)
+                if len(view) < file.size and frame_end(view, offset) > len(view):
+                    view = file.view()  # a length past the mapping: only damage says so
+                return decode_record(view, offset, file.size, agent_id, id_hash)
             except (CorruptionError, CRCMismatchError) as exc:
                 self._damage.note(agent_id, id_hash, offset, exc)
                 raise named_damage(exc, agent_id, id_hash, offset) from exc

@@ -215,6 +215,17 @@ class StoreFile:
             self._map, self._mapped = fresh, self.size
         return self._map
 
+    def view_to(self, end: int) -> mmap.mmap | bytes:
+        """A mapping covering at least the first ``end`` bytes: the one made last when it
+        does, else ``view()``. A frame starting inside a mapping ends inside it (the file
+        grows by whole writes, and a cut drops the mapping), so a read of a frame asks for
+        its header: remapping a file that grew since, on every read after a write,
+        unmapped and faulted in again what earlier reads had touched."""
+        held = self._map
+        if held is not None and end <= self._mapped:
+            return held
+        return self.view()
+
     def _drop_map(self) -> None:
         if self._map is not None:
             # A caller may still hold a view; the map then goes when it does.
