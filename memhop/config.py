@@ -177,9 +177,10 @@ class Defaults:
     exists and every word of it that carries content is kept without it (the
     turn's keyword track, the Dream rows' tracks and summaries); True sweeps
     every original past the window, as upstream does.
-    ``compact_dead_ratio`` (memhop's own, a float): after a Dream pass or a
-    delete, the file is compacted in place once its dead bytes (deleted and
-    superseded records, tombstones, old snapshots) pass this share of it;
+    ``compact_dead_ratio`` (memhop's own, a float): after a delete, and after a
+    Dream pass once one live record in 100 changed since the last measure, the
+    file is compacted in place when its dead bytes (deleted and superseded
+    records, tombstones, old snapshots) pass this share of it;
     0 (or negative) compacts only when the host asks, as upstream. Unlike the
     integer knobs, its default is the value itself, not 0.
     ``durability`` (memhop's own): "call" (the default) returns every call that
