@@ -11,7 +11,6 @@ engine's own compaction and catch-up.
 
 from __future__ import annotations
 
-import mmap
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -59,25 +58,14 @@ class EngineReads(EngineState):
                 msg = "record not found"
                 raise NotFoundError(msg)
             try:
-                return decode_record(
-                    self._view_for((offset,)), offset, self._file.size, agent_id, id_hash
-                )
+                file = self._file
+                view = file.view_to(offset + RECORD_HEADER_SIZE)
+                if len(view) < file.size and frame_end(view, offset) > len(view):
+                    view = file.view()  # a length past the mapping: only damage says so
+                return decode_record(view, offset, file.size, agent_id, id_hash)
             except (CorruptionError, CRCMismatchError) as exc:
                 self._damage.note(agent_id, id_hash, offset, exc)
                 raise named_damage(exc, agent_id, id_hash, offset) from exc
-
-    def _view_for(self, offsets: Sequence[int]) -> mmap.mmap | bytes:
-        """A mapping holding the frames at ``offsets``: the one made last while it does (a
-        frame starting in it ends in it), else the whole file as it is now. Remapping a
-        file that grew, on every read after a write, unmapped and faulted in again what
-        earlier reads had touched. A length running past the mapping is damage, read
-        against the whole file as before."""
-        file = self._file
-        view = file.view_to(max(offsets, default=0) + RECORD_HEADER_SIZE)
-        mapped = len(view)
-        if mapped < file.size and any(frame_end(view, o) > mapped for o in offsets):
-            return file.view()
-        return view
 
     def payloads_of_type(self, agent_id: int, rec_type: int) -> Iterator[tuple[int, bytes]]:
         """(id, payload) of every live record of one type in one domain, ascending by id.
@@ -115,12 +103,7 @@ class EngineReads(EngineState):
                     if (offset := offsets.get(i)) is not None
                 ]
                 found = record_payloads(
-                    self._view_for([o for _, o in placed]),
-                    self._file.size,
-                    agent_id,
-                    rec_type,
-                    placed,
-                    damaged,
+                    self._file.view(), self._file.size, agent_id, rec_type, placed, damaged
                 )
             yield from found
 

@@ -218,8 +218,9 @@ class StoreFile:
     def view_to(self, end: int) -> mmap.mmap | bytes:
         """A mapping covering at least the first ``end`` bytes: the one made last when it
         does, else ``view()``. A frame starting inside a mapping ends inside it (the file
-        grows by whole writes, and a cut drops the mapping), so a read asks for the
-        headers of the frames it reads (``EngineReads._view_for``)."""
+        grows by whole writes, and a cut drops the mapping), so a read of a frame asks for
+        its header: remapping a file that grew since, on every read after a write,
+        unmapped and faulted in again what earlier reads had touched."""
         held = self._map
         if held is not None and end <= self._mapped:
             return held

@@ -54,32 +54,3 @@ def test_a_length_past_the_mapping_is_read_against_the_whole_file(meh_path: str)
             engine.read(AGENT, 0xA)
     finally:
         engine.close()
-
-
-def test_a_bulk_read_keeps_the_mapping_and_reads_a_damaged_length_as_before(
-    meh_path: str,
-) -> None:
-    engine = create_engine(meh_path)
-    try:
-        a = engine.write(AGENT, TYPE, 0xA, b'{"a":1}')
-        engine.write(AGENT, TYPE, 0xC, b'{"c":3}')
-        assert list(engine.payloads_of(AGENT, TYPE, [0xA, 0xC])) == [
-            (0xA, b'{"a":1}'),
-            (0xC, b'{"c":3}'),
-        ]
-        mapped = engine._file._map
-        engine.write(AGENT, TYPE, 0xB, b'{"b":"' + b"x" * 200 + b'"}')  # past the mapping
-        assert list(engine.payloads_of(AGENT, TYPE, [0xA, 0xC])) == [
-            (0xA, b'{"a":1}'),
-            (0xC, b'{"c":3}'),
-        ]
-        assert engine._file._map is mapped  # both lie inside it: no remap
-        size = file_size(meh_path)
-        write_at(meh_path, a + 2, struct.pack("<I", size - a - RECORD_HEADER_SIZE - 1))
-        # The damaged frame is skipped and counted, the other read, against the whole file.
-        assert list(engine.payloads_of(AGENT, TYPE, [0xA, 0xC])) == [(0xC, b'{"c":3}')]
-        assert engine._file._map is not mapped
-        with pytest.raises(CRCMismatchError):  # what a read of it says: its checksum
-            engine.read(AGENT, 0xA)
-    finally:
-        engine.close()
