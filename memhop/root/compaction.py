@@ -38,6 +38,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -66,18 +67,22 @@ engine's lock and took 2-4 ms of a turn's interpreter at 20,000 turns (threshold
 
 @dataclass(slots=True)
 class PolicyMark:
-    """Where the dead-bytes policy last measured: the engine it read, that engine's count of
-    writes and deletes then (``Engine.changes``), and the live records then. One a DB."""
+    """Where the dead-bytes policy last measured: the engine it read (weakly: a compaction
+    replaces it, and its index should go with it), that engine's count of writes and
+    deletes then (``Engine.changes``), and the live records then. One a DB."""
 
-    engine: Engine | None = None
+    engine: weakref.ref[Engine] | None = None
     changes: int = 0
     records: int = 0
 
     def moved(self, engine: Engine) -> bool:
         """Whether enough changed since (a new engine, after a compaction, always has)."""
-        if engine is not self.engine:
+        if self.engine is None or self.engine() is not engine:
             return True
         return engine.changes() - self.changes >= max(1, self.records // POLICY_CHANGES)
+
+    def measured(self, engine: Engine, changes: int, records: int) -> None:
+        self.engine, self.changes, self.records = weakref.ref(engine), changes, records
 
 
 def identity(path: str) -> tuple[int, int] | None:
@@ -179,7 +184,7 @@ def compact_if_due(root: Root, *, after_pass: bool = False) -> None:
         # Read before the estimate: what changes while it reads counts toward the next.
         changes, records = engine.changes(), engine.stats()[1]
         dead = occupancy(engine, sample=POLICY_SAMPLE).dead_ratio
-        mark.engine, mark.changes, mark.records = engine, changes, records
+        mark.measured(engine, changes, records)
         if dead > ratio:
             compact(root, above=ratio)
     except ClosedError:
