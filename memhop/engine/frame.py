@@ -30,8 +30,9 @@ open's resync) checksum gigabytes.
 _HEAD = struct.Struct("<BBIQQ")  # the 22 bytes the CRC starts with
 _CRC = struct.Struct("<I")
 _FULL = struct.Struct("<BBIQQI")
-_LENGTH = struct.Struct("<I")
-_LENGTH_AT = 2  # the payload length follows the type and flags bytes
+LENGTH_FIELD = struct.Struct("<I")
+"""A frame's payload length, at ``LENGTH_AT``: after the type and flags bytes."""
+LENGTH_AT = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +113,7 @@ def decode_frame(buf: ByteView, offset: int, size: int) -> Frame | None:
 def frame_end(buf: ByteView, offset: int) -> int:
     """Where the frame at ``offset`` ends by its length field, unchecked (its header must
     lie in ``buf``)."""
-    length: int = _LENGTH.unpack_from(buf, offset + _LENGTH_AT)[0]
+    length: int = LENGTH_FIELD.unpack_from(buf, offset + LENGTH_AT)[0]
     return offset + RECORD_HEADER_SIZE + length
 
 

@@ -33,7 +33,6 @@ leaves a temporary sibling, which the next writable open removes.
 from __future__ import annotations
 
 import contextlib
-import struct
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -41,7 +40,7 @@ from itertools import repeat
 
 from memhop.engine.catchup import Copy
 from memhop.engine.engine import Engine
-from memhop.engine.frame import RECORD_HEADER_SIZE
+from memhop.engine.frame import LENGTH_AT, LENGTH_FIELD, RECORD_HEADER_SIZE
 from memhop.engine.header import DATA_START
 from memhop.engine.publish import build_beside
 from memhop.engine.seed import write_seed
@@ -50,8 +49,6 @@ from memhop.errors import MemHopError
 
 __all__ = ["Hooks", "Occupancy", "compact_in_place", "occupancy"]
 
-_LENGTH = struct.Struct("<I")
-_LENGTH_AT = 2  # a frame starts with type (1 byte) and flags (1 byte), then the payload length
 _SNAPSHOT_AGENT = 12  # per domain in a snapshot: agent id (8) and entry count (4)
 _SNAPSHOT_ENTRY = 16  # per record: id hash (8) and offset (8)
 
@@ -97,10 +94,10 @@ def occupancy(engine: Engine, *, sample: int = 0) -> Occupancy:
         live = engine.live_index()
         count = sum(map(len, live.values()))
         step = max(count // sample, 1) if sample > 0 else 1
-        unpack = _LENGTH.unpack_from
+        unpack = LENGTH_FIELD.unpack_from
         frames = 0.0
         for by_id in live.values():
-            picked = [o + _LENGTH_AT for o in by_id.sample(step)]
+            picked = [o + LENGTH_AT for o in by_id.sample(step)]
             if picked:
                 read = sum(n for (n,) in map(unpack, repeat(view), picked))
                 frames += (read / len(picked) + RECORD_HEADER_SIZE) * len(by_id)

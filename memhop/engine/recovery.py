@@ -8,18 +8,23 @@ use them on a file another process is writing.
 from __future__ import annotations
 
 import logging
-import struct
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from memhop.engine.frame import FLAG_DELETED, RECORD_HEADER_SIZE, ByteView, frame_bounds
+from memhop.engine.frame import (
+    FLAG_DELETED,
+    LENGTH_AT,
+    LENGTH_FIELD,
+    RECORD_HEADER_SIZE,
+    ByteView,
+    frame_bounds,
+)
 from memhop.engine.header import DATA_START
 from memhop.engine.snapshot import SNAPSHOT_MAGIC_BYTES, PackedIndex, snapshot_length_at
 from memhop.errors import CorruptionError, CRCMismatchError
 from memhop.intmap import IntMap
 
 log = logging.getLogger("memhop.engine")
-_LENGTH = struct.Struct("<I")
 
 
 RESYNC_MAX_CANDIDATES = 1 << 16
@@ -112,7 +117,7 @@ def _resync(buf: ByteView, offset: int, size: int) -> int | None:
             # first candidate whose header reaches past the run.
             pos = max(pos, _zero_run_end(buf, c, size) - RECORD_HEADER_SIZE + 6)
             continue
-        (length,) = _LENGTH.unpack_from(buf, c + 2)
+        (length,) = LENGTH_FIELD.unpack_from(buf, c + LENGTH_AT)
         end = c + RECORD_HEADER_SIZE + length
         if (flags and length) or end > size:
             continue  # a tombstone has no payload; a frame fits in the file
