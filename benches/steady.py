@@ -3,7 +3,9 @@
 Run ``python benches/steady.py`` (20,000 turns, about ten minutes with real fsync;
 ``--turns N``, ``--quick`` for a 2,000-turn smoke run, ``--threshold 0 8`` for a run
 with the default Defaults and one with upstream's trigger at 8, ``--reopen-at N`` for a
-reopen on the way, ``--fsync-off`` to measure CPU alone).
+reopen on the way, ``--fsync-off`` to measure CPU alone, ``--think-ms N`` for a host
+whose model answers in N ms between a turn's recall and its update: the turns otherwise
+run back to back, the most a background pass can overlap them).
 
 The memory: LoCoMo's 272 sessions (Maharana et al., *Evaluating Very Long-Term
 Conversational Memory of LLM Agents*, ACL 2024, CC BY-NC 4.0; ``examples/data/locomo10.json``)
@@ -442,9 +444,16 @@ class Outcome:
 
 class Run:
     def __init__(
-        self, path: str, defaults: memhop.Defaults, clock: Clock, passes: Passes, comps: Passes
+        self,
+        path: str,
+        defaults: memhop.Defaults,
+        clock: Clock,
+        passes: Passes,
+        comps: Passes,
+        think_s: float = 0.0,
     ) -> None:
         self.path = path
+        self.think_s = think_s  # the host's own time inside a turn (its model's call)
         self.defaults = defaults
         self.clock = clock
         self.holds = Holds()
@@ -479,15 +488,18 @@ class Run:
         t1 = time.perf_counter()
         me.recall(query_of(turn), limit=5)
         t2 = time.perf_counter()
-        me.update(input=turn.said, output=turn.answered, created_at=turn.at)
+        if self.think_s:  # the agent's model answers (memhop idle): not in the turn's times
+            time.sleep(self.think_s)
         t3 = time.perf_counter()
+        me.update(input=turn.said, output=turn.answered, created_at=turn.at)
+        t4 = time.perf_counter()
         window.cpu += time.thread_time() - cpu
         window.turn_bytes += thread_wchar() - mine
         window.search.append(t1 - t0)
         window.recall.append(t2 - t1)
-        window.update.append(t3 - t2)
-        window.turn.append(t3 - t0)
-        window.bare.append(t3 - t0 - (t2 - t1))
+        window.update.append(t4 - t3)
+        window.turn.append(t2 - t0 + t4 - t3)
+        window.bare.append(t1 - t0 + t4 - t3)
         time_locks(self.db, self.holds)
 
     def close_window(self, window: Window, io: tuple[int, int, int], fsyncs: int) -> Row:
@@ -664,7 +676,7 @@ def run(
         stack.callback(wrap_passes(passes, comps))
         stack.callback(COLLECTOR.installed())
         rss0, anon0 = rss_kib(), rss_kib("RssAnon")
-        bench = Run(path, defaults, clock, passes, comps)
+        bench = Run(path, defaults, clock, passes, comps, args.think_ms / 1e3)
         bench.holds.syncs = counter
         rows: list[Row] = []
         reopens: list[Reopen] = []
@@ -900,7 +912,13 @@ def report(outcomes: list[Outcome], args: argparse.Namespace, workdir: str) -> s
         "",
         table(["Item", "Value"], machine(workdir, scope="memhop")),
         "",
-        f"Fsync: {'a no-op (CPU alone)' if args.fsync_off else 'real'}.",
+        f"Fsync: {'a no-op (CPU alone)' if args.fsync_off else 'real'}."
+        + (
+            f" The host thinks {args.think_ms:g} ms in each turn, between its recall and its"
+            " update (its model's answer: memhop idle, left out of the turn's times)."
+            if args.think_ms
+            else ""
+        ),
     ]
     for out in outcomes:
         parts += [
@@ -942,6 +960,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--reopen-at", type=int, nargs="*", default=[])
     parser.add_argument("--fsync-off", action="store_true", help="os.fsync a no-op: CPU alone")
+    parser.add_argument(
+        "--think-ms",
+        type=float,
+        default=0.0,
+        help="the host's own time in each turn, between recall and update (a model's call)",
+    )
     parser.add_argument("--out", default=str(DEFAULT_OUT))
     parser.add_argument("--no-write", action="store_true")
     parser.add_argument("--dir", default=None)
