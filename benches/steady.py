@@ -970,6 +970,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-write", action="store_true")
     parser.add_argument("--dir", default=None)
     args = parser.parse_args(argv)
+    if args.think_ms < 0:
+        parser.error(f"--think-ms must be 0 or more, not {args.think_ms:g}")
     if args.quick:
         args.turns, args.window = 2_000, 200
     with tempfile.TemporaryDirectory(dir=args.dir) as workdir:
