@@ -33,14 +33,6 @@ _FOLD = str.maketrans(
 )
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
-# Folded keys, memoized (bounded: record keys are few). _UNFOLDED holds the
-# keys that folding leaves unchanged, so a payload whose keys all lie in it
-# needs no folding at all.
-_FOLD_CACHE: dict[str, str] = {}
-_UNFOLDED: set[str] = set()
-_FOLD_CACHE_MAX = 4096
-_FOLD_CACHE_KEY_LEN = 64
-
 
 class _Repeated(list[object]):
     """Every value of a key given more than once, in document order."""
@@ -87,17 +79,6 @@ _SCAN_NEG_ZERO = _scanner(_parse_int)
 def _clean(s: str) -> str:
     # isascii is O(1) on a str, and an ASCII string holds no surrogate.
     return s if s.isascii() else _SURROGATE.sub("\ufffd", s)
-
-
-def _fold(key: str) -> str:
-    folded = _FOLD_CACHE.get(key)
-    if folded is None:
-        folded = key.translate(_FOLD)
-        if len(_FOLD_CACHE) < _FOLD_CACHE_MAX and len(key) <= _FOLD_CACHE_KEY_LEN:
-            _FOLD_CACHE[key] = folded
-            if folded == key:
-                _UNFOLDED.add(key)
-    return folded
 
 
 def _parse(data: bytes, type_name: str) -> tuple[object, bool]:
@@ -181,7 +162,11 @@ class FieldReader:
         self._type_name = type_name
         self._surrogates = surrogates
         values = dict(pairs)
-        if len(values) == len(pairs) and values.keys() <= _UNFOLDED:
+        keys = "".join(values)
+        # Folding changes only A-Z and two non-ASCII runes: keys in lower-case ASCII (every
+        # payload memhop or Go writes) are read as they are, and nothing is remembered of
+        # any file's keys, so no state is shared by two DBs of a process.
+        if len(values) == len(pairs) and keys.isascii() and keys.islower():
             # Usual case: each key once and already folded.
             self._values: dict[str, object] = values
         else:
@@ -193,7 +178,7 @@ class FieldReader:
         # A key given once maps to its value, one given more to a _Repeated.
         values: dict[str, object] = {}
         for key, value in pairs:
-            folded = _fold(key)
+            folded = key.translate(_FOLD)
             earlier = values.get(folded, _ABSENT)
             if earlier is _ABSENT:
                 values[folded] = value
