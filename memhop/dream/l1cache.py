@@ -268,17 +268,21 @@ class L1Cache(NodeCopies):
         unlisted: dict[int, list[int]] = {}
         for edge_id in edge_ids:
             known = clocks.get(edge_id)
-            if known is None or not all(m in self.nodes for m in known[0]):
+            if known is None:
                 self.edges.put(edge_id, 0)
                 continue
-            self.edges.put(edge_id, decay.edge_due_at(known[1], known[2]))
-            for member in known[0]:
+            here = [m for m in known[0] if m in self.nodes]
+            whole = len(here) == len(known[0])
+            self.edges.put(edge_id, decay.edge_due_at(known[1], known[2]) if whole else 0)
+            for member in here:
                 if self.nodes[member].created_at <= known[2]:
                     unlisted.setdefault(member, []).append(edge_id)
         # An edge its member does not list: that node's longer list was not stored yet
-        # (``link``; the process ended first), and it is taken as unsaved, as it was; but
-        # not by a node made after the edge's clock (one deleted and made again lists none
-        # of the edges of the one before, as upstream's does not, until one is written).
+        # (``link``; the process ended first), and it is taken as unsaved, as it was, also
+        # when another member of the edge is gone (decay looks at such an edge at once, and
+        # takes it out of the lists of the members left if it goes); but not by a node made
+        # after the edge's clock (one deleted and made again lists none of the edges of the
+        # one before, as upstream's does not, until one is written).
         for node_id, linked in unlisted.items():
             node = self.nodes[node_id]
             listed = set(node.edge_ids)
