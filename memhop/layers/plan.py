@@ -36,6 +36,7 @@ __all__ = [
     "is_host_owned",
     "is_terminal",
     "new_step",
+    "plan_node_ids",
     "read_plan_nodes_strict",
     "refold",
     "sweep_candidates",
@@ -91,6 +92,12 @@ def all_plan_nodes(engine: Engine, agent_id: int) -> list[PlanNode]:
 def plan_nodes_of(engine: Engine, agent_id: int, ids: Iterable[int]) -> list[PlanNode]:
     """The readable steps among ``ids``, in their order, as ``all_plan_nodes`` gives them."""
     return [_addressed(i, n) for i, n in codec.read_many(engine, agent_id, ids, PlanNode)]
+
+
+def plan_node_ids(engine: Engine, agent_id: int) -> list[int]:
+    """Return the ids of the domain's steps, ascending, without reading a record (a damaged
+    one is listed too: a reader of its record meets the damage)."""
+    return engine.ids_of_type(agent_id, PlanNode.RECORD_TYPE)
 
 
 def all_plan_nodes_strict(engine: Engine, agent_id: int) -> list[PlanNode]:

@@ -12,9 +12,9 @@ from memhop.dream import STAGES, decay, run_dream
 from memhop.dream.l1cache import L1Cache
 from memhop.engine import create_engine, open_engine
 from memhop.errors import OperationCancelledError
-from memhop.layers import scene, topic
+from memhop.layers import plan, scene, topic
 from memhop.llm import LocalModel
-from memhop.records import SceneSlot
+from memhop.records import PlanNode, PlanStatusCode, SceneSlot
 from tests.dream.conftest import NOW, SCENE, Domain, fold
 
 
@@ -166,6 +166,33 @@ def test_a_cold_cache_is_read_and_weighed_without_the_domain_lock(dom: Domain) -
         assert reads.call_count == 1  # the preload's own read
         run_dream(dom.env(clock=lambda: NOW + 60_000))
         assert locked == {"preloaded": [False], "similar_pairs": [False]}  # a warm cache
+
+
+def test_the_plan_sweep_lists_its_steps_without_the_domain_lock(dom: Domain) -> None:
+    """The steps are listed from the engine's index while turns may go on (a typed scan
+    costs what the domain holds), then read and swept under the lock: the stale step goes
+    and the recent one stays, so the listing is the sweep's and not a skipped stage."""
+    _seed(dom)
+    month = 30 * 24 * 3_600_000
+    for seq, status, at in (
+        (1, PlanStatusCode.DONE, NOW - month),
+        (2, PlanStatusCode.DONE, NOW),
+    ):
+        node = PlanNode(id_hash=0, topic_id=7, seq=seq, status=status, updated_at=at)
+        dom.mirrors.plans.put(plan.write_plan_node(dom.engine, 0, node))
+    locked: list[bool] = []
+    real = plan.plan_node_ids
+
+    def listed(*args: Any) -> list[int]:
+        locked.append(dom.lock.locked())
+        return real(*args)
+
+    with mock.patch.object(plan, "plan_node_ids", listed):
+        report, error = run_dream(dom.env())
+    assert error is None, error
+    assert locked == [False]
+    assert report.l5_nodes_pruned == 1
+    assert [n.seq for n in plan.all_plan_nodes_strict(dom.engine, 0)] == [2]
 
 
 def test_distillation_is_not_asked_again_for_the_samples_it_was_given(dom: Domain) -> None:
