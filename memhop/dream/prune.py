@@ -134,17 +134,11 @@ def prune_contents(
     return ContentSweep(gone, queue.kept, step.done)
 
 
-def prune_plans(held: Held, line: int, ids: Sequence[int] | None = None) -> int:
-    """Sweep plan steps by ``plan.sweep_candidates``; one unreadable step sweeps nothing.
-
-    ``ids``: the steps, listed before the hold (``plan.plan_node_ids``: a step written
-    since waits for the next sweep); None lists them now.
-    """
-    engine, agent_id = held.engine, held.agent_id
-    if ids is None:
-        nodes = plan.all_plan_nodes_strict(engine, agent_id)
-    else:
-        nodes = plan.read_plan_nodes_strict(engine, agent_id, ids)
+def prune_plans(held: Held, line: int, ids: Sequence[int]) -> int:
+    """Sweep the plan steps among ``ids`` by ``plan.sweep_candidates``; one unreadable
+    step sweeps nothing. ``ids`` are listed before the hold (``plan.plan_node_ids``,
+    without the lock): a step written since waits for the next sweep."""
+    nodes = plan.read_plan_nodes_strict(held.engine, held.agent_id, ids)
     doomed = [n.id_hash for n in plan.sweep_candidates(nodes, line)]
     if not doomed:
         return 0

@@ -30,7 +30,6 @@ from memhop.records import PlanNode, PlanStatusCode
 __all__ = [
     "FOLD_SEPARATOR",
     "all_plan_nodes",
-    "all_plan_nodes_strict",
     "delete_plan_nodes",
     "get_plan_node_optional",
     "is_host_owned",
@@ -98,11 +97,6 @@ def plan_node_ids(engine: Engine, agent_id: int) -> list[int]:
     """Return the ids of the domain's steps, ascending, without reading a record (a damaged
     one is listed too: a reader of its record meets the damage)."""
     return engine.ids_of_type(agent_id, PlanNode.RECORD_TYPE)
-
-
-def all_plan_nodes_strict(engine: Engine, agent_id: int) -> list[PlanNode]:
-    """Return every step of the domain, ascending by id; stop at one that will not read."""
-    return [_addressed(i, n) for i, n in codec.collect_strict(engine, agent_id, PlanNode)]
 
 
 def delete_plan_nodes(engine: Engine, agent_id: int, ids: Iterable[int]) -> int:

@@ -84,7 +84,9 @@ class Domain:
         return Mirrors(
             topics=L2Meta.from_topics(topic.all_topics_strict(self.engine, 0)),
             contents=L4Index.from_records(archive.all_contents(self.engine, 0)),
-            plans=PlanTrees.from_nodes(plan.all_plan_nodes_strict(self.engine, 0)),
+            plans=PlanTrees.from_nodes(
+                plan.read_plan_nodes_strict(self.engine, 0, plan.plan_node_ids(self.engine, 0))
+            ),
         )
 
     @contextlib.contextmanager

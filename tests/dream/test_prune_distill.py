@@ -95,8 +95,11 @@ def test_plan_sweep_needs_both_conditions_to_spare_a_tree(dom: Domain) -> None:
     _step(dom, 3, 1, PlanStatusCode.DONE, NOW - 60_000)  # finished: stale step swept
     _step(dom, 3, 2, PlanStatusCode.DONE, NOW)
     with dom.hold() as held:
-        assert prune.prune_plans(held, line) == 2
-    left = {(n.topic_id, n.seq) for n in plan.all_plan_nodes_strict(dom.engine, 0)}
+        assert prune.prune_plans(held, line, plan.plan_node_ids(dom.engine, 0)) == 2
+    left = {
+        (n.topic_id, n.seq)
+        for n in plan.read_plan_nodes_strict(dom.engine, 0, plan.plan_node_ids(dom.engine, 0))
+    }
     assert left == {(1, 1), (3, 2)}
     assert dom.mirrors.plans.total_count(2) == 0
 
@@ -106,7 +109,7 @@ def test_plan_sweep_deletes_nothing_when_a_step_will_not_read(dom: Domain) -> No
     broken = _step(dom, 9, 2, PlanStatusCode.IN_PROGRESS, NOW)
     dom.engine.write(0, RecordType.PLAN_NODE, broken.id_hash, b"{broken")
     with dom.hold() as held, pytest.raises(MemHopError):
-        prune.prune_plans(held, prune.cutoff(NOW, 1000))
+        prune.prune_plans(held, prune.cutoff(NOW, 1000), plan.plan_node_ids(dom.engine, 0))
     assert plan.get_plan_node_optional(dom.engine, 0, stale.topic_id, stale.seq) is not None
 
 

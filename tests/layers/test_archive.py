@@ -134,7 +134,9 @@ def test_content_and_plan_node_do_not_read_as_each_other(engine: Engine) -> None
     assert archive.read_contents(engine, AGENT_A, [step.id_hash]) == []
     assert plan.read_plan_nodes_strict(engine, AGENT_A, [slot.id_hash]) == []
     assert archive.all_contents(engine, AGENT_A) == [slot]
-    assert plan.all_plan_nodes_strict(engine, AGENT_A) == [step]
+    assert plan.read_plan_nodes_strict(engine, AGENT_A, plan.plan_node_ids(engine, AGENT_A)) == [
+        step
+    ]
 
 
 def test_a_foreign_record_at_a_content_address_reads_as_absent(engine: Engine) -> None:

@@ -53,7 +53,9 @@ def test_write_overwrites_by_seq_and_derives_the_address(engine: Engine) -> None
     plan.write_plan_node(engine, AGENT_A, dataclasses.replace(second, id_hash=7))
     got = plan.get_plan_node_optional(engine, AGENT_A, TOPIC, 1)
     assert got == second
-    assert plan.all_plan_nodes_strict(engine, AGENT_A) == [second]
+    assert plan.read_plan_nodes_strict(engine, AGENT_A, plan.plan_node_ids(engine, AGENT_A)) == [
+        second
+    ]
     assert not engine.contains(AGENT_A, 7)
 
 
@@ -74,7 +76,7 @@ def test_absent_is_none_and_unreadable_raises_its_code(meh_path: str) -> None:
             plan.get_plan_node_optional(eng, AGENT_A, TOPIC, 2)
         assert one.value.code == Code.CRC_MISMATCH
         with pytest.raises(CRCMismatchError) as scan:
-            plan.all_plan_nodes_strict(eng, AGENT_A)
+            plan.read_plan_nodes_strict(eng, AGENT_A, plan.plan_node_ids(eng, AGENT_A))
         assert not isinstance(scan.value, NotFoundError)
         assert f"{rot.id_hash:016x}" in str(scan.value)
         assert plan.read_plan_nodes_strict(eng, AGENT_A, [good.id_hash]) == [good]
@@ -86,11 +88,15 @@ def test_domains_do_not_see_each_others_steps(engine: Engine) -> None:
     mine = plan.write_plan_node(engine, AGENT_A, plan.new_step(TOPIC, 1, 0, "alpha", 1))
     theirs = plan.write_plan_node(engine, AGENT_B, plan.new_step(TOPIC + 1, 1, 0, "beta", 1))
     assert plan.get_plan_node_optional(engine, AGENT_A, TOPIC, 1) == mine
-    assert plan.all_plan_nodes_strict(engine, AGENT_B) == [theirs]
+    assert plan.read_plan_nodes_strict(engine, AGENT_B, plan.plan_node_ids(engine, AGENT_B)) == [
+        theirs
+    ]
     assert plan.get_plan_node_optional(engine, AGENT_B, TOPIC, 1) is None
     assert plan.read_plan_nodes_strict(engine, AGENT_B, [mine.id_hash]) == []
     assert plan.delete_plan_nodes(engine, AGENT_B, [mine.id_hash]) == 0
-    assert plan.all_plan_nodes_strict(engine, AGENT_A) == [mine]
+    assert plan.read_plan_nodes_strict(engine, AGENT_A, plan.plan_node_ids(engine, AGENT_A)) == [
+        mine
+    ]
 
 
 def test_trees_rebuilt_after_reopen_equal_the_incremental_ones(meh_path: str) -> None:
@@ -118,7 +124,9 @@ def test_trees_rebuilt_after_reopen_equal_the_incremental_ones(meh_path: str) ->
 
     eng = open_engine(meh_path)
     try:
-        rebuilt = PlanTrees.from_nodes(plan.all_plan_nodes_strict(eng, AGENT_A))
+        rebuilt = PlanTrees.from_nodes(
+            plan.read_plan_nodes_strict(eng, AGENT_A, plan.plan_node_ids(eng, AGENT_A))
+        )
         assert rebuilt == trees
         folded = rebuilt.node(TOPIC, 1)
         assert folded is not None
