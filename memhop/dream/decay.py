@@ -37,6 +37,7 @@ __all__ = [
     "node_due",
     "node_importance_at",
     "node_lambda",
+    "relinks",
     "sample_rank_key",
     "similar_pairs",
 ]
@@ -107,6 +108,14 @@ def node_importance_at(node: SceneNode, now: int) -> float:
 
 def edge_clock(edge: SceneEdge) -> int:
     return edge.last_decay_at or edge.created_at
+
+
+def relinks(node: SceneNode, clock: int) -> bool:
+    """Whether ``node``, a member of an edge with decay clock ``clock`` that it does not
+    list, takes the edge into its list: when made at or before that clock (its longer list
+    was not stored); one made after it (deleted and made again) lists none of the edges of
+    the one before, as upstream's does not, until the edge is written again."""
+    return node.created_at <= clock
 
 
 def edge_weight_at(edge: SceneEdge, now: int) -> float:

@@ -314,12 +314,12 @@ class EdgeStage:
                     id_hash=edge_id, node_ids=(low, high), weight=similarity, created_at=now
                 )
             elif similarity <= decay.edge_weight_at(edge, now):
-                # The edge stands as stored. An end that does not list it takes it if made
-                # at or before the edge's clock, as a load of the file does (``L1Cache``);
-                # one made after it waits until the edge is written again.
+                # The edge stands as stored; an end that does not list it takes it by the
+                # rule a load of the file follows (``decay.relinks``).
                 clock = decay.edge_clock(edge)
                 for end in (low, high):
-                    if nodes[end].created_at <= clock and edge_id not in nodes[end].edge_ids:
+                    node = nodes[end]
+                    if edge_id not in node.edge_ids and decay.relinks(node, clock):
                         linked.setdefault(end, []).append(edge_id)
                 continue
             else:

@@ -275,14 +275,12 @@ class L1Cache(NodeCopies):
             whole = len(here) == len(known[0])
             self.edges.put(edge_id, decay.edge_due_at(known[1], known[2]) if whole else 0)
             for member in here:
-                if self.nodes[member].created_at <= known[2]:
+                if decay.relinks(self.nodes[member], known[2]):
                     unlisted.setdefault(member, []).append(edge_id)
         # An edge its member does not list: that node's longer list was not stored yet
-        # (``link``; the process ended first), and it is taken as unsaved, as it was, also
-        # when another member of the edge is gone (decay looks at such an edge at once, and
-        # takes it out of the lists of the members left if it goes); but not by a node made
-        # after the edge's clock (one deleted and made again lists none of the edges of the
-        # one before, as upstream's does not, until one is written).
+        # (``link``; the process ended first), and it is taken as unsaved, as it was
+        # (``decay.relinks``), also when another member of the edge is gone (decay looks at
+        # such an edge at once, and takes it out of the lists of the members left if it goes).
         for node_id, linked in unlisted.items():
             node = self.nodes[node_id]
             listed = set(node.edge_ids)
