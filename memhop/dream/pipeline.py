@@ -50,7 +50,8 @@ def _scenes(env: DreamEnv, scene_id: int) -> list[int]:
 def _listed(env: DreamEnv, ids_of: Callable[[Engine, int], list[int]]) -> list[int]:
     """Ids of one record type from the engine's index, no record read (decoding every
     scene cost 0.15 s of CPU at 10^5 turns), and without the domain lock: turns go on
-    (the typed scan costs what the domain holds: 1.9 ms at 10^5 turns)."""
+    (the typed scan costs what the domain holds: 0.11 ms at 10^3 turns, 1.0-1.9 ms
+    at 10^5)."""
     with env.hold() as held:
         engine, agent_id = held.engine, held.agent_id
     try:
