@@ -48,7 +48,10 @@ _NO_LENGTH = 0xFFFFFFFF  # a term's shortest document before it has one
 class RecallIndex(Ranking):
     """Term postings and per-document term counts of one domain (ranked by ``Ranking``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, compiled: bool = True) -> None:
+        """``compiled``: rank through the compiled kernel when it was built (False:
+        MaxScore in Python, which gives the same answers)."""
+        self._compiled = compiled
         self._vocab: dict[str, int] = {}
         self._df = array("I")  # term id -> live documents holding it
         # term id -> its highest count and its shortest document (bounds: a removal leaves
@@ -283,7 +286,7 @@ class RecallIndex(Ranking):
         )
 
     @classmethod
-    def unpacked(cls, packed: PackedIndex) -> RecallIndex:
+    def unpacked(cls, packed: PackedIndex, *, compiled: bool = True) -> RecallIndex:
         """The index ``packed`` holds; its columns are taken over, not copied.
 
         Costs what the terms and the documents' lengths cost: a term's postings
@@ -292,7 +295,7 @@ class RecallIndex(Ranking):
         where they lie (a view of the file's bytes, as often as not).
         """
         packed.check()
-        index = cls()
+        index = cls(compiled=compiled)
         terms = len(packed.terms)
         index._vocab = dict(zip(packed.terms, range(terms), strict=True))
         starts = packed.post_starts

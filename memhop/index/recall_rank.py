@@ -1,11 +1,14 @@
-"""Ranking over a recall index: exact BM25 top-k by MaxScore.
+"""Ranking over a recall index: exact BM25 top-k, in C or by MaxScore in Python.
 
-Responsibility: the best ``limit`` documents for a bag of query terms, in time
-that grows with the postings the query's rarer terms hold, not with the domain.
-Okapi BM25 (k1 = 1.2, b = 0.75), idf ``ln(1 + (N - df + 0.5) / (df + 0.5))``;
-terms are taken rarest first, and once the most the remaining terms could give
-a new document is below a floor under the final k-th score (``KthFloor``),
-they only add to documents already found that can still reach it.
+Responsibility: the best ``limit`` documents for a bag of query terms. Okapi
+BM25 (k1 = 1.2, b = 0.75), idf ``ln(1 + (N - df + 0.5) / (df + 0.5))``; each
+document's shares are added rarest term first. Where the compiled kernel was
+built (``memhop.index._bm25``, when the install had a C compiler), it scores
+every posting of the query's terms, a few nanoseconds each. Without it, MaxScore
+in Python: once the most the remaining terms could give a new document is below
+a floor under the final k-th score (``KthFloor``), they only add to documents
+already found that can still reach it. Both give the same documents with the
+same scores, bit for bit (tests compare them).
 
 ``Ranking`` reads the columns ``memhop.index.recall.RecallIndex`` keeps (it
 declares them below); it writes nothing. Not thread-safe, as the index.
@@ -26,7 +29,16 @@ from dataclasses import dataclass
 from memhop.index.recall_floor import KthFloor
 from memhop.index.split_column import SplitColumn
 
-__all__ = ["K1", "B", "DocKey", "Ranking", "Scored"]
+_compiled_top: Callable[..., list[tuple[float, int]]] | None
+try:
+    from memhop.index._bm25 import top as _compiled_top
+except ImportError:  # built without a C compiler: MaxScore in Python ranks alone
+    _compiled_top = None
+
+__all__ = ["COMPILED", "K1", "B", "DocKey", "Ranking", "Scored"]
+
+COMPILED = _compiled_top is not None
+"""Whether the compiled kernel is here (``hatch_build.py`` says when it is not)."""
 
 K1 = 1.2
 B = 0.75
@@ -62,6 +74,7 @@ class Ranking(abc.ABC):
     _fwd_counts: SplitColumn
     _total_length: int
     _dead: int
+    _compiled: bool  # rank through the kernel (when COMPILED)
 
     @abc.abstractmethod
     def __len__(self) -> int:
@@ -96,6 +109,9 @@ class Ranking(abc.ABC):
         weight = {t: (K1 + 1.0) * math.log(1.0 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in wanted}
         base, per_length = K1 * (1.0 - B), K1 * B / (self._total_length / n)
         order = sorted(wanted, key=lambda t: (-weight[t], t))
+        if self._compiled and _compiled_top is not None:
+            lists = [(*self._postings(t), weight[t]) for t in order]
+            return self._exhaustive(_compiled_top, lists, base, per_length, limit, accept)
         bounds = [self._bound(t, weight[t], base, per_length) for t in order]
         remaining = list(itertools.accumulate(reversed(bounds)))[::-1]  # terms i.. at best
         floor = KthFloor(
@@ -147,6 +163,32 @@ class Ranking(abc.ABC):
                 for slot in scores.keys() & rest.keys():
                     tf = rest[slot]
                     scores[slot] += w * tf / (tf + base + per_length * lengths[slot])
+        return self._best(scores, limit)
+
+    def _exhaustive(
+        self,
+        kernel: Callable[..., list[tuple[float, int]]],
+        lists: list[tuple[array[int], array[int], float]],
+        base: float,
+        per_length: float,
+        limit: int,
+        accept: Callable[[DocKey, int, int], bool] | None,
+    ) -> list[Scored]:
+        """``search`` by the kernel: every posting scored, rarest term first (the sums
+        MaxScore makes). A filter is asked of the best first; when fewer than ``limit``
+        pass, the kernel is asked for eight times as many, until none are left."""
+        want = limit
+        while True:
+            found = kernel(lists, self._lengths, base, per_length, want)
+            kept = found
+            if accept is not None:
+                kept = [(score, slot) for score, slot in found if self._accepts(accept, slot)]
+            if len(kept) >= limit or len(found) < want:
+                return self._best({slot: score for score, slot in kept}, limit)
+            want *= 8
+
+    def _best(self, scores: dict[int, float], limit: int) -> list[Scored]:
+        """The ``limit`` best of ``scores`` (slot -> score), ordered."""
         if len(scores) > limit:  # only the k best and those tied with them are ordered
             kth = heapq.nlargest(limit, scores.values())[-1]
             scores = {slot: score for slot, score in scores.items() if score >= kth}

@@ -23,8 +23,12 @@ from memhop.text import content_words, tokens
 Corpus = dict[DocKey, tuple[int, int, list[str]]]  # key -> (scene, created_at, terms)
 
 
-def build(corpus: Corpus) -> RecallIndex:
-    index = RecallIndex()
+RANKINGS = pytest.mark.parametrize("compiled", [True, False], ids=["kernel", "python"])
+"""Ranking tests run twice: through the compiled kernel (where it was built) and by MaxScore."""
+
+
+def build(corpus: Corpus, compiled: bool = True) -> RecallIndex:
+    index = RecallIndex(compiled=compiled)
     for key, (scene, at, terms) in corpus.items():
         index.put(key, scene, at, terms)
     return index
@@ -51,13 +55,14 @@ def brute_scores(corpus: Corpus, query: list[str]) -> dict[DocKey, float]:
     return scores
 
 
-def test_bm25_order_and_scores_on_a_hand_computed_corpus() -> None:
+@RANKINGS
+def test_bm25_order_and_scores_on_a_hand_computed_corpus(compiled: bool) -> None:
     corpus: Corpus = {
         (0, 1): (1, 10, ["ferry", "oslo", "noon"]),
         (0, 2): (1, 20, ["ferry", "ferry", "delay", "storm", "pier", "noon"]),
         (0, 3): (2, 30, ["kitten", "pixel"]),
     }
-    index = build(corpus)
+    index = build(corpus, compiled)
     # N = 3, average length (3 + 6 + 2) / 3 = 11 / 3
     avg = 11 / 3
     idf_ferry = math.log(1 + (3 - 2 + 0.5) / (2 + 0.5))  # df 2
@@ -85,8 +90,11 @@ def test_bm25_order_and_scores_on_a_hand_computed_corpus() -> None:
     assert index.search([], 5) == []
 
 
-def test_ties_go_to_the_newer_document_then_the_key() -> None:
-    index = build({(1, 5): (1, 100, ["tea"]), (1, 6): (1, 200, ["tea"]), (0, 9): (1, 200, ["tea"])})
+@RANKINGS
+def test_ties_go_to_the_newer_document_then_the_key(compiled: bool) -> None:
+    index = build(
+        {(1, 5): (1, 100, ["tea"]), (1, 6): (1, 200, ["tea"]), (0, 9): (1, 200, ["tea"])}, compiled
+    )
     assert [h.key for h in index.search(["tea"], 3)] == [(0, 9), (1, 6), (1, 5)]
     assert [h.key for h in index.search(["tea"], 1)] == [(0, 9)]
 
@@ -98,6 +106,7 @@ DOCS = st.lists(
 )
 
 
+@RANKINGS
 @settings(max_examples=60, deadline=None)
 @given(
     docs=DOCS,
@@ -106,15 +115,16 @@ DOCS = st.lists(
     scene=st.sampled_from([0, 1, 2]),
     removed=st.sets(st.integers(0, 24), max_size=8),
 )
-def test_maxscore_top_k_equals_brute_force(
+def test_top_k_equals_brute_force(
     docs: list[tuple[int, int, list[str]]],
     query: list[str],
     limit: int,
     scene: int,
     removed: set[int],
+    compiled: bool,
 ) -> None:
     corpus: Corpus = {(i % 2, i): doc for i, doc in enumerate(docs)}
-    index = build(corpus)
+    index = build(corpus, compiled)
     for i in removed:  # dead slots stay in the postings until a repack
         index.remove((i % 2, i))
         corpus.pop((i % 2, i), None)
@@ -142,10 +152,13 @@ def test_maxscore_top_k_equals_brute_force(
             assert hit.score == pytest.approx(kept[hit.key])
 
 
+@RANKINGS
 @settings(max_examples=6, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), removed_every=st.sampled_from([0, 3, 7]))
 def test_top_k_equals_brute_force_on_a_skewed_corpus_of_thousands(
-    seed: int, removed_every: int
+    seed: int,
+    removed_every: int,
+    compiled: bool,
 ) -> None:
     # Big enough that a common term's postings span several checks (over 1,024 a scan),
     # with long documents repeating a word many times beside short ones: the bounds and
@@ -158,7 +171,7 @@ def test_top_k_equals_brute_force_on_a_skewed_corpus_of_thousands(
     for i in range(2500):
         length = rng.choice([2, 3, 5, 8, 40, 120])
         corpus[(i % 2, i)] = (i % 4, i // 3, rng.choices(vocab, weights, k=length))
-    index = build(corpus)
+    index = build(corpus, compiled)
     if removed_every:
         for key in list(corpus)[::removed_every]:
             assert index.remove(key)
@@ -178,13 +191,14 @@ def test_top_k_equals_brute_force_on_a_skewed_corpus_of_thousands(
         assert [h.score for h in in_scene] == pytest.approx(kept[:limit])
 
 
-def test_a_common_term_still_adds_to_the_few_documents_already_ranked() -> None:
+@RANKINGS
+def test_a_common_term_still_adds_to_the_few_documents_already_ranked(compiled: bool) -> None:
     # "zeppelin" fills the top 2 at once; "common" (in 8x more documents) can no longer
     # bring in a new one, and is looked up in the two ranked documents only.
     corpus: Corpus = {(0, i): (1, i, ["common", f"filler{i}"]) for i in range(40)}
     corpus[(0, 100)] = (1, 100, ["zeppelin", "common"])
     corpus[(0, 101)] = (1, 101, ["zeppelin", "filler"])  # newer: wins a tie
-    index = build(corpus)
+    index = build(corpus, compiled)
     hits = index.search(["zeppelin", "common"], 2)
     assert [h.key for h in hits] == [(0, 100), (0, 101)]
     brute = brute_scores(corpus, ["zeppelin", "common"])
@@ -205,18 +219,19 @@ def test_put_replaces_the_document_under_its_key() -> None:
     assert [h.key for h in index.search(["kitten"], 5)] == [(0, 2)]
 
 
-def test_remove_forgets_and_the_statistics_follow() -> None:
+@RANKINGS
+def test_remove_forgets_and_the_statistics_follow(compiled: bool) -> None:
     corpus: Corpus = {
         (0, 1): (1, 10, ["ferry", "noon", "noon"]),
         (0, 2): (1, 20, ["ferry", "storm"]),
         (1, 3): (2, 30, ["storm", "pier", "rain", "wind"]),
     }
-    index = build(corpus)
+    index = build(corpus, compiled)
     assert index.remove((0, 2)) is True
     assert index.remove((0, 2)) is False  # already gone
     assert index.remove((5, 5)) is False  # never there
     del corpus[(0, 2)]
-    assert index == build(corpus)
+    assert index == build(corpus, compiled)
     for query in (["ferry"], ["storm"], ["noon", "storm"]):
         hits = index.search(query, 5)
         assert {h.key: h.score for h in hits} == pytest.approx(brute_scores(corpus, query))
@@ -224,8 +239,9 @@ def test_remove_forgets_and_the_statistics_follow() -> None:
     assert index.keys() == [(0, 1), (1, 3)]
 
 
-def test_repack_after_many_removals_keeps_results_equal() -> None:
-    index = RecallIndex()
+@RANKINGS
+def test_repack_after_many_removals_keeps_results_equal(compiled: bool) -> None:
+    index = RecallIndex(compiled=compiled)
     corpus: Corpus = {}
     for i in range(1500):
         terms = [f"w{i % 7}", f"w{i % 11}", f"w{i % 13}", f"w{i % 13}"]
@@ -236,8 +252,8 @@ def test_repack_after_many_removals_keeps_results_equal() -> None:
             index.remove((0, i))
             del corpus[(0, i)]
     assert len(index) == len(corpus) == 300
-    assert index == build(corpus)
-    fresh = build(corpus)
+    assert index == build(corpus, compiled)
+    fresh = build(corpus, compiled)
     for query in (["w0"], ["w3", "w5"], ["w1", "w2", "w12"], ["w6", "w10"]):
         hits = index.search(query, 10)
         assert hits == fresh.search(query, 10)
@@ -250,7 +266,8 @@ def test_repack_after_many_removals_keeps_results_equal() -> None:
     assert [h.key for h in index.search(["fresh"], 3)] == [(0, 9999)]
 
 
-def test_accept_filters_before_ranking() -> None:
+@RANKINGS
+def test_accept_filters_before_ranking(compiled: bool) -> None:
     index = build({(0, i): (i % 2 + 1, 100 + i, ["tea"] * (i + 1)) for i in range(6)})
     every = index.search(["tea"], 2)
     assert {h.key for h in every} == {(0, 5), (0, 4)}  # control: unfiltered, the most tea wins

@@ -1,0 +1,220 @@
+/* memhop.index._bm25: exhaustive BM25 over a query's postings, in C.
+ *
+ * Responsibility: the scores of every live document a query's lists reach, summed
+ * term by term in the order given, and the ones at or above the k-th best. The
+ * pure-Python ranking (memhop/index/recall_rank.py) gives the same documents with
+ * the same scores, bit for bit: each term's share is (w * tf) / ((tf + base) +
+ * per_length * length) in doubles, added in the same order (built with
+ * -ffp-contract=off so that no step is fused).
+ *
+ * Optional: a build without a C compiler leaves it out and recall ranks in Python.
+ * The columns are read through the buffer protocol and held for the call, so the
+ * interpreter is released while the lists are summed.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    Py_buffer view;
+    int held;
+} Column;
+
+static int column_take(PyObject *obj, Column *col, const char *what) {
+    if (PyObject_GetBuffer(obj, &col->view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) {
+        return -1;
+    }
+    col->held = 1;
+    const char *f = col->view.format;
+    Py_ssize_t size = col->view.itemsize;
+    int unsigned_code = f != NULL && f[0] != '\0' && f[1] == '\0' && strchr("BHILQ", f[0]) != NULL;
+    if (!unsigned_code || !(size == 1 || size == 2 || size == 4 || size == 8)) {
+        PyErr_Format(PyExc_TypeError, "%s must be an array of unsigned integers", what);
+        return -1;
+    }
+    return 0;
+}
+
+static void column_drop(Column *col) {
+    if (col->held) {
+        PyBuffer_Release(&col->view);
+        col->held = 0;
+    }
+}
+
+static Py_ssize_t column_len(const Column *col) { return col->view.len / col->view.itemsize; }
+
+static inline uint64_t column_at(const Column *col, Py_ssize_t i) {
+    const void *p = col->view.buf;
+    switch (col->view.itemsize) {
+    case 1:
+        return ((const uint8_t *)p)[i];
+    case 2:
+        return ((const uint16_t *)p)[i];
+    case 4:
+        return ((const uint32_t *)p)[i];
+    default:
+        return ((const uint64_t *)p)[i];
+    }
+}
+
+static void sift_down(double *heap, Py_ssize_t n, Py_ssize_t i) {
+    for (;;) {
+        Py_ssize_t left = 2 * i + 1, right = left + 1, least = i;
+        if (left < n && heap[left] < heap[least]) least = left;
+        if (right < n && heap[right] < heap[least]) least = right;
+        if (least == i) return;
+        double t = heap[i];
+        heap[i] = heap[least];
+        heap[least] = t;
+        i = least;
+    }
+}
+
+/* The k-th best of the touched documents' scores (want <= touched). */
+static double kth_best(const double *acc, const uint32_t *touched, Py_ssize_t n_touched,
+                       double *heap, Py_ssize_t want) {
+    Py_ssize_t n = 0;
+    for (Py_ssize_t i = 0; i < n_touched; i++) {
+        double s = acc[touched[i]];
+        if (n < want) {
+            heap[n++] = s;
+            if (n == want) {
+                for (Py_ssize_t k = want / 2; k >= 0; k--) sift_down(heap, n, k);
+            }
+        } else if (s > heap[0]) {
+            heap[0] = s;
+            sift_down(heap, n, 0);
+        }
+    }
+    return heap[0];
+}
+
+PyDoc_STRVAR(top_doc,
+"top(lists, lengths, base, per_length, want) -> list[tuple[float, int]]\n\n"
+"``lists``: (slots, counts, weight) per query term, in the order their shares are\n"
+"added; ``lengths``: each slot's document length (0: removed, skipped). Returns\n"
+"(score, slot) for every document scoring at or above the ``want``-th best, in no\n"
+"order (ties at the k-th are all there).");
+
+static PyObject *top(PyObject *self, PyObject *args) {
+    PyObject *lists, *lengths_obj;
+    double base, per_length;
+    Py_ssize_t want;
+    if (!PyArg_ParseTuple(args, "OOddn:top", &lists, &lengths_obj, &base, &per_length, &want)) {
+        return NULL;
+    }
+    PyObject *seq = PySequence_Fast(lists, "lists must be a sequence of (slots, counts, weight)");
+    if (seq == NULL) return NULL;
+    Py_ssize_t n_terms = PySequence_Fast_GET_SIZE(seq);
+    Py_ssize_t cells = n_terms > 0 ? n_terms : 1;
+    Column lengths = {0};
+    Column *slots = PyMem_Calloc(cells, sizeof(Column));
+    Column *counts = PyMem_Calloc(cells, sizeof(Column));
+    double *weights = PyMem_Calloc(cells, sizeof(double));
+    double *acc = NULL, *heap = NULL;
+    uint32_t *touched = NULL;
+    PyObject *out = NULL;
+    if (slots == NULL || counts == NULL || weights == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (column_take(lengths_obj, &lengths, "lengths") < 0) goto done;
+    Py_ssize_t n_docs = column_len(&lengths);
+    if ((uint64_t)n_docs > UINT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "more document slots than 32 bits count");
+        goto done;
+    }
+    Py_ssize_t postings = 0;
+    for (Py_ssize_t t = 0; t < n_terms; t++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, t);
+        PyObject *slots_obj, *counts_obj;
+        if (!PyArg_ParseTuple(item, "OOd:top", &slots_obj, &counts_obj, &weights[t])) goto done;
+        if (column_take(slots_obj, &slots[t], "slots") < 0) goto done;
+        if (column_take(counts_obj, &counts[t], "counts") < 0) goto done;
+        if (column_len(&slots[t]) != column_len(&counts[t])) {
+            PyErr_SetString(PyExc_ValueError, "a term's slots and counts differ in length");
+            goto done;
+        }
+        postings += column_len(&slots[t]);
+    }
+    Py_ssize_t most = postings < n_docs ? postings : n_docs;
+    acc = PyMem_Calloc(n_docs > 0 ? n_docs : 1, sizeof(double));
+    touched = PyMem_Malloc((most > 0 ? most : 1) * sizeof(uint32_t));
+    heap = PyMem_Malloc((want > 0 ? want : 1) * sizeof(double));
+    if (acc == NULL || touched == NULL || heap == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t n_touched = 0;
+    int past_end = 0;
+    double kth = 0.0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t t = 0; t < n_terms && !past_end; t++) {
+        const Column *s = &slots[t], *c = &counts[t];
+        Py_ssize_t m = column_len(s);
+        double w = weights[t];
+        for (Py_ssize_t j = 0; j < m; j++) {
+            uint64_t slot = column_at(s, j);
+            if (slot >= (uint64_t)n_docs) {
+                past_end = 1;
+                break;
+            }
+            uint64_t length = column_at(&lengths, (Py_ssize_t)slot);
+            if (length == 0) continue; /* a removed document */
+            double tf = (double)column_at(c, j);
+            double share = (w * tf) / ((tf + base) + per_length * (double)length);
+            if (acc[slot] == 0.0) touched[n_touched++] = (uint32_t)slot; /* shares are > 0 */
+            acc[slot] += share;
+        }
+    }
+    if (want > n_touched) want = n_touched;
+    if (!past_end && want > 0) kth = kth_best(acc, touched, n_touched, heap, want);
+    Py_END_ALLOW_THREADS
+    if (past_end) {
+        PyErr_SetString(PyExc_IndexError, "a posting's slot is past the lengths column");
+        goto done;
+    }
+    out = PyList_New(0);
+    if (out == NULL || want <= 0) goto done;
+    for (Py_ssize_t i = 0; i < n_touched; i++) {
+        double score = acc[touched[i]];
+        if (score < kth) continue;
+        PyObject *pair = Py_BuildValue("(dI)", score, (unsigned int)touched[i]);
+        if (pair == NULL || PyList_Append(out, pair) < 0) {
+            Py_XDECREF(pair);
+            Py_CLEAR(out);
+            goto done;
+        }
+        Py_DECREF(pair);
+    }
+done:
+    if (slots != NULL && counts != NULL) {
+        for (Py_ssize_t t = 0; t < n_terms; t++) {
+            column_drop(&slots[t]);
+            column_drop(&counts[t]);
+        }
+    }
+    column_drop(&lengths);
+    PyMem_Free(slots);
+    PyMem_Free(counts);
+    PyMem_Free(weights);
+    PyMem_Free(acc);
+    PyMem_Free(touched);
+    PyMem_Free(heap);
+    Py_DECREF(seq);
+    return out;
+}
+
+static PyMethodDef methods[] = {
+    {"top", top, METH_VARARGS, top_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_bm25", "Exhaustive BM25 over a query's postings.", -1, methods,
+};
+
+PyMODINIT_FUNC PyInit__bm25(void) { return PyModule_Create(&module); }

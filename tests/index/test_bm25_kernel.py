@@ -1,0 +1,113 @@
+"""The compiled ranking kernel (``memhop/index/_bm25.c``): the same answers as MaxScore in
+Python, bit for bit, and a refusal (not a crash) for columns it cannot read.
+
+Skipped where the install had no C compiler, unless ``MEMHOP_REQUIRE_KERNEL=1`` (CI sets
+it), which makes the kernel's absence a failure.
+"""
+
+from __future__ import annotations
+
+import os
+from array import array
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memhop.index.recall import RecallIndex
+from memhop.index.recall_rank import COMPILED
+
+if not COMPILED and os.environ.get("MEMHOP_REQUIRE_KERNEL") != "1":
+    pytest.skip("the ranking kernel was not built here (no C compiler)", allow_module_level=True)
+
+from memhop.index._bm25 import top  # after the skip: absent without a compiler
+
+WORDS = st.sampled_from([f"w{i}" for i in range(12)])
+DOCUMENT = st.tuples(st.integers(0, 3), st.integers(0, 50), st.lists(WORDS, max_size=30))
+
+
+def test_the_kernel_was_built() -> None:
+    assert COMPILED  # reached only where it is required or present
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    docs=st.lists(DOCUMENT, max_size=60),
+    removed=st.sets(st.integers(0, 59), max_size=20),
+    queries=st.lists(st.lists(WORDS, min_size=1, max_size=6), min_size=1, max_size=5),
+    limit=st.integers(1, 8),
+    scene=st.integers(0, 3),
+    packed=st.booleans(),
+)
+def test_the_kernel_answers_as_maxscore_does_bit_for_bit(
+    docs: list[tuple[int, int, list[str]]],
+    removed: set[int],
+    queries: list[list[str]],
+    limit: int,
+    scene: int,
+    packed: bool,
+) -> None:
+    kernel, python = RecallIndex(compiled=True), RecallIndex(compiled=False)
+    for index in (kernel, python):
+        for i, (scene_id, at, terms) in enumerate(docs):
+            index.put((i % 2, i), scene_id, at, terms)
+        for i in removed:  # dead slots stay in the postings until a repack
+            index.remove((i % 2, i))
+    if packed:  # read back from its packed columns, as after a reopen
+        kernel = RecallIndex.unpacked(kernel.packed(), compiled=True)
+    for query in queries:
+        assert kernel.search(query, limit) == python.search(query, limit)
+        in_scene = kernel.search(query, limit, lambda key, s, at: s == scene)
+        assert in_scene == python.search(query, limit, lambda key, s, at: s == scene)
+        assert all(kernel.scene_of(hit.key) == scene for hit in in_scene)
+    # control: a word every live document holds is found, so equality is not of two empties
+    live = [i for i in range(len(docs)) if i not in removed and docs[i][2]]
+    if live:
+        word = docs[live[0]][2][0]
+        assert kernel.search([word], limit) == python.search([word], limit) != []
+
+
+def test_a_filter_that_passes_few_asks_the_kernel_for_more() -> None:
+    # 200 documents score above the only two the filter passes: the first ask (limit 2)
+    # finds none of them, the later ones do.
+    index = RecallIndex(compiled=True)
+    for i in range(200):
+        index.put((0, i), 1, i, ["tea", "tea", "cup"])
+    index.put((0, 500), 2, 1, ["tea", "saucer", "plate", "spoon"])
+    index.put((0, 501), 2, 2, ["tea", "saucer", "plate", "spoon", "fork"])
+    hits = index.search(["tea"], 2, lambda key, scene, at: scene == 2)
+    assert [hit.key for hit in hits] == [(0, 500), (0, 501)]
+    assert len(index.search(["tea"], 2)) == 2  # control: unfiltered, scene 1's win
+    assert all(hit.key[1] < 200 for hit in index.search(["tea"], 2))
+
+
+def test_every_document_at_or_above_the_kth_comes_back_ties_too() -> None:
+    slots, counts = array("H", [0, 1, 2, 3]), array("B", [1, 1, 1, 3])
+    lengths = array("I", [5, 5, 5, 5])
+    found = top([(slots, counts, 2.0)], lengths, 0.3, 0.18, 2)
+    assert sorted(slot for _, slot in found) == [0, 1, 2, 3]  # 3 is best, 0-2 tie at the 2nd
+    assert sorted(slot for _, slot in top([(slots, counts, 2.0)], lengths, 0.3, 0.18, 1)) == [3]
+    assert top([(slots, counts, 2.0)], lengths, 0.3, 0.18, 0) == []
+    removed = array("I", [5, 0, 5, 5])  # a length of 0 is a removed document
+    assert 1 not in {slot for _, slot in top([(slots, counts, 2.0)], removed, 0.3, 0.18, 9)}
+
+
+@pytest.mark.parametrize(
+    ("lists", "lengths", "error", "fragment"),
+    [
+        ([(array("H", [0]), array("B", [1]), 1.0)], array("d", [1.0]), TypeError, "lengths"),
+        ([(array("h", [0]), array("B", [1]), 1.0)], array("I", [1]), TypeError, "slots"),
+        ([(array("H", [0]), [1], 1.0)], array("I", [1]), TypeError, "bytes-like"),
+        ([(array("H", [0, 1]), array("B", [1]), 1.0)], array("I", [1, 1]), ValueError, "differ"),
+        ([(array("H", [7]), array("B", [1]), 1.0)], array("I", [1]), IndexError, "past"),
+        ([(array("H", [0]), array("B", [1]))], array("I", [1]), TypeError, "3 arguments"),
+    ],
+    ids=["float lengths", "signed slots", "a list", "uneven", "past the end", "no weight"],
+)
+def test_columns_it_cannot_read_are_refused(
+    lists: list[tuple[object, ...]], lengths: object, error: type[Exception], fragment: str
+) -> None:
+    with pytest.raises(error, match=fragment):
+        top(lists, lengths, 0.3, 0.18, 5)
+    # control: the same call with readable columns answers
+    assert top([(array("H", [0]), array("B", [1]), 1.0)], array("I", [1]), 0.3, 0.18, 5)
