@@ -120,7 +120,7 @@ def test_the_wheel_installs_and_runs_the_quickstart_outside_the_tree(
     assert Path(where.strip()).is_relative_to(venv), where  # the wheel, not this checkout
     assert not Path(where.strip()).is_relative_to(REPO)
 
-    ranks = "from memhop.index.recall_rank import COMPILED; print(COMPILED)"
+    ranks = "from memhop.index.kernel import COMPILED; print(COMPILED)"
     if KERNEL_REQUIRED:  # the wheel's kernel loads where the wheel is installed
         assert run([str(python), "-c", ranks], user).stdout.strip() == "True"
 

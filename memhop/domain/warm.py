@@ -200,9 +200,11 @@ def _view(
     return mirrors, slots
 
 
-def _watch(view: Mirrors) -> None:
-    view.topics.journal.drain()
-    view.contents.journal.drain()
+def _watch(view: Mirrors, noted: set[int], scene_id: int) -> None:
+    """Note from now on which topics ``view`` changes, and that it changed any in ``noted``."""
+    for journal in (view.topics.journal, view.contents.journal):
+        journal.drain()
+        journal.report_to(noted, scene_id)
 
 
 class _Fill:
@@ -240,6 +242,7 @@ class WarmStart:
         self._tail: Tail | None = None
         self._refused = False
         self._views: dict[int, Mirrors] = {}
+        self._noted: set[int] = set()  # the scenes whose views noted a change since a drain
         # Turn writes the views took, for the full build (``DomainContext.apply``).
         self.pending: list[Callable[[Mirrors], object]] = []
         self._fill: _Fill | None = None
@@ -283,22 +286,25 @@ class WarmStart:
                 return None
             view, read = made
             if self.recall is not None:  # what the view takes from now on is noted
-                _watch(view)
+                _watch(view, self._noted, scene_id)
             self._views[scene_id] = view
             slots.remember(engine, agent_id, read)
         return view
 
     def watch_views(self) -> None:
         """Note from now on which topics each view changes (``drain_views``)."""
-        for view in self._views.values():
-            _watch(view)
+        for scene_id, view in self._views.items():
+            _watch(view, self._noted, scene_id)
 
     def drain_views(self) -> dict[int, int]:
-        """The topics the views changed since the last drain, each with its scene."""
+        """The topics the views changed since the last drain, each with its scene (only
+        the views that noted one are read: a recall does not grow with the views)."""
         changed: dict[int, int] = {}
-        for scene_id, view in self._views.items():
+        for scene_id in self._noted:
+            view = self._views[scene_id]
             for topic_id in view.topics.journal.drain() | view.contents.journal.drain():
                 changed[topic_id] = scene_id
+        self._noted.clear()
         return changed
 
     def view_of(self, scene_id: int) -> Mirrors | None:

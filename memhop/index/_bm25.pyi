@@ -11,3 +11,11 @@ def top(
     /,
 ) -> list[tuple[float, int]]:
     """(score, slot) of every document at or above the ``want``-th best, in no order."""
+
+def kept(column: object, keep: bytes, /) -> bytes:
+    """The items of ``column`` whose byte in ``keep`` is not 0, as raw bytes."""
+
+def postings_kept(
+    slots: object, counts: object, lengths: object, renumber: object, width: int, /
+) -> tuple[bytes, bytes, int, int]:
+    """A term's live postings renumbered: (slots, counts, highest count, shortest or -1)."""

@@ -16,15 +16,24 @@ class Journal:
     """Ids (of topics, or of scenes) changed since the last ``drain``, kept only while
     ``watching``."""
 
-    __slots__ = ("_changed", "watching")
+    __slots__ = ("_changed", "_owner", "_owners", "watching")
 
     def __init__(self) -> None:
         self._changed: set[int] = set()
         self.watching = False
+        self._owners: set[int] | None = None
+        self._owner = 0
+
+    def report_to(self, owners: set[int], owner: int) -> None:
+        """Add ``owner`` to ``owners`` at each note from now on: a reader of many journals
+        drains only those that hold notes."""
+        self._owners, self._owner = owners, owner
 
     def note(self, id_hash: int) -> None:
         if self.watching:
             self._changed.add(id_hash)
+            if self._owners is not None:
+                self._owners.add(self._owner)
 
     def drain(self) -> set[int]:
         """The ids noted since the last drain (and start watching)."""

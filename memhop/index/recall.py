@@ -27,6 +27,7 @@ from array import array
 from collections import Counter
 from collections.abc import Iterable
 
+from memhop.index import kernel
 from memhop.index.recall_packed import NARROW, Column, PackedIndex, code_for, code_of, copied
 from memhop.index.recall_rank import K1, B, DocKey, Ranking, Scored
 from memhop.index.split_column import SplitColumn
@@ -51,7 +52,7 @@ class RecallIndex(Ranking):
     def __init__(self, *, compiled: bool = True) -> None:
         """``compiled``: rank through the compiled kernel when it was built (False:
         MaxScore in Python, which gives the same answers)."""
-        self._compiled = compiled
+        self._compiled = compiled and kernel.COMPILED
         self._vocab: dict[str, int] = {}
         self._df = array("I")  # term id -> live documents holding it
         # term id -> its highest count and its shortest document (bounds: a removal leaves
@@ -212,12 +213,22 @@ class RecallIndex(Ranking):
         slot_code, renumber = code_for(new_slot[-1]), new_slot.__getitem__
         for term_id in range(len(self._df)):
             docs, counts = self._postings(term_id)
+            # the bounds lose the removed documents' counts and lengths
+            if self._compiled:
+                width = array(slot_code).itemsize
+                kept_docs, kept_tfs, most, least = kernel.postings_kept(
+                    docs, counts, lengths, new_slot, width
+                )
+                self._post_docs[term_id] = _of_bytes(slot_code, kept_docs)
+                self._post_tfs[term_id] = _of_bytes("B", kept_tfs)
+                self._max_tf[term_id] = most
+                self._min_length[term_id] = _NO_LENGTH if least < 0 else least
+                continue
             keep = bytes(map(alive.__getitem__, docs))
             live = list(itertools.compress(docs, keep))
             kept_counts = array("B", itertools.compress(counts, keep))
             self._post_docs[term_id] = array(slot_code, map(renumber, live))
             self._post_tfs[term_id] = kept_counts
-            # the bounds lose the removed documents' counts and lengths
             self._max_tf[term_id] = max(kept_counts, default=0)
             self._min_length[term_id] = min(map(lengths.__getitem__, live), default=_NO_LENGTH)
         starts = self._starts
@@ -228,15 +239,15 @@ class RecallIndex(Ranking):
             b"\1" * n if live else b"\0" * n for n, live in zip(sizes, alive, strict=True)
         )
         fwd_code = self._fwd_terms.tail.typecode
-        self._fwd_terms = _kept(fwd_code, self._fwd_terms, kept)
-        self._fwd_counts = _kept("B", self._fwd_counts, kept)
+        self._fwd_terms = self._kept(fwd_code, self._fwd_terms, kept)
+        self._fwd_counts = self._kept("B", self._fwd_counts, kept)
         new_starts = array("Q", itertools.accumulate(itertools.compress(sizes, alive), initial=0))
         new_starts.pop()  # the end of the last document
         self._starts = new_starts
-        self._kinds = _kept("B", self._kinds, alive)
-        self._ids = _kept("Q", self._ids, alive)
-        self._scenes = _kept("Q", self._scenes, alive)
-        self._created = _kept("q", self._created, alive)
+        self._kinds = self._kept("B", self._kinds, alive)
+        self._ids = self._kept("Q", self._ids, alive)
+        self._scenes = self._kept("Q", self._scenes, alive)
+        self._created = self._kept("q", self._created, alive)
         self._lengths = array("I", itertools.compress(self._lengths, alive))
         for kind, slots in self._all_slots().items():
             flat = slots.flat()
@@ -353,10 +364,17 @@ class RecallIndex(Ranking):
                 out[(kind, doc_id)] = (self._scenes[slot], self._created[slot], counts)
         return out
 
+    def _kept(self, code: str, column: SplitColumn, keep: bytes) -> SplitColumn:
+        """The items of ``column`` that ``keep`` marks, as a column of their own."""
+        if self._compiled:
+            return SplitColumn.of(_of_bytes(code, kernel.kept(column.whole(code), keep)))
+        return SplitColumn.of(array(code, itertools.compress(column, keep)))
+
     def __repr__(self) -> str:
         return f"RecallIndex(docs={len(self)}, terms={len(self._vocab)})"
 
 
-def _kept(code: str, column: SplitColumn, keep: bytes) -> SplitColumn:
-    """The items of ``column`` that ``keep`` marks, as a column of their own."""
-    return SplitColumn.of(array(code, itertools.compress(column, keep)))
+def _of_bytes(code: str, raw: bytes) -> array[int]:
+    items = array(code)
+    items.frombytes(raw)
+    return items

@@ -26,19 +26,11 @@ from array import array
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from memhop.index import kernel
 from memhop.index.recall_floor import KthFloor
 from memhop.index.split_column import SplitColumn
 
-_compiled_top: Callable[..., list[tuple[float, int]]] | None
-try:
-    from memhop.index._bm25 import top as _compiled_top
-except ImportError:  # built without a C compiler: MaxScore in Python ranks alone
-    _compiled_top = None
-
-__all__ = ["COMPILED", "K1", "B", "DocKey", "Ranking", "Scored"]
-
-COMPILED = _compiled_top is not None
-"""Whether the compiled kernel is here (``hatch_build.py`` says when it is not)."""
+__all__ = ["K1", "B", "DocKey", "Ranking", "Scored"]
 
 K1 = 1.2
 B = 0.75
@@ -74,7 +66,7 @@ class Ranking(abc.ABC):
     _fwd_counts: SplitColumn
     _total_length: int
     _dead: int
-    _compiled: bool  # rank through the kernel (when COMPILED)
+    _compiled: bool  # rank through the compiled kernel (it was built, and is wanted)
 
     @abc.abstractmethod
     def __len__(self) -> int:
@@ -109,9 +101,9 @@ class Ranking(abc.ABC):
         weight = {t: (K1 + 1.0) * math.log(1.0 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in wanted}
         base, per_length = K1 * (1.0 - B), K1 * B / (self._total_length / n)
         order = sorted(wanted, key=lambda t: (-weight[t], t))
-        if self._compiled and _compiled_top is not None:
+        if self._compiled:
             lists = [(*self._postings(t), weight[t]) for t in order]
-            return self._exhaustive(_compiled_top, lists, base, per_length, limit, accept)
+            return self._exhaustive(lists, base, per_length, limit, accept)
         bounds = [self._bound(t, weight[t], base, per_length) for t in order]
         remaining = list(itertools.accumulate(reversed(bounds)))[::-1]  # terms i.. at best
         floor = KthFloor(
@@ -167,7 +159,6 @@ class Ranking(abc.ABC):
 
     def _exhaustive(
         self,
-        kernel: Callable[..., list[tuple[float, int]]],
         lists: list[tuple[array[int], array[int], float]],
         base: float,
         per_length: float,
@@ -179,7 +170,7 @@ class Ranking(abc.ABC):
         pass, the kernel is asked for eight times as many, until none are left."""
         want = limit
         while True:
-            found = kernel(lists, self._lengths, base, per_length, want)
+            found = kernel.top(lists, self._lengths, base, per_length, want)
             kept = found
             if accept is not None:
                 kept = [(score, slot) for score, slot in found if self._accepts(accept, slot)]

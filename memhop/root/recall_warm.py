@@ -27,8 +27,10 @@ __all__ = ["closing_state", "current"]
 def current(engine: Engine, ctx: DomainContext) -> Refresh | None:
     """The warm domain's recall state over its views, brought up to date; None when
     the domain is not warm, or its recall must wait for the full build."""
+    if ctx.settled_mirrors() is not None:  # the build is done: it is taken, and serves
+        return None
     warm = ctx.warm
-    if ctx.built is not None or warm is None or warm.recall_refused:
+    if warm is None or warm.recall_refused:
         return None
     state = warm.recall
     if state is None:

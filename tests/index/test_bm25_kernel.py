@@ -14,13 +14,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memhop.index.kernel import COMPILED
 from memhop.index.recall import RecallIndex
-from memhop.index.recall_rank import COMPILED
 
 if not COMPILED and os.environ.get("MEMHOP_REQUIRE_KERNEL") != "1":
     pytest.skip("the ranking kernel was not built here (no C compiler)", allow_module_level=True)
 
-from memhop.index._bm25 import top  # after the skip: absent without a compiler
+from memhop.index._bm25 import kept, postings_kept, top  # after the skip: absent without a compiler
 
 WORDS = st.sampled_from([f"w{i}" for i in range(12)])
 DOCUMENT = st.tuples(st.integers(0, 3), st.integers(0, 50), st.lists(WORDS, max_size=30))
@@ -111,3 +111,29 @@ def test_columns_it_cannot_read_are_refused(
         top(lists, lengths, 0.3, 0.18, 5)
     # control: the same call with readable columns answers
     assert top([(array("H", [0]), array("B", [1]), 1.0)], array("I", [1]), 0.3, 0.18, 5)
+
+
+def test_kept_copies_the_marked_items_of_any_width() -> None:
+    created = array("q", [5, -7, 9, -11])
+    assert array("q", kept(created, bytes([1, 0, 0, 1]))) == array("q", [5, -11])
+    assert kept(created, bytes(4)) == b""  # control above: the same call keeps what is marked
+    with pytest.raises(ValueError, match="one byte for each item"):
+        kept(created, bytes(3))
+    with pytest.raises(TypeError, match="bytes-like"):
+        kept([5, 7], bytes(2))
+
+
+def test_postings_kept_drops_the_removed_and_renumbers_the_rest() -> None:
+    slots, counts = array("I", [0, 1, 2, 3]), array("B", [4, 9, 2, 1])
+    lengths = array("I", [6, 0, 3, 8])  # slot 1 was removed
+    renumber = array("I", [0, 1, 1, 2])  # the live slots close up
+    new_slots, new_counts, most, least = postings_kept(slots, counts, lengths, renumber, 2)
+    assert array("H", new_slots) == array("H", [0, 1, 2])
+    assert array("B", new_counts) == array("B", [4, 2, 1])
+    assert (most, least) == (4, 3)  # the removed document's count 9 is gone from the bound
+    gone = postings_kept(slots, counts, array("I", [0, 0, 0, 0]), renumber, 4)
+    assert gone == (b"", b"", 0, -1)
+    with pytest.raises(IndexError, match="past"):
+        postings_kept(array("I", [9]), array("B", [1]), lengths, renumber, 4)
+    with pytest.raises(ValueError, match="width"):
+        postings_kept(slots, counts, lengths, renumber, 3)
