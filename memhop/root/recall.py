@@ -20,7 +20,7 @@ from memhop.root.content import check_ms
 from memhop.root.ops import AgentOps
 from memhop.root.provenance import TURN, Provenance, of_row
 from memhop.root.recall_docs import EVENT, Refresh
-from memhop.root.recall_index import build_step, current
+from memhop.root.recall_index import build_step, current, ready
 
 __all__ = [
     "MAX_RECALL_LIMIT",
@@ -78,7 +78,7 @@ def recall_in_steps(ops: AgentOps, query: RecallQuery) -> list[RecallFound]:
     each in a hold of its own, so the domain's turns go on while it is built."""
     query.validate()
     ops.prepare_recall()  # the saved state's decode holds no lock: turns go on meanwhile
-    found = ops.read_scene(_recall_warm, query)
+    found = ops.read_scene(_recall_now, query)
     if found is not None:
         return found
     while not ops.run(build_step):
@@ -86,11 +86,13 @@ def recall_in_steps(ops: AgentOps, query: RecallQuery) -> list[RecallFound]:
     return ops.run(recall, query)
 
 
-def _recall_warm(
-    engine: Engine, ctx: DomainContext, query: RecallQuery
-) -> list[RecallFound] | None:
-    """``recall`` from a warm domain's views; None when it must wait for the full build."""
+def _recall_now(engine: Engine, ctx: DomainContext, query: RecallQuery) -> list[RecallFound] | None:
+    """``recall`` in this hold when nothing is left to build: from a warm domain's views,
+    or from the built index (one hold a recall, as a turn's other calls); None when the
+    index must be built first."""
     refresh = recall_warm.current(engine, ctx)
+    if refresh is None and ready(ctx):
+        refresh = current(engine, ctx)
     return None if refresh is None else _answer(refresh, query)
 
 

@@ -28,6 +28,7 @@ __all__ = [
     "current",
     "current_state",
     "follow_open_turn",
+    "ready",
 ]
 
 BUILD_STEP_S = 0.010
@@ -130,10 +131,15 @@ def follow_open_turn(
         state.open_topic, state.open_scene = open_topic, open_scene
 
 
-def built_state(engine: Engine, ctx: DomainContext) -> RecallState | None:
-    """The built domain's recall state brought up to date; None when it is not built in
-    full (no state, its build pending, or a mirror installed whole since)."""
+def ready(ctx: DomainContext) -> bool:
+    """Whether the domain is built and so is its recall index, in full (no state, its
+    build pending, or a mirror installed whole since: not ready); takes a finished build."""
     mirrors = ctx.settled_mirrors()
-    if mirrors is None or mirrors.recall is None or mirrors.recall.pending or _replaced(ctx):
-        return None
-    return current_state(engine, ctx)
+    return not (
+        mirrors is None or mirrors.recall is None or mirrors.recall.pending or _replaced(ctx)
+    )
+
+
+def built_state(engine: Engine, ctx: DomainContext) -> RecallState | None:
+    """The built domain's recall state brought up to date; None unless ``ready``."""
+    return current_state(engine, ctx) if ready(ctx) else None
