@@ -4,6 +4,7 @@ state is taken over by the build; the packed state reads back what was packed.""
 from __future__ import annotations
 
 import threading
+import time
 from array import array
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -19,6 +20,7 @@ from memhop.domain.recall_sections import decode_sections, encode_sections
 from memhop.engine import create_engine
 from memhop.engine import seed as seed_module
 from memhop.index.grouped import Grouped
+from memhop.index.journal import Journal
 from memhop.index.recall import RecallIndex
 from memhop.index.recall_state import RecallState
 from memhop.index.recall_terms import Terms
@@ -78,6 +80,42 @@ def test_a_warm_domain_recalls_before_its_build_and_the_build_takes_the_state_ov
     with memhop.open(path, memhop.LocalModel(), TABLE) as db:  # control: the records alone
         me = db.primary()
         assert [me.recall("heron dawn", limit=2), *answers(me)] == after
+
+
+def test_a_warm_recall_takes_the_finished_build_and_reads_only_views_that_changed(
+    tmp_path: Path, held_builds: threading.Event, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = str(tmp_path / "mem.meh")
+    written(path, 12)
+    held_builds.clear()
+    with memhop.open(path, memhop.LocalModel(), TABLE) as db:  # Dream off: nothing else takes it
+        me = db.primary()
+        me.search()
+        ctx = db._root._contexts[0]
+        answers(me)  # every word's rows: a view of every scene
+        warm = ctx.warm
+        assert warm is not None
+        me.update(input="a heron on the pier at dawn", output="herons", created_at=T0 + 99)
+        drained: list[Journal] = []
+        real_drain = Journal.drain
+
+        def counted(journal: Journal) -> set[int]:
+            drained.append(journal)
+            return real_drain(journal)
+
+        monkeypatch.setattr(Journal, "drain", counted)
+        assert me.recall("heron dawn", limit=1)[0].text.startswith("a heron on the pier")
+        assert ctx.built is None  # still warm: the build waits at its gate
+        assert len(drained) == 2  # the one view the turn changed, its two journals (of 4 views)
+        held_builds.set()
+        for _ in range(400):  # the build runs on a thread of its own
+            if warm.result() is not None:
+                break
+            time.sleep(0.05)
+        hits = me.recall("heron dawn", limit=1)
+        assert hits[0].text.startswith("a heron on the pier")  # the same answer, built
+        assert ctx.built is not None  # taken by the recall: no Dream pass, no call waited
+        assert ctx.warm is None
 
 
 def test_the_saved_state_spares_the_first_recall_every_line(
