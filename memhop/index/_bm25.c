@@ -96,6 +96,48 @@ static double kth_best(const double *acc, const uint32_t *touched, Py_ssize_t n_
     return heap[0];
 }
 
+/* Add a term's share to the document at ``slot`` (none to a removed one, of length 0),
+ * noting it in ``touched`` the first time; the count of noted documents. */
+static inline Py_ssize_t add_share(double *acc, uint32_t *touched, Py_ssize_t n_touched,
+                                   uint32_t slot, uint64_t length, uint64_t count, double w,
+                                   double base, double per_length) {
+    if (length == 0) return n_touched;
+    double tf = (double)count;
+    double share = (w * tf) / ((tf + base) + per_length * (double)length);
+    /* Noted once, without a branch (a new document is hard to predict): shares are > 0,
+     * so a slot still at 0 was not touched before. */
+    touched[n_touched] = slot;
+    n_touched += acc[slot] == 0.0;
+    acc[slot] += share;
+    return n_touched;
+}
+
+/* One term's postings in the index's own layout (SLOT_T slots, one-byte counts, four-byte
+ * lengths): the item sizes fixed, the loop is several times tighter than item by item.
+ * Sets *past_end and stops at a slot past the lengths; returns the documents noted. */
+#define SUM_TERM(NAME, SLOT_T)                                                              \
+    static Py_ssize_t NAME(const void *slots, const void *counts, const void *lengths,      \
+                           Py_ssize_t m, Py_ssize_t n_docs, double w, double base,          \
+                           double per_length, double *acc, uint32_t *touched,               \
+                           Py_ssize_t n_touched, int *past_end) {                           \
+        const SLOT_T *slot_of = (const SLOT_T *)slots;                                      \
+        const uint8_t *count_of = (const uint8_t *)counts;                                  \
+        const uint32_t *length_of = (const uint32_t *)lengths;                              \
+        for (Py_ssize_t j = 0; j < m; j++) {                                                \
+            uint32_t at = slot_of[j];                                                       \
+            if ((Py_ssize_t)at >= n_docs) {                                                 \
+                *past_end = 1;                                                              \
+                break;                                                                      \
+            }                                                                               \
+            n_touched = add_share(acc, touched, n_touched, at, length_of[at], count_of[j],  \
+                                  w, base, per_length);                                     \
+        }                                                                                   \
+        return n_touched;                                                                   \
+    }
+
+SUM_TERM(sum_term_u16, uint16_t)
+SUM_TERM(sum_term_u32, uint32_t)
+
 PyDoc_STRVAR(top_doc,
 "top(lists, lengths, base, per_length, want) -> list[tuple[float, int]]\n\n"
 "``lists``: (slots, counts, weight) per query term, in the order their shares are\n"
@@ -146,7 +188,7 @@ static PyObject *top(PyObject *self, PyObject *args) {
     }
     Py_ssize_t most = postings < n_docs ? postings : n_docs;
     acc = PyMem_Calloc(n_docs > 0 ? n_docs : 1, sizeof(double));
-    touched = PyMem_Malloc((most > 0 ? most : 1) * sizeof(uint32_t));
+    touched = PyMem_Malloc((most + 1) * sizeof(uint32_t)); /* one more: written ahead */
     heap = PyMem_Malloc((want > 0 ? want : 1) * sizeof(double));
     if (acc == NULL || touched == NULL || heap == NULL) {
         PyErr_NoMemory();
@@ -159,18 +201,24 @@ static PyObject *top(PyObject *self, PyObject *args) {
         const Column *s = &slots[t], *c = &counts[t];
         Py_ssize_t m = column_len(s);
         double w = weights[t];
-        for (Py_ssize_t j = 0; j < m; j++) {
-            uint64_t slot = column_at(s, j);
-            if (slot >= (uint64_t)n_docs) {
-                past_end = 1;
-                break;
+        /* The index's own layout (two- or four-byte slots, one-byte counts, four-byte
+         * lengths) in loops of their own, the item sizes fixed; any other, item by item. */
+        if (c->view.itemsize == 1 && lengths.view.itemsize == 4 && s->view.itemsize == 2) {
+            n_touched = sum_term_u16(s->view.buf, c->view.buf, lengths.view.buf, m, n_docs, w,
+                                     base, per_length, acc, touched, n_touched, &past_end);
+        } else if (c->view.itemsize == 1 && lengths.view.itemsize == 4 && s->view.itemsize == 4) {
+            n_touched = sum_term_u32(s->view.buf, c->view.buf, lengths.view.buf, m, n_docs, w,
+                                     base, per_length, acc, touched, n_touched, &past_end);
+        } else {
+            for (Py_ssize_t j = 0; j < m && !past_end; j++) {
+                uint64_t slot = column_at(s, j);
+                past_end = slot >= (uint64_t)n_docs;
+                if (!past_end) {
+                    n_touched = add_share(acc, touched, n_touched, (uint32_t)slot,
+                                          column_at(&lengths, (Py_ssize_t)slot),
+                                          column_at(c, j), w, base, per_length);
+                }
             }
-            uint64_t length = column_at(&lengths, (Py_ssize_t)slot);
-            if (length == 0) continue; /* a removed document */
-            double tf = (double)column_at(c, j);
-            double share = (w * tf) / ((tf + base) + per_length * (double)length);
-            if (acc[slot] == 0.0) touched[n_touched++] = (uint32_t)slot; /* shares are > 0 */
-            acc[slot] += share;
         }
     }
     if (want > n_touched) want = n_touched;

@@ -137,3 +137,20 @@ def test_postings_kept_drops_the_removed_and_renumbers_the_rest() -> None:
         postings_kept(array("I", [9]), array("B", [1]), lengths, renumber, 4)
     with pytest.raises(ValueError, match="width"):
         postings_kept(slots, counts, lengths, renumber, 3)
+
+
+def test_any_item_sizes_sum_as_the_index_layout_does() -> None:
+    # The index's own layout (two- or four-byte slots, one-byte counts, four-byte lengths)
+    # has loops of its own; any other is read item by item, to the same sums.
+    slots, counts, lengths = [0, 2, 3, 5], [1, 4, 2, 9], [7, 3, 0, 12, 5, 20]
+    laid_out = [("H", "B", "I"), ("I", "B", "I"), ("Q", "B", "I"), ("H", "H", "Q"), ("B", "I", "L")]
+    answers = []
+    for slot_code, count_code, length_code in laid_out:
+        lists = [(array(slot_code, slots), array(count_code, counts), 2.5)]
+        found = top(lists, array(length_code, lengths), 0.3, 0.07, 9)
+        answers.append(sorted(found))
+    assert answers[0]  # control: the removed slot (2, length 0) aside, the documents are found
+    assert {slot for _, slot in answers[0]} == {0, 3, 5}
+    assert all(answer == answers[0] for answer in answers)
+    with pytest.raises(IndexError, match="past"):  # the item-by-item loop checks too
+        top([(array("Q", [9]), array("B", [1]), 1.0)], array("I", [1]), 0.3, 0.18, 5)
