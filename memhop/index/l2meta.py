@@ -333,6 +333,18 @@ class L2Meta:
         rows = held.rows
         return {p: [rows[k] for k in kids] for p, kids in held.kids.items() if p in rows}
 
+    def children_of(self, scene_id: int, topic_id: int) -> list[TopicSlot]:
+        """The scene's rows naming ``topic_id`` as their parent (any order), the scene's
+        other rows not built: what one row's provenance needs."""
+        held = self._hot.get(scene_id)
+        if held is not None:
+            rows = held.rows
+            return [rows[k] for k in held.kids.get(topic_id, ())] if topic_id in rows else []
+        packed = self._cold.get(scene_id)
+        if packed is None or packed.placement(topic_id) is None:  # not a row of the scene
+            return []
+        return packed.children(topic_id)
+
     def topic_ids(self) -> list[int]:
         """Every cached topic id, ascending."""
         return sorted(self._scene_of)

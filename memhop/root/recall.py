@@ -139,7 +139,7 @@ def _found(refresh: Refresh, key: DocKey, score: float, wanted: set[str]) -> Rec
     row = refresh.listed(doc_id)
     assert row is not None  # the index was brought up to date under this lock
     scene_id = row.scene_id
-    kids = refresh.children(scene_id).get(row.id, ())
+    kids = refresh.kids(row)
     provenance = of_row(refresh.mirrors(scene_id).contents, row, kids)
     own = [s.content for s in refresh.lines(scene_id, [row.id])]
     if provenance.origin != TURN.origin:

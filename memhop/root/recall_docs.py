@@ -98,6 +98,10 @@ class Refresh:
             )
         return kids
 
+    def kids(self, row: TopicSlot) -> list[TopicSlot]:
+        """The rows naming ``row`` as their parent (the scene's others not built)."""
+        return self.mirrors(row.scene_id).topics.children_of(row.scene_id, row.id)
+
     def surface(self, scene_id: int) -> list[int]:
         """The scene's surface rows in order, as the topic mirror has them now."""
         order = self._surfaces.get(scene_id)

@@ -187,3 +187,26 @@ def test_packed_and_unpacked_caches_answer_alike(
             }
             got = meta.children_in_scene(scene)
             assert {p: sorted(t.id for t in rows) for p, rows in got.items()} == kids
+            for row in mine:  # one row's children, the scene's others not built
+                by_one = meta.children_of(scene, row.id)
+                assert sorted(by_one, key=lambda t: t.id) == [
+                    t for t in mine if t.parent_id == row.id
+                ]
+            assert meta.children_of(scene, 31) == []  # control above: 31 is no row
+
+
+def test_a_rows_children_are_found_by_its_parent_field_only() -> None:
+    # Row 8's stamps hold the bytes of "parent 5, present" at an offset that is no row's
+    # parent field: only the rows whose own parent is 5 are its children.
+    lookalike = int.from_bytes(bytes([5, 0, 0, 0, 0, 0, 0, 0]), "little")
+    rows = [
+        TopicSlot(id=5, scene_id=7, depth=1),
+        TopicSlot(id=6, scene_id=7, parent_id=5, depth=2),
+        TopicSlot(id=8, scene_id=7, depth=1, user_timestamp=lookalike, agent_timestamp=1),
+        TopicSlot(id=9, scene_id=7, parent_id=5, depth=2, user_timestamp=2**64),  # kept whole
+    ]
+    packed = pack(7, rows)
+    assert packed.loose is not None  # control: row 9 is held whole, row 8 packed
+    assert sorted(t.id for t in packed.children(5)) == [6, 9]
+    assert packed.children(8) == []
+    assert packed.children(2**64) == []  # past a stored id: none, not an error
