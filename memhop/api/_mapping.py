@@ -49,7 +49,6 @@ __all__ = [
     "hexes",
     "plan_tree",
     "profile_brief",
-    "profile_slot",
     "scene_context",
     "scene_context_topic",
     "scene_message",
@@ -72,26 +71,12 @@ def hexes(values: Iterable[int]) -> tuple[str, ...]:
 # ---- L0 ---------------------------------------------------------------------------------
 
 
-def profile_slot(profile: rec.ProfileSlot) -> ProfileSlot:
-    """The stored profile as a result (an absent one is ``rec.ProfileSlot()``)."""
-    return ProfileSlot(
-        name=profile.name,
-        role=profile.role,
-        personality=profile.personality,
-        emotion_state=profile.emotion_state,
-        mbti=profile.mbti,
-        preferences=profile.preferences,
-        agent_type=int(profile.agent_type),
-        updated_at_ms=profile.updated_at_ms,
-    )
-
-
 def _cap(text: str, runes: int) -> str:
     """``text`` cut to its first ``runes`` code points plus "…" when longer."""
     return text if len(text) <= runes else text[:runes] + "…"
 
 
-def profile_brief(profile: rec.ProfileSlot | ProfileSlot) -> str:
+def profile_brief(profile: ProfileSlot) -> str:
     """Upstream's profile digest: up to six capped lines, "" for an empty profile."""
     e = profile.emotion_state
     mbti = profile.mbti.type

@@ -74,8 +74,9 @@ class Surfaces:
             int, tuple[tuple[rec.TopicSlot, ...], dict[int, ProvenanceLike], tuple[TopicSlot, ...]]
         ]
         self._scenes = _Memo(SCENES_LIMIT, lock)
-        # The profile record last mapped (the root hands back the same one while it stays).
-        self._profiles: _Memo[int, tuple[rec.ProfileSlot, ProfileSlot, str]]
+        # The profile last seen, with its brief (the root hands back the same one while it
+        # stays); the record is the result itself.
+        self._profiles: _Memo[int, tuple[ProfileSlot, str]]
         self._profiles = _Memo(SCENES_LIMIT, lock)
 
     def clear(self) -> None:
@@ -95,7 +96,7 @@ class Surfaces:
 
     def search_result(
         self,
-        profile: rec.ProfileSlot,
+        profile: ProfileSlot,
         scene: rec.SceneSlot,
         topics: Iterable[rec.TopicSlot],
         new_topic_id: int,
@@ -106,10 +107,9 @@ class Surfaces:
         ``made_by`` holds the provenance of dream rows; a topic absent from it is a turn row.
         """
         made_by = made_by or {}
-        mapped, brief = self._profile_and_brief(profile)
         return SearchResult(
-            profile=mapped,
-            profile_brief=brief,
+            profile=profile,
+            profile_brief=self._brief(profile),
             scene=_mapping.scene_slot(scene),
             topics=self._surface(scene.scene_id, tuple(topics), made_by),
             new_topic_id=format_id(new_topic_id),
@@ -134,11 +134,10 @@ class Surfaces:
         self._scenes.put(scene_id, (topics, dict(made_by), rows))
         return rows
 
-    def _profile_and_brief(self, profile: rec.ProfileSlot) -> tuple[ProfileSlot, str]:
+    def _brief(self, profile: ProfileSlot) -> str:
         last = self._profiles.get(id(profile))
         if last is not None and last[0] is profile:
-            return last[1], last[2]
-        mapped = _mapping.profile_slot(profile)
+            return last[1]
         brief = _mapping.profile_brief(profile)  # frozen: safe to share
-        self._profiles.put(id(profile), (profile, mapped, brief))
-        return mapped, brief
+        self._profiles.put(id(profile), (profile, brief))
+        return brief

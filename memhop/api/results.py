@@ -41,7 +41,7 @@ from memhop.api.types import (
     PlanStatus,
     Result,
 )
-from memhop.records import EmotionScore, MBTIScore
+from memhop.records import EmotionScore, MBTIScore, ProfileSlot
 
 __all__ = [
     "ArchiveSlot",
@@ -71,23 +71,6 @@ def _frozen_map(value: Mapping[str, _V]) -> Mapping[str, _V]:
 
 
 # ---- L0 ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ProfileSlot(Result):
-    """A domain's L0 profile: the host's fields, Dream's distillation and the library's stamps."""
-
-    name: str = ""
-    role: str = ""
-    personality: str = ""
-    emotion_state: EmotionScore = EmotionScore()
-    mbti: MBTIScore = MBTIScore()
-    preferences: Mapping[str, str] = field(default_factory=dict, hash=False)
-    agent_type: int = 0
-    updated_at_ms: int = 0
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "preferences", _frozen_map(self.preferences))
 
 
 # ---- L2 -----------------------------------------------------------------------------------
@@ -128,7 +111,7 @@ class TopicSlot(Result):
 class SearchResult(Result):
     """One turn's opening read: profile and its brief, the scene, its surface, the new turn."""
 
-    profile: ProfileSlot = ProfileSlot()
+    profile: ProfileSlot = field(default_factory=ProfileSlot)
     profile_brief: str = ""
     scene: SceneSlot
     topics: tuple[TopicSlot, ...] = ()

@@ -203,7 +203,7 @@ class Session(PlanFace, GraphFace, DreamFace, AdminFace):
 
     def get_l0(self) -> ProfileSlot:
         """The domain's profile (an empty one if never written)."""
-        return _mapping.profile_slot(self._ops.run(reads.get_l0))
+        return self._ops.run(reads.get_l0)
 
     def update_l0(self, profile: ProfileInput) -> None:
         """Write the host half of the profile whole (name, role, personality, preferences).

@@ -80,13 +80,14 @@ def derive_mbti_type(score: MBTIScore) -> str:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ProfileSlot:
-    """A domain's profile; its record id is always ``ids.profile_id()``.
+class ProfileSlot(Result):
+    """A domain's L0 profile: the host's fields, Dream's distillation and the library's stamps.
 
     Name, role, personality and preferences are the host's; emotion, MBTI and a
-    refined personality come from Dream; agent type and the stamp from the
-    library. ``preferences`` is held as a read-only mapping and is left out of
-    the hash.
+    refined personality come from Dream; ``agent_type`` (0 primary, 1 sub-agent)
+    and the stamp from the library. ``preferences`` is held as a read-only
+    mapping and is left out of the hash. The record and the public result are
+    this one class (its record id is always ``ids.profile_id()``).
     """
 
     RECORD_TYPE: ClassVar[RecordType] = RecordType.PROFILE
@@ -105,6 +106,7 @@ class ProfileSlot:
         object.__setattr__(self, "preferences", MappingProxyType(dict(self.preferences)))
 
     def to_json(self) -> bytes:
+        """The record's payload as upstream writes it (Go's JSON, format 0x0012)."""
         w = ObjectWriter("ProfileSlot")
         w.string("name", self.name)
         w.string("role", self.role)
@@ -118,6 +120,7 @@ class ProfileSlot:
 
     @classmethod
     def from_json(cls, data: bytes) -> Self:
+        """The profile a stored payload holds (read as Go reads it)."""
         r = read_object(data, "ProfileSlot")
         return cls(
             name=r.string("name"),

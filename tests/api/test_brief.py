@@ -78,8 +78,3 @@ def test_the_worst_case_stays_under_2100_runes() -> None:
     assert len(brief) <= m.BRIEF_WORST_CASE_RUNES
     assert len(brief) == 2010  # upstream's measured worst case
     assert brief.count("\n") == 6
-
-
-def test_the_result_profile_renders_the_same_brief() -> None:
-    stored = r.ProfileSlot(name="n", mbti=r.MBTIScore(i_e=1.0), preferences={"a": "b"})
-    assert m.profile_brief(m.profile_slot(stored)) == m.profile_brief(stored)
