@@ -26,15 +26,25 @@ typedef struct {
     int held;
 } Column;
 
-static int column_take(PyObject *obj, Column *col, const char *what) {
-    if (PyObject_GetBuffer(obj, &col->view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) {
+/* A contiguous buffer of 1, 2, 4 or 8-byte items, taken (released again on refusal). */
+static int raw_take(PyObject *obj, Py_buffer *view, const char *what) {
+    if (PyObject_GetBuffer(obj, view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) return -1;
+    Py_ssize_t size = view->itemsize;
+    if (!(size == 1 || size == 2 || size == 4 || size == 8)) {
+        PyBuffer_Release(view);
+        PyErr_Format(PyExc_TypeError, "%s must be an array of 1, 2, 4 or 8-byte items", what);
         return -1;
     }
+    return 0;
+}
+
+/* ``raw_take`` of a column of unsigned integers, held until ``column_drop``. */
+static int column_take(PyObject *obj, Column *col, const char *what) {
+    if (raw_take(obj, &col->view, what) < 0) return -1;
     col->held = 1;
     const char *f = col->view.format;
-    Py_ssize_t size = col->view.itemsize;
     int unsigned_code = f != NULL && f[0] != '\0' && f[1] == '\0' && strchr("BHILQ", f[0]) != NULL;
-    if (!unsigned_code || !(size == 1 || size == 2 || size == 4 || size == 8)) {
+    if (!unsigned_code) {
         PyErr_Format(PyExc_TypeError, "%s must be an array of unsigned integers", what);
         return -1;
     }
@@ -138,18 +148,93 @@ static inline Py_ssize_t add_share(double *acc, uint32_t *touched, Py_ssize_t n_
 SUM_TERM(sum_term_u16, uint16_t)
 SUM_TERM(sum_term_u32, uint32_t)
 
+/* An 8-byte column held in two parts (the file's, then the session's), as ``SplitColumn``. */
+typedef struct {
+    Py_buffer base, tail;
+    int held;
+} Split;
+
+static int split_take(PyObject *base, PyObject *tail, Split *split, const char *what) {
+    if (raw_take(base, &split->base, what) < 0) return -1;
+    if (raw_take(tail, &split->tail, what) < 0) {
+        PyBuffer_Release(&split->base);
+        return -1;
+    }
+    split->held = 1;
+    if ((split->base.len && split->base.itemsize != 8) || split->tail.itemsize != 8) {
+        PyErr_Format(PyExc_TypeError, "%s must be 8-byte items", what);
+        return -1;
+    }
+    return 0;
+}
+
+static void split_drop(Split *split) {
+    if (split->held) {
+        PyBuffer_Release(&split->base);
+        PyBuffer_Release(&split->tail);
+        split->held = 0;
+    }
+}
+
+/* The item at ``slot``; 0 past both parts (no document there passes a filter on it). */
+static int64_t split_at(const Split *split, Py_ssize_t slot) {
+    Py_ssize_t n_base = split->base.len / 8, n_tail = split->tail.len / 8;
+    if (slot < n_base) return ((const int64_t *)split->base.buf)[slot];
+    slot -= n_base;
+    return slot < n_tail ? ((const int64_t *)split->tail.buf)[slot] : 0;
+}
+
+/* Which documents rank: of one scene (0: any), made from ``start`` to ``end`` (0: open). */
+typedef struct {
+    Split scenes, created;
+    uint64_t scene;
+    int64_t start, end;
+    int on;
+} Where;
+
+static int where_take(PyObject *obj, Where *where) {
+    if (obj == Py_None) return 0;
+    PyObject *scenes_base, *scenes_tail, *created_base, *created_tail;
+    unsigned long long scene;
+    long long start, end;
+    if (!PyArg_ParseTuple(obj, "OOKOOLL:where", &scenes_base, &scenes_tail, &scene,
+                          &created_base, &created_tail, &start, &end)) {
+        return -1;
+    }
+    where->on = 1;
+    where->scene = scene;
+    where->start = start;
+    where->end = end;
+    if (split_take(scenes_base, scenes_tail, &where->scenes, "scenes") < 0) return -1;
+    return split_take(created_base, created_tail, &where->created, "created");
+}
+
+static void where_drop(Where *where) {
+    split_drop(&where->scenes);
+    split_drop(&where->created);
+}
+
+static int where_passes(const Where *where, Py_ssize_t slot) {
+    if (where->scene && (uint64_t)split_at(&where->scenes, slot) != where->scene) return 0;
+    int64_t at = split_at(&where->created, slot);
+    return !(where->start && at < where->start) && !(where->end && at > where->end);
+}
+
 PyDoc_STRVAR(top_doc,
-"top(lists, lengths, base, per_length, want) -> list[tuple[float, int]]\n\n"
+"top(lists, lengths, base, per_length, want, where=None) -> list[tuple[float, int]]\n\n"
 "``lists``: (slots, counts, weight) per query term, in the order their shares are\n"
-"added; ``lengths``: each slot's document length (0: removed, skipped). Returns\n"
-"(score, slot) for every document scoring at or above the ``want``-th best, in no\n"
-"order (ties at the k-th are all there).");
+"added; ``lengths``: each slot's document length (0: removed, skipped); ``where``:\n"
+"None, or (scenes base, scenes tail, scene, created base, created tail, start, end)\n"
+"ranking only the documents of that scene (0: any) made from start to end (0: open).\n"
+"Returns (score, slot) for every ranked document at or above the ``want``-th best,\n"
+"in no order (ties at the k-th are all there).");
 
 static PyObject *top(PyObject *self, PyObject *args) {
-    PyObject *lists, *lengths_obj;
+    PyObject *lists, *lengths_obj, *where_obj = Py_None;
     double base, per_length;
     Py_ssize_t want;
-    if (!PyArg_ParseTuple(args, "OOddn:top", &lists, &lengths_obj, &base, &per_length, &want)) {
+    if (!PyArg_ParseTuple(args, "OOddn|O:top", &lists, &lengths_obj, &base, &per_length, &want,
+                          &where_obj)) {
         return NULL;
     }
     PyObject *seq = PySequence_Fast(lists, "lists must be a sequence of (slots, counts, weight)");
@@ -157,6 +242,7 @@ static PyObject *top(PyObject *self, PyObject *args) {
     Py_ssize_t n_terms = PySequence_Fast_GET_SIZE(seq);
     Py_ssize_t cells = n_terms > 0 ? n_terms : 1;
     Column lengths = {0};
+    Where where = {0};
     Column *slots = PyMem_Calloc(cells, sizeof(Column));
     Column *counts = PyMem_Calloc(cells, sizeof(Column));
     double *weights = PyMem_Calloc(cells, sizeof(double));
@@ -168,6 +254,7 @@ static PyObject *top(PyObject *self, PyObject *args) {
         goto done;
     }
     if (column_take(lengths_obj, &lengths, "lengths") < 0) goto done;
+    if (where_take(where_obj, &where) < 0) goto done;
     Py_ssize_t n_docs = column_len(&lengths);
     if ((uint64_t)n_docs > UINT32_MAX) {
         PyErr_SetString(PyExc_OverflowError, "more document slots than 32 bits count");
@@ -221,6 +308,13 @@ static PyObject *top(PyObject *self, PyObject *args) {
             }
         }
     }
+    if (where.on && !past_end) { /* the documents the filter keeps, in the order noted */
+        Py_ssize_t kept_n = 0;
+        for (Py_ssize_t i = 0; i < n_touched; i++) {
+            if (where_passes(&where, touched[i])) touched[kept_n++] = touched[i];
+        }
+        n_touched = kept_n;
+    }
     if (want > n_touched) want = n_touched;
     if (!past_end && want > 0) kth = kth_best(acc, touched, n_touched, heap, want);
     if (past_end) {
@@ -248,6 +342,7 @@ done:
         }
     }
     column_drop(&lengths);
+    where_drop(&where);
     PyMem_Free(slots);
     PyMem_Free(counts);
     PyMem_Free(weights);
@@ -256,17 +351,6 @@ done:
     PyMem_Free(heap);
     Py_DECREF(seq);
     return out;
-}
-
-static int raw_take(PyObject *obj, Py_buffer *view, const char *what) {
-    if (PyObject_GetBuffer(obj, view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) return -1;
-    Py_ssize_t size = view->itemsize;
-    if (!(size == 1 || size == 2 || size == 4 || size == 8)) {
-        PyBuffer_Release(view);
-        PyErr_Format(PyExc_TypeError, "%s must be an array of 1, 2, 4 or 8-byte items", what);
-        return -1;
-    }
-    return 0;
 }
 
 PyDoc_STRVAR(kept_doc,

@@ -8,6 +8,7 @@ def top(
     base: float,
     per_length: float,
     want: int,
+    where: tuple[object, object, int, object, object, int, int] | None = None,
     /,
 ) -> list[tuple[float, int]]:
     """(score, slot) of every document at or above the ``want``-th best, in no order."""

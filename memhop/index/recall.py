@@ -29,13 +29,14 @@ from collections.abc import Iterable
 
 from memhop.index import kernel
 from memhop.index.recall_packed import NARROW, Column, PackedIndex, code_for, code_of, copied
-from memhop.index.recall_rank import K1, B, DocKey, Ranking, Scored
+from memhop.index.recall_rank import K1, B, DocFilter, DocKey, Ranking, Scored
 from memhop.index.split_column import SplitColumn
 from memhop.intmap import NO_IDS, IntMap
 
 __all__ = [
     "K1",
     "B",
+    "DocFilter",
     "DocKey",
     "PackedIndex",
     "RecallIndex",
@@ -211,11 +212,11 @@ class RecallIndex(Ranking):
         alive = bytes(map(bool, lengths))  # 0: a removed document
         new_slot = array("I", itertools.accumulate(alive, initial=0))  # live slot -> its new
         slot_code, renumber = code_for(new_slot[-1]), new_slot.__getitem__
+        width = array(slot_code).itemsize
         for term_id in range(len(self._df)):
             docs, counts = self._postings(term_id)
             # the bounds lose the removed documents' counts and lengths
             if self._compiled:
-                width = array(slot_code).itemsize
                 kept_docs, kept_tfs, most, least = kernel.postings_kept(
                     docs, counts, lengths, new_slot, width
                 )

@@ -23,14 +23,14 @@ import itertools
 import math
 import operator
 from array import array
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from memhop.index import kernel
 from memhop.index.recall_floor import KthFloor
 from memhop.index.split_column import SplitColumn
 
-__all__ = ["K1", "B", "DocKey", "Ranking", "Scored"]
+__all__ = ["K1", "B", "DocFilter", "DocKey", "Ranking", "Scored"]
 
 K1 = 1.2
 B = 0.75
@@ -38,6 +38,23 @@ _CHUNK = 1024  # postings read, at least, between two checks that new documents 
 
 DocKey = tuple[int, int]
 """(kind, id): the root's own naming of a document (a row's topic id, an event's content id)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DocFilter:
+    """Which documents a search ranks: those of one scene (0: any), made at or after
+    ``start`` and at or before ``end`` (0: unbounded), in Unix ms."""
+
+    scene_id: int = 0
+    start: int = 0
+    end: int = 0
+
+    def accepts(self, scene_id: int, created_at: int) -> bool:
+        if self.scene_id and scene_id != self.scene_id:
+            return False
+        if self.start and created_at < self.start:
+            return False
+        return not (self.end and created_at > self.end)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,12 +101,11 @@ class Ranking(abc.ABC):
         self,
         terms: Iterable[str],
         limit: int,
-        accept: Callable[[DocKey, int, int], bool] | None = None,
+        where: DocFilter | None = None,
     ) -> list[Scored]:
         """The best ``limit`` documents for ``terms``, best first (ties: newer first, then key).
 
-        ``accept(key, scene_id, created_at)`` filters documents before they are
-        ranked. A repeated query term counts once.
+        ``where`` filters documents before they are ranked. A repeated query term counts once.
         """
         n = len(self)
         wanted = {self._vocab[t] for t in terms if t in self._vocab}
@@ -103,7 +119,7 @@ class Ranking(abc.ABC):
         order = sorted(wanted, key=lambda t: (-weight[t], t))
         if self._compiled:
             lists = [(*self._postings(t), weight[t]) for t in order]
-            return self._exhaustive(lists, base, per_length, limit, accept)
+            return self._exhaustive(lists, base, per_length, limit, where)
         bounds = [self._bound(t, weight[t], base, per_length) for t in order]
         remaining = list(itertools.accumulate(reversed(bounds)))[::-1]  # terms i.. at best
         floor = KthFloor(
@@ -115,7 +131,7 @@ class Ranking(abc.ABC):
         refused: set[int] = set()
         for i, term_id in enumerate(order):
             w = weight[term_id]
-            if i == 0 and accept is None:
+            if i == 0 and where is None:
                 # Every posting of the first term is read (no document is ranked yet).
                 scores = self._scored(*self._postings(term_id), w, base, per_length)
                 continue
@@ -129,10 +145,10 @@ class Ranking(abc.ABC):
                     step = max(_CHUNK, len(scores))
                     chunk = docs[read : read + step], counts[read : read + step]
                     read += step
-                    if accept is None:
+                    if where is None:
                         self._add_every(scores, *chunk, w, base, per_length)
                     else:
-                        self._add_accepted(scores, refused, accept, *chunk, w, base, per_length)
+                        self._add_accepted(scores, refused, where, *chunk, w, base, per_length)
                     if read < total and floor.closes(scores, remaining[i]):
                         closed = True
                         break
@@ -163,20 +179,21 @@ class Ranking(abc.ABC):
         base: float,
         per_length: float,
         limit: int,
-        accept: Callable[[DocKey, int, int], bool] | None,
+        where: DocFilter | None,
     ) -> list[Scored]:
         """``search`` by the kernel: every posting scored, rarest term first (the sums
-        MaxScore makes). A filter is asked of the best first; when fewer than ``limit``
-        pass, the kernel is asked for eight times as many, until none are left."""
-        want = limit
-        while True:
-            found = kernel.top(lists, self._lengths, base, per_length, want)
-            kept = found
-            if accept is not None:
-                kept = [(score, slot) for score, slot in found if self._accepts(accept, slot)]
-            if len(kept) >= limit or len(found) < want:
-                return self._best({slot: score for score, slot in kept}, limit)
-            want *= 8
+        MaxScore makes), and ``where`` read from the documents' own columns there."""
+        filtered = None
+        if where is not None:
+            filtered = (
+                *self._scenes.parts(),
+                where.scene_id,
+                *self._created.parts(),
+                where.start,
+                where.end,
+            )
+        found = kernel.top(lists, self._lengths, base, per_length, limit, filtered)
+        return self._best({slot: score for score, slot in found}, limit)
 
     def _best(self, scores: dict[int, float], limit: int) -> list[Scored]:
         """The ``limit`` best of ``scores`` (slot -> score), ordered."""
@@ -224,7 +241,7 @@ class Ranking(abc.ABC):
         self,
         scores: dict[int, float],
         refused: set[int],
-        accept: Callable[[DocKey, int, int], bool],
+        where: DocFilter,
         docs: Sequence[int],
         counts: Sequence[int],
         w: float,
@@ -240,7 +257,7 @@ class Ranking(abc.ABC):
             if slot not in scores:
                 if slot in refused:
                     continue
-                if not self._accepts(accept, slot):
+                if not self._accepts(where, slot):
                     refused.add(slot)
                     continue
                 scores[slot] = 0.0
@@ -270,5 +287,5 @@ class Ranking(abc.ABC):
         at = self._fwd_terms.find(term_id, a, b)
         return 0 if at < 0 else self._fwd_counts[at]
 
-    def _accepts(self, accept: Callable[[DocKey, int, int], bool], slot: int) -> bool:
-        return accept((self._kinds[slot], self._ids[slot]), self._scenes[slot], self._created[slot])
+    def _accepts(self, where: DocFilter, slot: int) -> bool:
+        return where.accepts(self._scenes[slot], self._created[slot])

@@ -53,6 +53,10 @@ class SplitColumn:
         n = self._n
         return self._base[a:b] if b <= n else self.tail[a - n : b - n]
 
+    def parts(self) -> tuple[Sequence[int] | bytes, array[int]]:
+        """The base (b"" when there is none) and the tail, as they are (for the kernel)."""
+        return (self._base if self._n else b""), self.tail
+
     def append(self, value: int) -> None:
         self.tail.append(value)
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from memhop.domain.context import DomainContext
 from memhop.engine import Engine
 from memhop.errors import InvalidQueryError
-from memhop.index.recall import DocKey
+from memhop.index.recall import DocFilter, DocKey
 from memhop.records import ArchiveSlot
 from memhop.root import recall_warm
 from memhop.root.content import check_ms
@@ -109,16 +109,9 @@ def recall(engine: Engine, ctx: DomainContext, query: RecallQuery) -> list[Recal
 
 def _answer(refresh: Refresh, query: RecallQuery) -> list[RecallFound]:
     wanted = refresh.state.terms.of(query.text)
-
-    def accept(key: DocKey, scene_id: int, created_at: int) -> bool:
-        if query.scene_id and scene_id != query.scene_id:
-            return False
-        if query.start and created_at < query.start:
-            return False
-        return not (query.end and created_at > query.end)
-
     filtered = query.scene_id or query.start or query.end
-    hits = refresh.state.index.search(wanted, query.limit, accept if filtered else None)
+    where = DocFilter(query.scene_id, query.start, query.end) if filtered else None
+    hits = refresh.state.index.search(wanted, query.limit, where)
     return [_found(refresh, hit.key, hit.score, set(wanted)) for hit in hits]
 
 

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memhop.index.kernel import COMPILED
-from memhop.index.recall import RecallIndex
+from memhop.index.recall import DocFilter, RecallIndex
 
 if not COMPILED and os.environ.get("MEMHOP_REQUIRE_KERNEL") != "1":
     pytest.skip("the ranking kernel was not built here (no C compiler)", allow_module_level=True)
@@ -36,7 +36,7 @@ def test_the_kernel_was_built() -> None:
     removed=st.sets(st.integers(0, 59), max_size=20),
     queries=st.lists(st.lists(WORDS, min_size=1, max_size=6), min_size=1, max_size=5),
     limit=st.integers(1, 8),
-    scene=st.integers(0, 3),
+    scene=st.integers(1, 3),  # a scene to keep (0 would keep any)
     packed=st.booleans(),
 )
 def test_the_kernel_answers_as_maxscore_does_bit_for_bit(
@@ -57,8 +57,10 @@ def test_the_kernel_answers_as_maxscore_does_bit_for_bit(
         kernel = RecallIndex.unpacked(kernel.packed(), compiled=True)
     for query in queries:
         assert kernel.search(query, limit) == python.search(query, limit)
-        in_scene = kernel.search(query, limit, lambda key, s, at: s == scene)
-        assert in_scene == python.search(query, limit, lambda key, s, at: s == scene)
+        in_scene = kernel.search(query, limit, DocFilter(scene_id=scene))
+        assert in_scene == python.search(query, limit, DocFilter(scene_id=scene))
+        span = DocFilter(scene_id=scene, start=10, end=40)  # and a span of their times
+        assert kernel.search(query, limit, span) == python.search(query, limit, span)
         assert all(kernel.scene_of(hit.key) == scene for hit in in_scene)
     # control: a word every live document holds is found, so equality is not of two empties
     live = [i for i in range(len(docs)) if i not in removed and docs[i][2]]
@@ -67,15 +69,15 @@ def test_the_kernel_answers_as_maxscore_does_bit_for_bit(
         assert kernel.search([word], limit) == python.search([word], limit) != []
 
 
-def test_a_filter_that_passes_few_asks_the_kernel_for_more() -> None:
-    # 200 documents score above the only two the filter passes: the first ask (limit 2)
-    # finds none of them, the later ones do.
+def test_a_filter_that_passes_few_still_finds_them() -> None:
+    # 200 documents score above the only two the filter passes: the kernel reads the
+    # filter from the documents' own columns, so the two are ranked among themselves.
     index = RecallIndex(compiled=True)
     for i in range(200):
         index.put((0, i), 1, i, ["tea", "tea", "cup"])
     index.put((0, 500), 2, 1, ["tea", "saucer", "plate", "spoon"])
     index.put((0, 501), 2, 2, ["tea", "saucer", "plate", "spoon", "fork"])
-    hits = index.search(["tea"], 2, lambda key, scene, at: scene == 2)
+    hits = index.search(["tea"], 2, DocFilter(scene_id=2))
     assert [hit.key for hit in hits] == [(0, 500), (0, 501)]
     assert len(index.search(["tea"], 2)) == 2  # control: unfiltered, scene 1's win
     assert all(hit.key[1] < 200 for hit in index.search(["tea"], 2))

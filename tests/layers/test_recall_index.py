@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memhop.index import recall_terms as recall_index
-from memhop.index.recall import K1, B, DocKey, RecallIndex
+from memhop.index.recall import K1, B, DocFilter, DocKey, RecallIndex
 from memhop.index.recall_terms import terms_of
 from memhop.text import content_words, tokens
 
@@ -114,6 +114,7 @@ DOCS = st.lists(
     limit=st.integers(1, 6),
     scene=st.sampled_from([0, 1, 2]),
     removed=st.sets(st.integers(0, 24), max_size=8),
+    span=st.tuples(st.integers(0, 4), st.integers(0, 4)),
 )
 def test_top_k_equals_brute_force(
     docs: list[tuple[int, int, list[str]]],
@@ -121,6 +122,7 @@ def test_top_k_equals_brute_force(
     limit: int,
     scene: int,
     removed: set[int],
+    span: tuple[int, int],
     compiled: bool,
 ) -> None:
     corpus: Corpus = {(i % 2, i): doc for i, doc in enumerate(docs)}
@@ -129,14 +131,19 @@ def test_top_k_equals_brute_force(
         index.remove((i % 2, i))
         corpus.pop((i % 2, i), None)
     brute = brute_scores(corpus, query)
-    for accept_scene in (0, scene):
-        kept = {k: s for k, s in brute.items() if not accept_scene or corpus[k][0] == accept_scene}
+    start, end = span  # 0: open at that end
+    for where in (None, DocFilter(scene_id=scene), DocFilter(scene_id=scene, start=start, end=end)):
 
-        def accept(key: DocKey, scene_id: int, created_at: int, want: int = accept_scene) -> bool:
-            assert corpus[key][:2] == (scene_id, created_at)  # the filter sees the document's own
-            return not want or scene_id == want
+        def passes(key: DocKey, where: DocFilter | None = where) -> bool:
+            at = corpus[key][1]
+            return where is None or (
+                (not where.scene_id or corpus[key][0] == where.scene_id)
+                and (not where.start or at >= where.start)
+                and (not where.end or at <= where.end)
+            )
 
-        hits = index.search(query, limit, accept if accept_scene else None)
+        kept = {k: s for k, s in brute.items() if passes(k)}
+        hits = index.search(query, limit, where)
         best = sorted(kept.values(), reverse=True)[:limit]
         assert [h.score for h in hits] == pytest.approx(best)
         if not best:
@@ -186,7 +193,7 @@ def test_top_k_equals_brute_force_on_a_skewed_corpus_of_thousands(
         assert [h.score for h in hits] == pytest.approx(best)
         above = {k for k, v in brute.items() if v > best[-1] + 1e-9}
         assert above <= {h.key for h in hits}
-        in_scene = index.search(query, limit, lambda key, scene, at: scene == 1)
+        in_scene = index.search(query, limit, DocFilter(scene_id=1))
         kept = sorted((v for k, v in brute.items() if corpus[k][0] == 1), reverse=True)
         assert [h.score for h in in_scene] == pytest.approx(kept[:limit])
 
@@ -271,11 +278,12 @@ def test_accept_filters_before_ranking(compiled: bool) -> None:
     index = build({(0, i): (i % 2 + 1, 100 + i, ["tea"] * (i + 1)) for i in range(6)})
     every = index.search(["tea"], 2)
     assert {h.key for h in every} == {(0, 5), (0, 4)}  # control: unfiltered, the most tea wins
-    odd = index.search(["tea"], 2, lambda key, scene, at: scene == 1)
+    odd = index.search(["tea"], 2, DocFilter(scene_id=1))
     assert [h.key for h in odd] == [(0, 4), (0, 2)]  # the limit counts accepted documents only
-    late = index.search(["tea"], 6, lambda key, scene, at: at <= 102)
+    late = index.search(["tea"], 6, DocFilter(end=102))
     assert {h.key for h in late} == {(0, 0), (0, 1), (0, 2)}
-    assert index.search(["tea"], 6, lambda key, scene, at: False) == []
+    assert index.search(["tea"], 6, DocFilter(scene_id=9)) == []  # no document of scene 9
+    assert index.search(["tea"], 6, DocFilter(start=103)) != []  # control: a bound that keeps some
 
 
 def test_equality_is_by_contents_not_by_history() -> None:
