@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -50,8 +51,9 @@ class KernelHook(BuildHookInterface):  # type: ignore[type-arg]
         name = "_bm25" + (sysconfig.get_config_var("EXT_SUFFIX") or ".so")
         if version == "editable":  # the source tree is what gets imported
             target = root / SOURCE.parent / name
-        else:
-            target = Path(tempfile.mkdtemp(prefix="memhop-kernel-")) / name
+        else:  # removed again once the wheel holds it (``finalize``)
+            self._scratch = tempfile.mkdtemp(prefix="memhop-kernel-")
+            target = Path(self._scratch) / name
         why = _compile(root / SOURCE, target)
         if why is not None:
             print(f"memhop: no ranking kernel, recall ranks in Python ({why})", file=sys.stderr)
@@ -60,3 +62,8 @@ class KernelHook(BuildHookInterface):  # type: ignore[type-arg]
             build_data["force_include"][str(target)] = str(SOURCE.parent / name)
         build_data["pure_python"] = False
         build_data["infer_tag"] = True
+
+    def finalize(self, version: str, build_data: dict[str, Any], artifact_path: str) -> None:
+        scratch = getattr(self, "_scratch", None)
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)

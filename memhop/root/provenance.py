@@ -24,7 +24,7 @@ from memhop.index.l2meta import L2Meta
 from memhop.index.l4 import L4Index
 from memhop.records import SEQ_USER, ArchiveKind, ArchiveRole, TopicSlot
 
-__all__ = ["TURN", "Provenance", "children_of", "grounding", "of_row", "of_scene"]
+__all__ = ["TURN", "Provenance", "grounding", "of_row", "of_scene"]
 
 ORIGIN_TURN = "turn"
 ORIGIN_DREAM = "dream"
@@ -61,15 +61,6 @@ def of_row(contents: L4Index, row: TopicSlot, children: Sequence[TopicSlot]) -> 
     if not kids and not _has_dream_summary(contents, row.id):
         return TURN
     return Provenance(ORIGIN_DREAM, tuple(k.id for k in kids), grounding(row.fused_keywords, kids))
-
-
-def children_of(rows: Sequence[TopicSlot]) -> dict[int, list[TopicSlot]]:
-    """Parent id -> the rows among ``rows`` parented to it."""
-    children: dict[int, list[TopicSlot]] = {}
-    for row in rows:
-        if row.parent_id is not None:
-            children.setdefault(row.parent_id, []).append(row)
-    return children
 
 
 def of_scene(topics: L2Meta, contents: L4Index, scene_id: int) -> dict[int, Provenance]:

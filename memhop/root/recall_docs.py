@@ -22,7 +22,6 @@ from memhop.engine import Engine
 from memhop.index.l2meta import L2Meta
 from memhop.index.recall_state import RecallState
 from memhop.records import ArchiveKind, ArchiveSlot, TopicSlot
-from memhop.root.provenance import children_of
 
 __all__ = ["EVENT", "NEIGHBOURS", "OWN_WEIGHT", "ROW", "Refresh"]
 
@@ -93,8 +92,8 @@ class Refresh:
     def children(self, scene_id: int) -> dict[int, list[TopicSlot]]:
         kids = self._children.get(scene_id)
         if kids is None:
-            kids = self._children[scene_id] = children_of(
-                self.mirrors(scene_id).topics.topics_of_scene(scene_id)
+            kids = self._children[scene_id] = self.mirrors(scene_id).topics.children_in_scene(
+                scene_id
             )
         return kids
 

@@ -7,6 +7,8 @@ removes and retargets and checks each against the brute-force answer.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -14,7 +16,7 @@ from memhop.ids import content_id
 from memhop.index.l2meta import LISTING_MAX_DEPTH, L2Meta, ListingRow
 from memhop.index.l4 import L4Index
 from memhop.records import ArchiveKind, ArchiveRole, SlotHeader, TopicSlot
-from memhop.root.provenance import TURN, children_of, of_row, of_scene
+from memhop.root.provenance import TURN, of_row, of_scene
 
 SCENES = (11, 22, 33)
 IDS = st.integers(1, 12)
@@ -32,6 +34,15 @@ _op = st.one_of(
     st.tuples(st.just("remove"), st.lists(IDS, max_size=3)),
     st.tuples(st.just("retarget"), st.sampled_from(SCENES), st.sampled_from(SCENES)),
 )
+
+
+def children_of(rows: Sequence[TopicSlot]) -> dict[int, list[TopicSlot]]:
+    """Parent id -> the rows among ``rows`` parented to it (the reference the mirrors meet)."""
+    children: dict[int, list[TopicSlot]] = {}
+    for row in rows:
+        if row.parent_id is not None:
+            children.setdefault(row.parent_id, []).append(row)
+    return children
 
 
 def _apply(meta: L2Meta, op: tuple[object, ...]) -> None:
