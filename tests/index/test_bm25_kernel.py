@@ -156,3 +156,22 @@ def test_any_item_sizes_sum_as_the_index_layout_does() -> None:
     assert all(answer == answers[0] for answer in answers)
     with pytest.raises(IndexError, match="past"):  # the item-by-item loop checks too
         top([(array("Q", [9]), array("B", [1]), 1.0)], array("I", [1]), 0.3, 0.18, 5)
+
+
+def test_a_filter_is_read_from_the_documents_own_columns_or_refused() -> None:
+    slots, counts, lengths = array("H", [0, 1, 2]), array("B", [1, 1, 1]), array("I", [4, 4, 4])
+    scenes, created = array("Q", [7, 8, 7]), array("q", [10, 20, 30])
+    lists = [(slots, counts, 1.0)]
+
+    def kept_slots(scene: int, start: int, end: int, base: bytes = b"") -> set[int]:
+        where = (base, scenes, scene, base, created, start, end)
+        return {slot for _, slot in top(lists, lengths, 0.3, 0.18, 9, where)}
+
+    assert kept_slots(0, 0, 0) == {0, 1, 2}  # control: an open filter keeps every document
+    assert kept_slots(7, 0, 0) == {0, 2}
+    assert kept_slots(0, 15, 25) == {1}
+    assert kept_slots(7, 0, 20) == {0}
+    with pytest.raises(TypeError, match="8-byte"):
+        top(lists, lengths, 0.3, 0.18, 9, (b"", array("I", [7, 8, 7]), 7, b"", created, 0, 0))
+    with pytest.raises(TypeError):
+        top(lists, lengths, 0.3, 0.18, 9, ("not", "a", "filter"))
