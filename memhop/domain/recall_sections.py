@@ -3,8 +3,13 @@ appended after them.
 
 File: ``MAGIC``, a version, a count, then one directory entry per domain (its
 id, the record end the state covers, the file's seal and digest there, where
-its body lies and an xxh3-64 checksum of the body), then the bodies
-(``memhop.index.recall_state``), then any number of stamps.
+its body lies, the body's length and an xxh3-64 of the body's block checksums),
+then each body followed by the xxh3-64 of each ``BLOCK`` bytes of it, then any
+number of stamps. A body (``memhop.index.recall_state``) is checked block by
+block as its state reads it: its small columns when the state is decoded, its
+postings and document terms a run at a time, when a recall first reads them
+(a failure then is ``CRCMismatchError``), so a domain's first recall costs
+what it reads, not what the domain holds.
 
 A stamp says that a section, named by its domain and its body's checksum, is
 true of the ``.meh`` up to a later record end (with the seal and digest
@@ -17,21 +22,27 @@ Whether the ``.meh`` still vouches for a section is the root's question
 (``memhop.domain.recall_file``); this module only writes and checks bytes.
 
 Contract: ``RecallSection.state`` gives back what ``encode_sections`` was given,
-or raises ValueError for bytes that do not check.
+or raises ValueError for bytes that do not check; a later read of the state
+raises ``CRCMismatchError`` for a block that does not.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import struct
-from collections.abc import Iterable, Mapping
+import sys
+from array import array
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import xxhash
 
+from memhop.domain.blocks import Blocks, sums_of
+from memhop.errors import CRCMismatchError
 from memhop.index.recall_state import RecallState, body_of, state_of_body
 
 __all__ = [
+    "BLOCK",
     "MAGIC",
     "STAMP_SIZE",
     "RecallSection",
@@ -41,19 +52,19 @@ __all__ = [
 ]
 
 MAGIC = b"MHRECALL"
-_VERSION = 2  # 2: each term's highest count and shortest document beside it
+_VERSION = 3  # 3: a checksum a block (2: each term's highest count and shortest document)
 _HEAD = struct.Struct("<8sII")
-_ENTRY = struct.Struct("<QQQ16sQQQ")  # agent, covered end, seal, digest, offset, length, sum
+# agent, covered end, seal, digest, offset, body length, xxh3-64 of the block checksums
+_ENTRY = struct.Struct("<QQQ16sQQQ")
 _STAMP_MAGIC = b"MHRSTAMP"
 # magic, agent, body checksum, covered end, seal, digest, then the xxh3-64 of those
 _STAMP = struct.Struct("<8sQQQQ16sQ")
 _STAMPED = struct.Struct("<8sQQQQ16s")  # the part a stamp's checksum covers
 STAMP_SIZE = _STAMP.size
 """The bytes a close appends to vouch for a section it keeps (64)."""
-# A body is hashed in parts this size, which xxhash hashes holding the interpreter: given
-# a larger one it lets the interpreter go, and a build beside (a warm domain's) takes it
-# for a switch interval (5 ms), against 0.2 ms for the hash of 7.5 MB.
-_HASH_PART = 65_536
+BLOCK = 16_384
+"""Bytes of a body under one checksum: a short posting list checks one or two blocks
+(about 2 us each), and the checksums are 1/2048 of the body."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,27 +76,42 @@ class RecallSection:
     seal: int  # CRC32 of the index snapshot the file held at covered_end; 0 for none
     digest: bytes  # the file's prefix digest up to covered_end
     body: memoryview  # its bytes where they lie (a view of the mapped file, as a rule)
-    checksum: int
+    sums: memoryview  # the xxh3-64 of each BLOCK of the body, as stored
+    checksum: int  # the xxh3-64 of ``sums``
     stamps: int = 0  # the file's stamps, all sections' (its trust may come from one)
 
-    def state(self) -> RecallState:
-        """The state the body holds; ValueError when the body does not check.
+    def state(self, damaged: Callable[[], None] = lambda: None) -> RecallState:
+        """The state the body holds; ValueError when the bytes it reads now do not check.
 
-        The body is checksummed whole, then its columns are views of it: what a
-        state reads back costs the hash and the columns it edits (copied).
+        Its columns are views of the body, each checked where it is read: the
+        small ones here, the postings and document terms a run at a time when
+        first read (``CRCMismatchError`` then, after ``damaged`` is called).
         """
-        body = self.body
-        hasher = xxhash.xxh3_64()
-        for at in range(0, len(body), _HASH_PART):
-            hasher.update(body[at : at + _HASH_PART])
-        if hasher.intdigest() != self.checksum:
+        if xxhash.xxh3_64_intdigest(self.sums) != self.checksum:
             msg = "recall state: checksum mismatch"
             raise ValueError(msg)
-        return state_of_body(body)
+        sums: Sequence[int] = self.sums.cast("Q")
+        if sys.byteorder != "little":  # pragma: no cover - big-endian hosts only
+            swapped = array("Q", sums)
+            swapped.byteswap()
+            sums = swapped
+        blocks = Blocks(self.body, sums, BLOCK, "recall state")
+        agent_id = self.agent_id
 
-    def raw(self) -> bytes:
-        """The body's bytes, as stored (a section kept as it was when the file is written)."""
-        return bytes(self.body)
+        def later(start: int, end: int) -> None:
+            try:
+                blocks.check(start, end)
+            except ValueError as exc:
+                damaged()
+                msg = f"recall state of agent {agent_id:016x}: {exc}"
+                raise CRCMismatchError(msg) from None
+
+        return state_of_body(self.body, blocks.check, later)
+
+    def raw(self) -> tuple[bytes, bytes]:
+        """The body's bytes and its checksums, as stored (a section kept as it was when the
+        file is written)."""
+        return bytes(self.body), bytes(self.sums)
 
     def vouched(self, covered_end: int, seal: int, digest: bytes) -> RecallSection:
         """The same body, true of the file up to ``covered_end`` (seal and digest there)."""
@@ -98,20 +124,26 @@ def encode_sections(
 ) -> list[bytes]:
     """The file's bytes: (agent id, covered end, seal, digest, state) of each ``fresh``
     domain, and each ``kept`` section as it was read (its body is not decoded); no stamp."""
-    entries: list[tuple[int, int, int, bytes, bytes, int]] = []
+    entries: list[tuple[int, int, int, bytes, bytes, bytes, int]] = []
     for agent_id, covered_end, seal, digest, state in fresh:
         body = body_of(state)
-        entries.append((agent_id, covered_end, seal, digest, body, xxhash.xxh3_64_intdigest(body)))
-    for old in kept:
+        sums = sums_of(body, BLOCK).tobytes()
         entries.append(
-            (old.agent_id, old.covered_end, old.seal, old.digest, old.raw(), old.checksum)
+            (agent_id, covered_end, seal, digest, body, sums, xxhash.xxh3_64_intdigest(sums))
+        )
+    for old in kept:
+        body, sums = old.raw()
+        entries.append(
+            (old.agent_id, old.covered_end, old.seal, old.digest, body, sums, old.checksum)
         )
     offset = _HEAD.size + _ENTRY.size * len(entries)
     out: list[bytes] = [_HEAD.pack(MAGIC, _VERSION, len(entries))]
-    for agent_id, covered_end, seal, digest, raw, checksum in entries:
-        out.append(_ENTRY.pack(agent_id, covered_end, seal, digest, offset, len(raw), checksum))
-        offset += len(raw)
-    return out + [entry[4] for entry in entries]
+    for agent_id, covered_end, seal, digest, body, sums, checksum in entries:
+        out.append(_ENTRY.pack(agent_id, covered_end, seal, digest, offset, len(body), checksum))
+        offset += len(body) + len(sums)
+    for entry in entries:
+        out += entry[4:6]
+    return out
 
 
 def encode_stamp(section: RecallSection, covered_end: int, seal: int, digest: bytes) -> bytes:
@@ -147,14 +179,14 @@ def decode_sections(data: bytes | bytearray | memoryview) -> Mapping[int, Recall
         if offset != expected:  # a count that lost or gained entries, or a moved body
             msg = "recall file: a body where the directory does not put it"
             raise ValueError(msg)
-        expected += length
-        if offset + length > size:
+        sums_end = offset + length + 8 * -(-length // BLOCK)
+        expected = sums_end
+        if sums_end > size:
             msg = "recall file: a body past the end"
             raise ValueError(msg)
-        bodies_end = max(bodies_end, offset + length)
-        found[agent_id] = RecallSection(
-            agent_id, end, seal, digest, data[offset : offset + length], checksum
-        )
+        bodies_end = max(bodies_end, sums_end)
+        body, sums = data[offset : offset + length], data[offset + length : sums_end]
+        found[agent_id] = RecallSection(agent_id, end, seal, digest, body, sums, checksum)
     stamps = list(_stamps(data[bodies_end:]))
     for agent_id, checksum, end, seal, digest in stamps:
         section = found.get(agent_id)

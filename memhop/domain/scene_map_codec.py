@@ -31,6 +31,7 @@ from typing import Literal, TypeAlias
 
 import xxhash
 
+from memhop.domain.blocks import Blocks, sums_of
 from memhop.index.scene_map import DomainMap, Ints, Verify
 
 __all__ = ["decode_maps", "encode_maps"]
@@ -88,17 +89,9 @@ def encode_maps(maps: Iterable[DomainMap]) -> bytes:
                 column = swapped
             parts.append(column.tobytes())
     body = b"".join(parts)
-    whole = memoryview(body)
-    sums = array("Q", map(xxhash.xxh3_64_intdigest, map(whole.__getitem__, _blocks(len(body)))))
-    if _SWAP:
-        sums.byteswap()
+    sums = sums_of(body, BLOCK)
     listed = sums.tobytes() + _COUNTS.pack(BLOCK, len(sums))
     return body + listed + _SUM.pack(xxhash.xxh3_64_intdigest(listed))
-
-
-def _blocks(size: int) -> list[slice]:
-    """The blocks of ``size`` bytes, each under its own checksum."""
-    return [slice(at, at + BLOCK) for at in range(0, size, BLOCK)]
 
 
 def decode_maps(data: Buffer) -> Mapping[int, DomainMap]:
@@ -112,7 +105,7 @@ def decode_maps(data: Buffer) -> Mapping[int, DomainMap]:
     if len(whole) >= _PREFIX.size and bytes(whole[:4]) == MAGIC and whole[4] != VERSION:
         msg = f"scene map: not a version {VERSION} scene map"  # named before the checksums
         raise ValueError(msg)
-    blocks = _Blocks.of(whole)
+    blocks = _blocks_of(whole)
     body = blocks.body
     blocks.check(0, min(_PREFIX.size, len(body)))
     if len(body) < _PREFIX.size:
@@ -157,7 +150,7 @@ def decode_maps(data: Buffer) -> Mapping[int, DomainMap]:
             topic_ids,
             topic_ends,
             member_ids,
-            verify=blocks.verifier(starts),
+            verify=_verifier(blocks, starts),
         )
         m.check(whole=False)
         if agent in maps:
@@ -170,52 +163,32 @@ def decode_maps(data: Buffer) -> Mapping[int, DomainMap]:
     return maps
 
 
-class _Blocks:
-    """A map file's body and the checksum of each of its blocks, each checked once, when a
-    read first uses it."""
+def _blocks_of(whole: memoryview) -> Blocks:
+    """The body and block checksums of a file; ValueError unless its tail vouches for them."""
+    tail = _COUNTS.size + _SUM.size
+    if len(whole) < tail:
+        msg = "scene map: too short"
+        raise ValueError(msg)
+    block, count = _COUNTS.unpack_from(whole, len(whole) - tail)
+    listed = whole[len(whole) - tail - 8 * count : len(whole) - _SUM.size]
+    if (
+        len(listed) != 8 * count + _COUNTS.size
+        or xxhash.xxh3_64_intdigest(listed) != _SUM.unpack_from(whole, len(whole) - _SUM.size)[0]
+    ):
+        msg = "scene map: checksum mismatch"
+        raise ValueError(msg)
+    body = whole[: len(whole) - tail - 8 * count]
+    if block != BLOCK:
+        msg = "scene map: checksum mismatch (the blocks do not cover the file)"
+        raise ValueError(msg)
+    return Blocks(body, _column(listed[: 8 * count], "Q"), BLOCK, "scene map")
 
-    def __init__(self, body: memoryview, sums: Ints) -> None:
-        self.body = body
-        self._sums = sums
-        self._checked = bytearray(len(sums))
 
-    @classmethod
-    def of(cls, whole: memoryview) -> _Blocks:
-        """The body and block checksums of a file; ValueError unless its tail vouches for them."""
-        tail = _COUNTS.size + _SUM.size
-        if len(whole) < tail:
-            msg = "scene map: too short"
-            raise ValueError(msg)
-        block, count = _COUNTS.unpack_from(whole, len(whole) - tail)
-        listed = whole[len(whole) - tail - 8 * count : len(whole) - _SUM.size]
-        if (
-            len(listed) != 8 * count + _COUNTS.size
-            or xxhash.xxh3_64_intdigest(listed)
-            != _SUM.unpack_from(whole, len(whole) - _SUM.size)[0]
-        ):
-            msg = "scene map: checksum mismatch"
-            raise ValueError(msg)
-        body = whole[: len(whole) - tail - 8 * count]
-        if block != BLOCK or count != -(-len(body) // BLOCK):
-            msg = "scene map: checksum mismatch (the blocks do not cover the file)"
-            raise ValueError(msg)
-        return cls(body, _column(listed[: 8 * count], "Q"))
+def _verifier(blocks: Blocks, starts: Sequence[int]) -> Verify:
+    """``DomainMap.verify`` for a domain whose columns begin at ``starts``."""
 
-    def check(self, start: int, end: int) -> None:
-        """Raise ValueError unless bytes [start, end) of the body are as written."""
-        checked, sums, body = self._checked, self._sums, self.body
-        for k in range(start // BLOCK, -(-end // BLOCK)):
-            if not checked[k]:
-                if xxhash.xxh3_64_intdigest(body[k * BLOCK : (k + 1) * BLOCK]) != sums[k]:
-                    msg = "scene map: checksum mismatch"
-                    raise ValueError(msg)
-                checked[k] = 1
+    def verify(column: int, start: int, end: int) -> None:
+        size = _SIZES[column]
+        blocks.check(starts[column] + size * start, starts[column] + size * end)
 
-    def verifier(self, starts: Sequence[int]) -> Verify:
-        """``DomainMap.verify`` for a domain whose columns begin at ``starts``."""
-
-        def verify(column: int, start: int, end: int) -> None:
-            size = _SIZES[column]
-            self.check(starts[column] + size * start, starts[column] + size * end)
-
-        return verify
+    return verify

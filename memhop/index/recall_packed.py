@@ -8,17 +8,68 @@ terms always do): half the memory, and half the recall file's bytes to read back
 from __future__ import annotations
 
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TypeAlias
+from typing import TypeAlias, overload
 
-__all__ = ["NARROW", "Column", "PackedIndex", "append_column", "code_for", "code_of", "copied"]
+__all__ = [
+    "NARROW",
+    "Checked",
+    "Column",
+    "PackedIndex",
+    "append_column",
+    "code_for",
+    "code_of",
+    "copied",
+]
 
 NARROW = 0xFFFF
 """The largest id a two-byte column holds."""
 
-Column: TypeAlias = "array[int] | memoryview"
-"""A column of ints: an array, or a view of a file's bytes cast to the column's type."""
+
+class Checked:
+    """A view of a file's bytes cast to a column's type, its bytes checked as they are
+    read: ``check(start, end)`` raises unless bytes [start, end) of the file (``at``
+    is where the column begins) are as written. A recall state's postings and
+    document terms are most of its file, and a recall reads a few runs of them."""
+
+    __slots__ = ("_at", "_check", "_items", "format", "itemsize")
+
+    def __init__(self, items: memoryview, check: Callable[[int, int], None], at: int) -> None:
+        self._items, self._check, self._at = items, check, at
+        self.format, self.itemsize = items.format, items.itemsize
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    @overload
+    def __getitem__(self, i: int) -> int: ...
+    @overload
+    def __getitem__(self, i: slice) -> memoryview: ...
+    def __getitem__(self, i: int | slice) -> int | memoryview:
+        items, size = self._items, self.itemsize
+        if isinstance(i, slice):
+            a, b, _ = i.indices(len(items))
+            if a < b:
+                self._check(self._at + a * size, self._at + b * size)
+            return items[i]
+        if i < 0:
+            i += len(items)
+        self._check(self._at + i * size, self._at + (i + 1) * size)
+        return int(items[i])
+
+    def whole(self) -> memoryview:
+        """Every item, checked."""
+        self._check(self._at, self._at + len(self._items) * self.itemsize)
+        return self._items
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.whole())
+
+
+Column: TypeAlias = "array[int] | memoryview | Checked"
+"""A column of ints: an array, or a view of a file's bytes cast to the column's type
+(checked as it is read, or not)."""
 
 
 def code_of(column: Column) -> str:
@@ -36,9 +87,11 @@ def copied(column: Column, code: str) -> array[int]:
     return out
 
 
-def append_column(out: array[int], column: Sequence[int]) -> None:
+def append_column(out: array[int], column: Column | Sequence[int]) -> None:
     """Append the items of ``column`` to ``out``: in one C copy when they are already of
     its type (an array, or a view of bytes), else item by item."""
+    if isinstance(column, Checked):
+        column = column.whole()
     if isinstance(column, memoryview) and column.format == out.typecode:
         out.frombytes(column.cast("B"))
     elif isinstance(column, array) and column.typecode == out.typecode:

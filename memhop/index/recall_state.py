@@ -22,12 +22,13 @@ import operator
 import struct
 import sys
 from array import array
-from collections.abc import Iterable, Iterator, MutableMapping
+from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from dataclasses import dataclass, field
+from typing import TypeAlias
 
 from memhop.index.grouped import Grouped
 from memhop.index.recall import RecallIndex
-from memhop.index.recall_packed import Column, PackedIndex, code_of, copied
+from memhop.index.recall_packed import Checked, Column, PackedIndex, code_of, copied
 from memhop.index.recall_terms import Terms
 from memhop.intmap import IntMap
 
@@ -70,6 +71,9 @@ _COLUMNS = (
     ("orders_flat", "Q"),
     ("row_scenes", "Q"),
 )
+# Most of a body, read a run at a time (a term's postings, a document's terms): checked
+# as each run is first read, so a first recall does not hash what it does not read.
+_READ_IN_RUNS = frozenset(("post_docs", "post_tfs", "fwd_terms", "fwd_counts"))
 
 
 @dataclass(slots=True)
@@ -112,10 +116,22 @@ def body_of(state: RecallState) -> bytes:
     return b"".join(_columns_of(state))
 
 
-def state_of_body(body: memoryview) -> RecallState:
+Check: TypeAlias = Callable[[int, int], None]
+"""Raise unless bytes [start, end) of a body are as written."""
+
+
+def _unchecked(start: int, end: int) -> None:
+    """A body whose checksum the caller has checked whole: nothing to check."""
+
+
+def state_of_body(
+    body: memoryview, now: Check = _unchecked, later: Check = _unchecked
+) -> RecallState:
     """The state a body holds, its columns views of it (ValueError for bytes that do not
-    parse; the caller has checked the body's checksum)."""
-    terms, columns = _view_columns(body)
+    parse). Every column is checked by ``now`` as it is decoded, but the postings and
+    document terms (most of the bytes), which are checked by ``later`` a run at a time
+    as they are read."""
+    terms, columns = _view_columns(body, now, later)
     return _state_of(terms, columns)
 
 
@@ -187,6 +203,8 @@ def _joined(groups: Iterable[Iterable[int]]) -> array[int]:
 
 
 def _little(column: Column) -> bytes:
+    if isinstance(column, Checked):
+        column = column.whole()
     if sys.byteorder == "little":
         return column.tobytes()
     swapped = array(code_of(column), column)  # pragma: no cover - big-endian hosts only
@@ -194,7 +212,7 @@ def _little(column: Column) -> bytes:
     return swapped.tobytes()  # pragma: no cover
 
 
-def _view_columns(body: memoryview) -> tuple[bytes, dict[str, Column]]:
+def _view_columns(body: memoryview, now: Check, later: Check) -> tuple[bytes, dict[str, Column]]:
     """The body's terms, and its other columns by name, each a view of its bytes."""
     terms, columns = b"", dict[str, Column]()
     at, end = 0, len(body)
@@ -202,6 +220,7 @@ def _view_columns(body: memoryview) -> tuple[bytes, dict[str, Column]]:
         if at + _COLUMN.size > end:
             msg = f"recall state: ends before its {name} column"
             raise ValueError(msg)
+        now(at, at + _COLUMN.size)
         found, count = _COLUMN.unpack(body[at : at + _COLUMN.size])
         at += _COLUMN.size
         if found.decode("ascii", "replace") not in code:
@@ -213,11 +232,16 @@ def _view_columns(body: memoryview) -> tuple[bytes, dict[str, Column]]:
             msg = f"recall state: column {name} runs past the end"
             raise ValueError(msg)
         raw = body[at : at + size]
+        lazy = name in _READ_IN_RUNS and sys.byteorder == "little"
+        if not lazy:
+            now(at, at + size)
         if code == "s":
             terms = bytes(raw)
         elif struct.calcsize(code) != _ITEM_SIZES[code]:  # pragma: no cover - exotic platforms
             msg = f"recall state: {code!r} is not {_ITEM_SIZES[code]} bytes here"
             raise ValueError(msg)
+        elif lazy:
+            columns[name] = Checked(raw.cast(code), later, at)
         elif sys.byteorder == "little":
             columns[name] = raw.cast(code)
         else:  # pragma: no cover - big-endian hosts only

@@ -16,7 +16,7 @@ from array import array
 from collections.abc import Iterator, Sequence
 from itertools import chain
 
-from memhop.index.recall_packed import append_column
+from memhop.index.recall_packed import Checked, Column, append_column
 
 __all__ = ["SplitColumn"]
 
@@ -26,7 +26,7 @@ class SplitColumn:
 
     __slots__ = ("_base", "_n", "tail")
 
-    def __init__(self, code: str, base: Sequence[int] = ()) -> None:
+    def __init__(self, code: str, base: Column | Sequence[int] = ()) -> None:
         self._base = base
         self._n = len(base)
         self.tail = array(code)
@@ -53,7 +53,7 @@ class SplitColumn:
         n = self._n
         return self._base[a:b] if b <= n else self.tail[a - n : b - n]
 
-    def parts(self) -> tuple[Sequence[int] | bytes, array[int]]:
+    def parts(self) -> tuple[Column | Sequence[int] | bytes, array[int]]:
         """The base (b"" when there is none) and the tail, as they are (for the kernel)."""
         return (self._base if self._n else b""), self.tail
 
@@ -84,7 +84,7 @@ class SplitColumn:
             return -1
         # A view of a file's bytes (little-endian: read back on such hosts only): its
         # bytes searched in C, a hit counted only where an item starts.
-        assert isinstance(base, memoryview)
+        assert isinstance(base, memoryview | Checked)
         size = base.itemsize
         try:
             pattern = value.to_bytes(size, "little")

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from memhop.domain.context import DomainContext
 from memhop.engine import Engine
-from memhop.errors import InvalidQueryError
+from memhop.errors import CRCMismatchError, InvalidQueryError
 from memhop.index.recall import DocFilter, DocKey
 from memhop.records import ArchiveSlot
 from memhop.root import recall_warm
@@ -75,8 +75,26 @@ class RecallFound:
 def recall_in_steps(ops: AgentOps, query: RecallQuery) -> list[RecallFound]:
     """``recall`` through ``ops``. A warm domain whose saved state serves answers from its
     views at once; else the domain's index is built first in steps (``build_step``),
-    each in a hold of its own, so the domain's turns go on while it is built."""
+    each in a hold of its own, so the domain's turns go on while it is built.
+
+    A saved state whose bytes, read now, do not check is let go, and the domain is
+    indexed from its records instead (the recall file forgets it at the next close)."""
     query.validate()
+    try:
+        return _in_steps(ops, query)
+    except CRCMismatchError:
+        ops.run(_let_go)
+        return _in_steps(ops, query)
+
+
+def _let_go(engine: Engine, ctx: DomainContext) -> None:
+    """Drop a state found damaged: the domain's recall waits for a build from the records."""
+    ctx.drop_recall()
+    if ctx.warm is not None:
+        ctx.warm.recall_refused = True
+
+
+def _in_steps(ops: AgentOps, query: RecallQuery) -> list[RecallFound]:
     ops.prepare_recall()  # the saved state's decode holds no lock: turns go on meanwhile
     found = ops.read_scene(_recall_now, query)
     if found is not None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from memhop.domain import recall_file
 from memhop.domain.context import DomainContext
 from memhop.engine import Engine
+from memhop.errors import CRCMismatchError
 from memhop.index.recall_state import RecallState
 from memhop.root.recall_docs import Refresh
 from memhop.root.recall_index import built_state, follow_open_turn
@@ -65,10 +66,13 @@ def closing_state(engine: Engine, ctx: DomainContext) -> RecallState | None:
     The close drops the open turn: so does the state (its events go where a build from
     the records puts them)."""
     ctx.open_turn = None
-    if ctx.settled_mirrors() is None:  # a state taken this session only: none is read now
-        taken = ctx.warm is not None and ctx.warm.recall is not None
-        refresh = current(engine, ctx) if taken else None
-        state = None if refresh is None else refresh.state
-    else:
-        state = built_state(engine, ctx)
+    try:
+        if ctx.settled_mirrors() is None:  # a state taken this session only: none is read now
+            taken = ctx.warm is not None and ctx.warm.recall is not None
+            refresh = current(engine, ctx) if taken else None
+            state = None if refresh is None else refresh.state
+        else:
+            state = built_state(engine, ctx)
+    except CRCMismatchError:  # read back, and damaged: the file forgets it
+        return None
     return state if state is not None and state.storable else None

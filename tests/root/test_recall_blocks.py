@@ -1,0 +1,161 @@
+"""The recall file's blocks: a state read back checks its postings and document terms a
+run at a time, as reads first use them; a damaged run read later is refused by name, and
+a recall that meets one indexes the domain from its records instead."""
+
+from __future__ import annotations
+
+import logging
+import struct
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import memhop
+from memhop.domain import recall_sections
+from memhop.domain.recall_sections import decode_sections, encode_sections
+from memhop.errors import CRCMismatchError
+from memhop.index import recall_state
+from memhop.index.recall_state import RecallState
+from tests.root.recall_files import TABLE, answers, written
+
+_HEAD = struct.Struct("<8sII")
+_ENTRY = struct.Struct("<QQQ16sQQQ")
+
+
+def _column_span(body: memoryview, wanted: str) -> tuple[int, int]:
+    """Where column ``wanted``'s items lie in a body: [start, end)."""
+    at = 0
+    for name, _ in recall_state._COLUMNS:
+        code, count = recall_state._COLUMN.unpack(body[at : at + recall_state._COLUMN.size])
+        at += recall_state._COLUMN.size
+        size = count * (1 if code == b"s" else recall_state._ITEM_SIZES[code.decode()])
+        if name == wanted:
+            return at, at + size
+        at += size
+    raise AssertionError(wanted)
+
+
+def _body_offset(data: bytes) -> int:
+    """Where the first section's body starts in a recall file."""
+    return int(_ENTRY.unpack_from(data, _HEAD.size)[4])
+
+
+_DOCS = 600
+_TERMS = [f"w{i}" for i in range(97)] + [f"v{i}" for i in range(13)] + ["common"]
+_SMALL = 256  # bytes a block, in the tests that flip bytes: every column spans blocks
+
+
+def _state(docs: int) -> RecallState:
+    state = RecallState()
+    for i in range(docs):
+        state.index.put((0, i + 1), 1 + i % 3, i, [f"w{i % 97}", f"v{i % 13}", "common"])
+    return state
+
+
+_PACKED = _state(_DOCS)
+_EXPECTED = {t: _PACKED.index.search([t], 3) for t in _TERMS}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    column=st.sampled_from(["post_docs", "post_tfs", "fwd_terms", "fwd_counts"]),
+    at=st.floats(0, 1, exclude_max=True),
+    flip=st.integers(1, 255),
+)
+def test_a_flipped_byte_in_a_run_is_refused_when_the_run_is_read(
+    column: str, at: float, flip: int
+) -> None:
+    state = _PACKED
+    expected = _EXPECTED
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(recall_sections, "BLOCK", _SMALL)
+        data = bytearray(b"".join(encode_sections([(7, 8192, 3, b"d" * 16, state)])))
+        body = decode_sections(bytes(data))[7].body
+        start, end = _column_span(body, column)
+        # A block of the column alone (one it shares with a column the decode reads is
+        # refused by the decode, as before)
+        first, last = -(-start // _SMALL) * _SMALL, end // _SMALL * _SMALL
+        assert last - first > 2 * _SMALL
+        data[_body_offset(bytes(data)) + first + int(at * (last - first))] ^= flip
+        noted: list[int] = []
+        back = decode_sections(bytes(data))[7].state(lambda: noted.append(1))  # reads no run
+        refusals: list[str] = []
+        for term in _TERMS:  # each term's answer is the one packed, or a refusal by name
+            try:
+                found = back.index.search([term], 3)
+            except CRCMismatchError as exc:
+                refusals.append(str(exc))
+            else:
+                assert found == expected[term]
+        try:  # every run: each term's postings, each document's terms and counts
+            back.index.packed()
+        except CRCMismatchError as exc:
+            refusals.append(str(exc))
+    assert refusals  # the run holding the flipped byte was read, and refused
+    assert set(refusals) == {
+        "recall state of agent 0000000000000007: recall state: checksum mismatch"
+    }
+    assert len(noted) == len(refusals)
+
+
+def test_a_state_read_back_checks_only_the_blocks_its_reads_use(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    checked: list[tuple[int, int]] = []
+    state = _state(20_000)
+    data = b"".join(encode_sections([(7, 8192, 3, b"d" * 16, state)]))
+    section = decode_sections(data)[7]
+    body_size = len(section.body)
+    back = section.state()
+    original = recall_sections.Blocks.check
+
+    def counted(blocks: recall_sections.Blocks, start: int, end: int) -> None:
+        checked.append((start, end))
+        original(blocks, start, end)
+
+    monkeypatch.setattr(recall_sections.Blocks, "check", counted)
+    assert back.index.search(["w5"], 3) == state.index.search(["w5"], 3)
+    read = sum(end - start for start, end in checked)
+    assert 0 < read < body_size // 20  # the term's postings, not the body
+    checked.clear()
+    assert back.index.search(["w5"], 3) == state.index.search(["w5"], 3)
+    assert not checked  # taken out of the file once
+
+
+def test_a_recall_meeting_a_damaged_run_indexes_the_domain_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(recall_sections, "BLOCK", 64)  # every column spans blocks of its own
+    path = str(tmp_path / "mem.meh")
+    written(path, 30)
+    with memhop.open(path, memhop.LocalModel(), TABLE) as db:
+        expected = answers(db.primary())  # control: the state read back answers these
+    recall_file = Path(path + ".recall")
+    data = bytearray(recall_file.read_bytes())
+    body = decode_sections(bytes(data))[0].body
+    base = _body_offset(bytes(data))
+    start, end = _column_span(body, "post_docs")
+    first, last = -(-start // 64) * 64, end // 64 * 64
+    assert last - first >= 128
+    for at in range(first, last, 64):  # every block of the postings alone
+        data[base + at] ^= 0x5A
+    recall_file.write_bytes(bytes(data))
+    assert decode_sections(bytes(data))[0].state() is not None  # its decode reads no posting
+    with (
+        caplog.at_level(logging.WARNING, logger="memhop"),
+        memhop.open(path, memhop.LocalModel(), TABLE) as db,
+    ):
+        assert answers(db.primary()) == expected  # indexed from the records instead
+    assert "is damaged: it is indexed again" in caplog.text
+    # The close wrote the file again from the state built since: it reads whole.
+    saved = decode_sections(recall_file.read_bytes())[0].state()
+    saved.index.packed()  # every posting and document term read, and checked
+    caplog.clear()
+    with (
+        caplog.at_level(logging.WARNING, logger="memhop"),
+        memhop.open(path, memhop.LocalModel(), TABLE) as db,
+    ):
+        assert answers(db.primary()) == expected
+    assert "damaged" not in caplog.text
