@@ -6,7 +6,7 @@ The hold of its lock that every call of the API enters is the root's
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar, cast
 
@@ -195,6 +195,15 @@ class DomainContext:
             view = self.warm.scene_mirrors(engine, self.agent_id, scene_id, self.slots)
             if view is not None:
                 return view
+        return self.mirrors
+
+    def scene_reading(self, engine: Engine, scene_id: int, topic_ids: Iterable[int]) -> Mirrors:
+        """Mirrors that answer reads of ``topic_ids`` in one scene: the view of a warm
+        domain, or its reading of those topics alone (``WarmStart.reading``)."""
+        if self.built is None and self.warm is not None:
+            found = self.warm.reading(engine, self.agent_id, scene_id, topic_ids, self.slots)
+            if found is not None:
+                return found
         return self.mirrors
 
     def apply(self, engine: Engine, scene_id: int, change: Callable[[Mirrors], T]) -> T:

@@ -15,9 +15,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from memhop.domain.context import DomainContext
+from memhop.domain.map_tail import Tail, current_since, trusted_tail
 from memhop.domain.mirrors import Mirrors
 from memhop.domain.scene_map_codec import decode_maps, encode_maps
-from memhop.domain.warm import Tail, current_since, trusted_tail
 from memhop.engine import Engine
 from memhop.engine.storefile import (
     SCENE_MAP_SUFFIX,

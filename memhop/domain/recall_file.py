@@ -11,7 +11,7 @@ the file and forgets what was read of it; the next close writes it again from
 the states in memory, which no longer hold what was deleted. A compaction
 deletes it too (its sections name the old file's bytes).
 
-Trust, as for the scene map (``memhop.domain.warm.trusted_tail``): the
+Trust, as for the scene map (``memhop.domain.map_tail.trusted_tail``): the
 ``.meh`` still ends in the snapshot it ended in when the state was saved, or
 gives the saved digest up to then and walks frame by frame from there; and
 the domain deleted nothing since (a file another writer changed), and holds no
@@ -30,13 +30,13 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
+from memhop.domain.map_tail import Tail, trusted_tail
 from memhop.domain.recall_sections import (
     RecallSection,
     decode_sections,
     encode_sections,
     encode_stamp,
 )
-from memhop.domain.warm import Tail, trusted_tail
 from memhop.engine import Engine
 from memhop.engine.storefile import (
     RECALL_SUFFIX,

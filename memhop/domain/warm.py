@@ -36,24 +36,23 @@ from __future__ import annotations
 import _thread
 import logging
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Protocol
+from collections.abc import Callable, Iterable
+from collections.abc import Set as AbstractSet
 
+from memhop.domain.map_tail import Tail, current_since, trusted_tail
 from memhop.domain.mirrors import Mirrors
 from memhop.domain.slot_cache import SlotCache
 from memhop.engine import Engine
-from memhop.errors import CorruptionError, InvalidQueryError, MemHopError
 from memhop.ids import content_id
 from memhop.index.l2meta import L2Meta
 from memhop.index.l4 import L4Index
 from memhop.index.plans import PlanTrees
 from memhop.index.recall_state import RecallState
 from memhop.index.scene_map import DomainMap
-from memhop.layers import archive, codec, content_fields, plan, scene, topic_rows
-from memhop.records import SEQ_USER, ArchiveSlot, RecordType, SceneSlot
+from memhop.layers import archive, plan, topic_rows
+from memhop.records import SEQ_USER, ArchiveSlot, SceneSlot
 
-__all__ = ["Covered", "Tail", "WarmStart", "current_since", "trusted_tail"]
+__all__ = ["WarmStart"]
 
 log = logging.getLogger("memhop")
 
@@ -62,110 +61,17 @@ BUILD_GRACE_S = 0.2
 first calls of a session (its first recall, reading the saved index) run alone."""
 
 
-@dataclass(frozen=True, slots=True)
-class Tail:
-    """What the log gained since a map was written, as a view needs it."""
-
-    topics: dict[int, list[int]] = field(default_factory=dict)  # scene -> topic ids
-    members: dict[int, list[int]] = field(default_factory=dict)  # topic -> content/plan ids
-    scenes: frozenset[int] = frozenset()  # scene records written since
-
-    def topic_scenes(self) -> dict[int, int | None]:
-        """Every topic written since (a row, or a member's topic), with its row's scene
-        when the row was written since too."""
-        found: dict[int, int | None] = dict.fromkeys(self.members)
-        for scene_id, topics in self.topics.items():
-            found.update(dict.fromkeys(topics, scene_id))
-        return found
-
-
-class Covered(Protocol):
-    """What a side file's section says of the ``.meh`` it was written beside."""
-
-    @property
-    def covered_end(self) -> int: ...  # the record end then
-    @property
-    def seal(self) -> int: ...  # CRC32 of the index snapshot the file ended in then; 0 for none
-    @property
-    def digest(self) -> bytes: ...  # the file's prefix digest up to covered_end
-
-
-def trusted_tail(
-    engine: Engine, agent_id: int, section: Covered, digest: bytes | None = None
-) -> Tail | None:
-    """What the log gained since ``section`` was written, if the file still vouches for it.
-
-    None when it does not: a compacted, replaced or damaged file, or a log
-    that breaks the map's rules since. ``digest``: the file's prefix digest
-    up to the section's end, when the caller has it already.
-    """
-    end, seal = section.covered_end, section.seal
-    try:
-        if seal and engine.record_end == end and engine.snapshot_seal() == seal:
-            # The file still ends in the snapshot it ended in when the map was
-            # written: the same records at the same offsets, nothing since. So its
-            # digest there is the map's: a later check against it needs no hash.
-            engine.vouch_digest(end, section.digest)
-            return Tail()
-        if (digest or engine.prefix_digest(end)) == section.digest:
-            return _read_tail(engine, agent_id, end)
-    except (InvalidQueryError, CorruptionError) as exc:
-        log.info("scene map of agent %016x not used: %s", agent_id, exc)
-    return None
-
-
-def current_since(
-    engine: Engine, agent_id: int, section: DomainMap, tail: Tail
-) -> tuple[bool, SceneSlot | None]:
-    """(known, the scene last in use) from a map's current scene and its ``tail``.
-
-    Every scene not written since ranks at most as the map's current scene
-    did (its rank is in the map). So the best of the scenes written since and
-    that one is the answer when it ranks at least as high as that rank; else
-    (the current scene went, or lost rank) a scene the map does not rank may
-    be ahead, and the answer is unknown.
-    """
-    hint = section.current_scene
-    wanted = sorted(tail.scenes | ({hint} if hint else set()))
-    try:
-        found = [s for _, s in codec.read_many_strict(engine, agent_id, wanted, SceneSlot)]
-    except MemHopError:
-        return False, None
-    best = scene.current_scene(found)
-    if not hint:  # no scene then: every scene there is was written since
-        return True, best
-    then = (-section.current_used_at, -section.current_turns, hint)
-    if best is None or scene.recency_key(best) > then:
-        return False, None
-    return True, best
-
-
-def _read_tail(engine: Engine, agent_id: int, since: int) -> Tail | None:
-    """The domain's live records written from ``since`` on; None if one breaks the map's rules."""
-    by_type: dict[int, list[int]] = {}
-    for _, rec_type, id_hash in engine.frames_since(agent_id, since):
-        by_type.setdefault(rec_type, []).append(id_hash)
-    tail = Tail(scenes=frozenset(by_type.get(RecordType.SCENE, ())))
-    misplaced: list[int] = []
-    for row in topic_rows.topic_rows_of(
-        engine, agent_id, sorted(by_type.get(RecordType.TOPIC, ())), misplaced
-    ):
-        tail.topics.setdefault(row.scene_id, []).append(row.id)
-    if misplaced:
-        return None
-    ids = sorted(by_type.get(RecordType.ARCHIVE, ()))
-    for fields in content_fields.content_fields_of(engine, agent_id, ids):
-        tail.members.setdefault(fields.topic_id, []).append(fields.id_hash)
-    for node in plan.plan_nodes_of(engine, agent_id, sorted(by_type.get(RecordType.PLAN_NODE, ()))):
-        tail.members.setdefault(node.topic_id, []).append(node.id_hash)
-    return tail
-
-
 def _view(
-    engine: Engine, agent_id: int, section: DomainMap, tail: Tail, scene_id: int
+    engine: Engine,
+    agent_id: int,
+    section: DomainMap,
+    tail: Tail,
+    scene_id: int,
+    lines_of: AbstractSet[int] | None = None,
 ) -> tuple[Mirrors, list[ArchiveSlot]] | None:
     """The mirrors of one scene's records, and its content slots as read for them (a read of
-    the scene wants their text next); None if a record breaks the map's rules."""
+    the scene wants their text next); None if a record breaks the map's rules. With
+    ``lines_of``, every row of the scene but the records of those topics only."""
     try:
         listed = section.topics_of(scene_id) + tail.topics.get(scene_id, [])
     except ValueError as exc:  # a range decode did not check
@@ -181,6 +87,8 @@ def _view(
         return None
     members: set[int] = set()
     for row in rows:
+        if lines_of is not None and row.id not in lines_of:
+            continue
         try:
             members.update(section.members_of(row.id, scene_id))
         except ValueError as exc:  # a range decode did not check
@@ -242,6 +150,9 @@ class WarmStart:
         self._tail: Tail | None = None
         self._refused = False
         self._views: dict[int, Mirrors] = {}
+        # Per scene without a view: its rows and the records of the topics read so far
+        # (``reading``), for a recall's hits; given up once a view is made.
+        self._readings: dict[int, tuple[Mirrors, frozenset[int]]] = {}
         self._noted: set[int] = set()  # the scenes whose views noted a change since a drain
         # Turn writes the views took, for the full build (``DomainContext.apply``).
         self.pending: list[Callable[[Mirrors], object]] = []
@@ -288,8 +199,46 @@ class WarmStart:
             if self.recall is not None:  # what the view takes from now on is noted
                 _watch(view, self._noted, scene_id)
             self._views[scene_id] = view
+            self._readings.pop(scene_id, None)
             slots.remember(engine, agent_id, read)
         return view
+
+    def reading(
+        self,
+        engine: Engine,
+        agent_id: int,
+        scene_id: int,
+        topic_ids: Iterable[int],
+        slots: SlotCache,
+    ) -> Mirrors | None:
+        """What answers reads of ``topic_ids`` in one scene (their rows and lines, the
+        scene's other rows): its view if one is made, else the scene's rows and only
+        those topics' records (a recall's hit reads a row or two of a scene, and a
+        scene's lines cost most of its view). Kept while the scene has no view: a scene
+        takes writes through its view only, so what was read stays true. None when the
+        map cannot serve it."""
+        if self._built is not None:
+            return None
+        view = self._views.get(scene_id)
+        if view is not None:
+            return view
+        wanted = frozenset(topic_ids)
+        held = self._readings.get(scene_id)
+        if held is not None:
+            if wanted <= held[1]:
+                return held[0]
+            wanted |= held[1]
+        tail = self._trusted(engine, agent_id)
+        if tail is None:
+            return None
+        made = _view(engine, agent_id, self.section, tail, scene_id, wanted)
+        if made is None:
+            self._refused = True
+            return None
+        mirrors, read = made
+        self._readings[scene_id] = (mirrors, wanted)
+        slots.remember(engine, agent_id, read)
+        return mirrors
 
     def watch_views(self) -> None:
         """Note from now on which topics each view changes (``drain_views``)."""

@@ -147,11 +147,13 @@ def _found(refresh: Refresh, key: DocKey, score: float, wanted: set[str]) -> Rec
             text=event.content,
             event=event,
         )
-    row = refresh.listed(doc_id)
-    assert row is not None  # the index was brought up to date under this lock
-    scene_id = row.scene_id
-    kids = refresh.kids(row)
-    provenance = of_row(refresh.mirrors(scene_id).contents, row, kids)
+    scene_id = refresh.topic_scene(doc_id)
+    assert scene_id is not None  # the index was brought up to date under this lock
+    reading = refresh.reading(scene_id, [doc_id])
+    row = reading.topics.get(doc_id)
+    assert row is not None
+    kids = reading.topics.children_of(scene_id, row.id)
+    provenance = of_row(reading.contents, row, kids)
     own = [s.content for s in refresh.lines(scene_id, [row.id])]
     if provenance.origin != TURN.origin:
         members = refresh.descendants(row)

@@ -14,12 +14,13 @@ the top 5 from 53% to 59%). ``Refresh`` is one pass over a state
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from memhop.domain.context import DomainContext
 from memhop.domain.mirrors import Mirrors
 from memhop.engine import Engine
 from memhop.index.l2meta import L2Meta
+from memhop.index.l4 import L4Index
 from memhop.index.recall_state import RecallState
 from memhop.records import ArchiveKind, ArchiveSlot, TopicSlot
 
@@ -89,17 +90,20 @@ class Refresh:
         found = self.scenes.get(topic_id)
         return self.state.row_scenes.get(topic_id) if found is None else found
 
+    def reading(self, scene_id: int, topic_ids: Iterable[int] = ()) -> Mirrors:
+        """What answers reads of ``topic_ids`` in one scene (their rows and lines, the
+        scene's other rows): the full mirrors, or a warm domain's view of the scene or
+        reading of those topics alone (a hit's row need not read the scene's lines)."""
+        if self.whole is not None:
+            return self.whole
+        return self.ctx.scene_reading(self.engine, scene_id, topic_ids)
+
     def children(self, scene_id: int) -> dict[int, list[TopicSlot]]:
         kids = self._children.get(scene_id)
         if kids is None:
-            kids = self._children[scene_id] = self.mirrors(scene_id).topics.children_in_scene(
-                scene_id
-            )
+            topics = self.reading(scene_id).topics  # every row of the scene, in any reading
+            kids = self._children[scene_id] = topics.children_in_scene(scene_id)
         return kids
-
-    def kids(self, row: TopicSlot) -> list[TopicSlot]:
-        """The rows naming ``row`` as their parent (the scene's others not built)."""
-        return self.mirrors(row.scene_id).topics.children_of(row.scene_id, row.id)
 
     def surface(self, scene_id: int) -> list[int]:
         """The scene's surface rows in order, as the topic mirror has them now."""
@@ -122,16 +126,12 @@ class Refresh:
         order = None if scene_id is None else self.state.orders.get(scene_id)
         return [] if order is None else _beside(order, row_id)
 
-    def lines(self, scene_id: int, topic_ids: Iterable[int]) -> list[ArchiveSlot]:
+    def lines(self, scene_id: int, topic_ids: Sequence[int]) -> list[ArchiveSlot]:
         """The topics' stored lines, topic by topic in seq order (the cache answers by id)."""
-        wanted = self._line_ids(scene_id, topic_ids)
+        wanted = _line_ids(self.reading(scene_id, topic_ids).contents, topic_ids)
         slots = self.ctx.slots.read(self.engine, self.ctx.agent_id, wanted, keep=False)
         read = {s.id_hash: s for s in slots}
         return [read[i] for i in wanted if i in read]
-
-    def _line_ids(self, scene_id: int, topic_ids: Iterable[int]) -> list[int]:
-        contents = self.mirrors(scene_id).contents
-        return [i for t in topic_ids for i in contents.ids_of(t, ArchiveKind.UTTERANCE)]
 
     def line_terms(self, scene_id: int, topic_ids: Iterable[int]) -> list[str]:
         """The terms of the topics' stored lines, topic by topic in seq order."""
@@ -139,7 +139,7 @@ class Refresh:
         if scene_id != self._lines_scene:
             cut.clear()
             self._lines_scene = scene_id
-        wanted = self._line_ids(scene_id, topic_ids)
+        wanted = _line_ids(self.mirrors(scene_id).contents, topic_ids)
         missing = [i for i in wanted if i not in cut]
         if missing:
             for slot in self.ctx.slots.read(self.engine, self.ctx.agent_id, missing, keep=False):
@@ -258,6 +258,10 @@ class Refresh:
             state.events[topic_id] = slots[0].id_hash
         elif slots:
             state.events[topic_id] = tuple(s.id_hash for s in slots)
+
+
+def _line_ids(contents: L4Index, topic_ids: Iterable[int]) -> list[int]:
+    return [i for t in topic_ids for i in contents.ids_of(t, ArchiveKind.UTTERANCE)]
 
 
 def _beside(order: list[int] | array[int], row_id: int) -> list[int]:
