@@ -6,14 +6,14 @@ The hold of its lock that every call of the API enters is the root's
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar, cast
 
 from memhop.domain.mirrors import Mirrors
 from memhop.domain.recall_file import Saved
 from memhop.domain.slot_cache import SlotCache
-from memhop.domain.warm import WarmStart
+from memhop.domain.warm import Part, WarmStart
 from memhop.engine import Engine
 from memhop.llm import Distillation, Group, Model, NodeDigest, ReportsUsage, TopicDigest, Usage
 
@@ -197,11 +197,12 @@ class DomainContext:
                 return view
         return self.mirrors
 
-    def scene_reading(self, engine: Engine, scene_id: int, topic_ids: Iterable[int]) -> Mirrors:
-        """Mirrors that answer reads of ``topic_ids`` in one scene: the view of a warm
-        domain, or its reading of those topics alone (``WarmStart.reading``)."""
+    def scene_reading(self, engine: Engine, scene_id: int, part: Part) -> Mirrors:
+        """Mirrors that answer the reads ``part`` names in one scene: the full mirrors, or
+        a warm domain's view of the scene or reading of that part alone
+        (``WarmStart.reading``)."""
         if self.built is None and self.warm is not None:
-            found = self.warm.reading(engine, self.agent_id, scene_id, topic_ids, self.slots)
+            found = self.warm.reading(engine, self.agent_id, scene_id, part, self.slots)
             if found is not None:
                 return found
         return self.mirrors

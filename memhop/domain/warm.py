@@ -36,8 +36,8 @@ from __future__ import annotations
 import _thread
 import logging
 import threading
-from collections.abc import Callable, Iterable
-from collections.abc import Set as AbstractSet
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from memhop.domain.map_tail import Tail, current_since, trusted_tail
 from memhop.domain.mirrors import Mirrors
@@ -52,7 +52,7 @@ from memhop.index.scene_map import DomainMap
 from memhop.layers import archive, plan, topic_rows
 from memhop.records import SEQ_USER, ArchiveSlot, SceneSlot
 
-__all__ = ["WarmStart"]
+__all__ = ["Part", "WarmStart"]
 
 log = logging.getLogger("memhop")
 
@@ -61,33 +61,52 @@ BUILD_GRACE_S = 0.2
 first calls of a session (its first recall, reading the saved index) run alone."""
 
 
+@dataclass(frozen=True, slots=True)
+class Part:
+    """What a reading of a scene read: its rows (None: every row) and the records of the
+    topics in ``lines``."""
+
+    rows: frozenset[int] | None
+    lines: frozenset[int]
+
+    def covers(self, other: Part) -> bool:
+        rows_held = self.rows is None or (other.rows is not None and other.rows <= self.rows)
+        return rows_held and other.lines <= self.lines
+
+    def joined(self, other: Part) -> Part:
+        rows = None if self.rows is None or other.rows is None else self.rows | other.rows
+        return Part(rows, self.lines | other.lines)
+
+
 def _view(
     engine: Engine,
     agent_id: int,
     section: DomainMap,
     tail: Tail,
     scene_id: int,
-    lines_of: AbstractSet[int] | None = None,
+    part: Part | None = None,
 ) -> tuple[Mirrors, list[ArchiveSlot]] | None:
     """The mirrors of one scene's records, and its content slots as read for them (a read of
     the scene wants their text next); None if a record breaks the map's rules. With
-    ``lines_of``, every row of the scene but the records of those topics only."""
+    ``part``, only the rows and the topics' records it names."""
     try:
-        listed = section.topics_of(scene_id) + tail.topics.get(scene_id, [])
+        listed = set(section.topics_of(scene_id) + tail.topics.get(scene_id, []))
     except ValueError as exc:  # a range decode did not check
         log.warning("scene map of agent %016x not used: %s", agent_id, exc)
         return None
+    if part is not None and part.rows is not None:
+        listed &= part.rows
     misplaced: list[int] = []
     rows = [
         row
-        for row in topic_rows.topic_rows_of(engine, agent_id, sorted(set(listed)), misplaced)
+        for row in topic_rows.topic_rows_of(engine, agent_id, sorted(listed), misplaced)
         if row.scene_id == scene_id  # a row listed here may have moved since
     ]
     if misplaced:
         return None
     members: set[int] = set()
     for row in rows:
-        if lines_of is not None and row.id not in lines_of:
+        if part is not None and row.id not in part.lines:
             continue
         try:
             members.update(section.members_of(row.id, scene_id))
@@ -152,7 +171,7 @@ class WarmStart:
         self._views: dict[int, Mirrors] = {}
         # Per scene without a view: its rows and the records of the topics read so far
         # (``reading``), for a recall's hits; given up once a view is made.
-        self._readings: dict[int, tuple[Mirrors, frozenset[int]]] = {}
+        self._readings: dict[int, tuple[Mirrors, Part]] = {}
         self._noted: set[int] = set()  # the scenes whose views noted a change since a drain
         # Turn writes the views took, for the full build (``DomainContext.apply``).
         self.pending: list[Callable[[Mirrors], object]] = []
@@ -208,35 +227,33 @@ class WarmStart:
         engine: Engine,
         agent_id: int,
         scene_id: int,
-        topic_ids: Iterable[int],
+        part: Part,
         slots: SlotCache,
     ) -> Mirrors | None:
-        """What answers reads of ``topic_ids`` in one scene (their rows and lines, the
-        scene's other rows): its view if one is made, else the scene's rows and only
-        those topics' records (a recall's hit reads a row or two of a scene, and a
-        scene's lines cost most of its view). Kept while the scene has no view: a scene
-        takes writes through its view only, so what was read stays true. None when the
-        map cannot serve it."""
+        """What answers the reads ``part`` names in one scene: its view if one is made, else
+        those rows and those topics' records alone (a recall's hit reads a row or two of
+        a scene, and a scene's lines cost most of its view). Kept while the scene has no
+        view: a scene takes writes through its view only, so what was read stays true.
+        None when the map cannot serve it."""
         if self._built is not None:
             return None
         view = self._views.get(scene_id)
         if view is not None:
             return view
-        wanted = frozenset(topic_ids)
         held = self._readings.get(scene_id)
         if held is not None:
-            if wanted <= held[1]:
+            if held[1].covers(part):
                 return held[0]
-            wanted |= held[1]
+            part = held[1].joined(part)
         tail = self._trusted(engine, agent_id)
         if tail is None:
             return None
-        made = _view(engine, agent_id, self.section, tail, scene_id, wanted)
+        made = _view(engine, agent_id, self.section, tail, scene_id, part)
         if made is None:
             self._refused = True
             return None
         mirrors, read = made
-        self._readings[scene_id] = (mirrors, wanted)
+        self._readings[scene_id] = (mirrors, part)
         slots.remember(engine, agent_id, read)
         return mirrors
 

@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass
 
 from memhop.domain.context import DomainContext
+from memhop.domain.warm import Part
 from memhop.engine import Engine
 from memhop.errors import CRCMismatchError, InvalidQueryError
 from memhop.index.recall import DocFilter, DocKey
@@ -19,7 +20,7 @@ from memhop.root import recall_warm
 from memhop.root.content import check_ms
 from memhop.root.ops import AgentOps
 from memhop.root.provenance import TURN, Provenance, of_row
-from memhop.root.recall_docs import EVENT, Refresh
+from memhop.root.recall_docs import EVENT, Refresh, descendants_in
 from memhop.root.recall_index import build_step, current, ready
 
 __all__ = [
@@ -149,17 +150,20 @@ def _found(refresh: Refresh, key: DocKey, score: float, wanted: set[str]) -> Rec
         )
     scene_id = refresh.topic_scene(doc_id)
     assert scene_id is not None  # the index was brought up to date under this lock
-    reading = refresh.reading(scene_id, [doc_id])
+    # The row and what it folded, as last indexed (brought up to date under this lock):
+    # a warm domain reads those records alone, not the scene's.
+    family = frozenset((doc_id, *refresh.state.members.get(doc_id, ())))
+    reading = refresh.reading(scene_id, Part(family, family))
     row = reading.topics.get(doc_id)
     assert row is not None
     kids = reading.topics.children_of(scene_id, row.id)
     provenance = of_row(reading.contents, row, kids)
-    own = [s.content for s in refresh.lines(scene_id, [row.id])]
+    own = [s.content for s in refresh.lines(reading, [row.id])]
     if provenance.origin != TURN.origin:
-        members = refresh.descendants(row)
+        members = descendants_in(reading.topics.children_in_scene(scene_id), row)
         quoted = [
             s.content
-            for s in refresh.lines(scene_id, [m.id for m in members])
+            for s in refresh.lines(reading, [m.id for m in members])
             if wanted & set(refresh.state.terms.of(s.content))
         ]
         own += quoted[:_MATCHED_MEMBER_LINES]

@@ -14,17 +14,18 @@ the top 5 from 53% to 59%). ``Refresh`` is one pass over a state
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 from memhop.domain.context import DomainContext
 from memhop.domain.mirrors import Mirrors
+from memhop.domain.warm import Part
 from memhop.engine import Engine
 from memhop.index.l2meta import L2Meta
 from memhop.index.l4 import L4Index
 from memhop.index.recall_state import RecallState
 from memhop.records import ArchiveKind, ArchiveSlot, TopicSlot
 
-__all__ = ["EVENT", "NEIGHBOURS", "OWN_WEIGHT", "ROW", "Refresh"]
+__all__ = ["EVENT", "NEIGHBOURS", "OWN_WEIGHT", "ROW", "Refresh", "descendants_in"]
 
 OWN_WEIGHT = 2
 """A row's own track and lines count twice; what it folded and its neighbours' lines once."""
@@ -33,6 +34,8 @@ NEIGHBOURS = 1
 
 ROW = 0
 EVENT = 1
+EVERY_ROW = Part(None, frozenset())
+"""A reading of a scene's every row (and no topic's records)."""
 
 
 def _surface_row(topics: L2Meta, topic_id: int) -> int | None:
@@ -90,18 +93,18 @@ class Refresh:
         found = self.scenes.get(topic_id)
         return self.state.row_scenes.get(topic_id) if found is None else found
 
-    def reading(self, scene_id: int, topic_ids: Iterable[int] = ()) -> Mirrors:
-        """What answers reads of ``topic_ids`` in one scene (their rows and lines, the
-        scene's other rows): the full mirrors, or a warm domain's view of the scene or
-        reading of those topics alone (a hit's row need not read the scene's lines)."""
+    def reading(self, scene_id: int, part: Part = EVERY_ROW) -> Mirrors:
+        """What answers the reads ``part`` names in one scene: the full mirrors, or a warm
+        domain's view of the scene or reading of that part alone (a hit's row need not
+        read the scene's other rows and lines)."""
         if self.whole is not None:
             return self.whole
-        return self.ctx.scene_reading(self.engine, scene_id, topic_ids)
+        return self.ctx.scene_reading(self.engine, scene_id, part)
 
     def children(self, scene_id: int) -> dict[int, list[TopicSlot]]:
         kids = self._children.get(scene_id)
         if kids is None:
-            topics = self.reading(scene_id).topics  # every row of the scene, in any reading
+            topics = self.reading(scene_id).topics
             kids = self._children[scene_id] = topics.children_in_scene(scene_id)
         return kids
 
@@ -126,9 +129,10 @@ class Refresh:
         order = None if scene_id is None else self.state.orders.get(scene_id)
         return [] if order is None else _beside(order, row_id)
 
-    def lines(self, scene_id: int, topic_ids: Sequence[int]) -> list[ArchiveSlot]:
-        """The topics' stored lines, topic by topic in seq order (the cache answers by id)."""
-        wanted = _line_ids(self.reading(scene_id, topic_ids).contents, topic_ids)
+    def lines(self, mirrors: Mirrors, topic_ids: Iterable[int]) -> list[ArchiveSlot]:
+        """The topics' stored lines as ``mirrors`` list them, topic by topic in seq order
+        (the cache answers by id)."""
+        wanted = _line_ids(mirrors.contents, topic_ids)
         slots = self.ctx.slots.read(self.engine, self.ctx.agent_id, wanted, keep=False)
         read = {s.id_hash: s for s in slots}
         return [read[i] for i in wanted if i in read]
@@ -223,18 +227,7 @@ class Refresh:
         return scene_id
 
     def descendants(self, row: TopicSlot) -> list[TopicSlot]:
-        kids = self.children(row.scene_id)
-        found: list[TopicSlot] = []
-        stack = list(kids.get(row.id, ()))
-        seen = {row.id}
-        while stack:
-            topic = stack.pop()
-            if topic.id in seen:
-                continue
-            seen.add(topic.id)
-            found.append(topic)
-            stack += kids.get(topic.id, ())
-        return sorted(found, key=lambda t: (t.user_timestamp, t.id))  # as derived_from lists them
+        return descendants_in(self.children(row.scene_id), row)
 
     def redo_events(self, topic_id: int) -> None:
         state = self.state
@@ -258,6 +251,22 @@ class Refresh:
             state.events[topic_id] = slots[0].id_hash
         elif slots:
             state.events[topic_id] = tuple(s.id_hash for s in slots)
+
+
+def descendants_in(kids: dict[int, list[TopicSlot]], row: TopicSlot) -> list[TopicSlot]:
+    """The rows under ``row``, given each row's children in its scene, as ``derived_from``
+    lists them."""
+    found: list[TopicSlot] = []
+    stack = list(kids.get(row.id, ()))
+    seen = {row.id}
+    while stack:
+        topic = stack.pop()
+        if topic.id in seen:
+            continue
+        seen.add(topic.id)
+        found.append(topic)
+        stack += kids.get(topic.id, ())
+    return sorted(found, key=lambda t: (t.user_timestamp, t.id))  # as derived_from lists them
 
 
 def _line_ids(contents: L4Index, topic_ids: Iterable[int]) -> list[int]:
