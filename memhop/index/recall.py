@@ -28,7 +28,8 @@ from collections import Counter
 from collections.abc import Iterable
 
 from memhop.index import kernel
-from memhop.index.recall_packed import NARROW, Column, PackedIndex, code_for, code_of, copied
+from memhop.index.packed_map import IdMap, PackedMap
+from memhop.index.recall_packed import NARROW, PackedIndex, code_for, code_of, copied
 from memhop.index.recall_rank import K1, B, DocFilter, DocKey, Ranking, Scored
 from memhop.index.split_column import SplitColumn
 from memhop.intmap import NO_IDS, IntMap
@@ -75,9 +76,8 @@ class RecallIndex(Ranking):
         self._fwd_terms = SplitColumn("H")  # every document's distinct term ids, in slot order
         self._fwd_counts = SplitColumn("B")
         # kind -> id -> slot, packed: a dict would hold ~40 bytes a document more; a kind
-        # read back stays in its flat (id, slot) pairs until a lookup needs it
-        self._slot_of: dict[int, IntMap] = {}
-        self._slot_flats: dict[int, Column] = {}
+        # read back is looked up in its file's (id, slot) pairs until it is written
+        self._slot_of: dict[int, IdMap] = {}
         self._live = 0
         self._total_length = 0
         self._dead = 0
@@ -140,23 +140,17 @@ class RecallIndex(Ranking):
         self._scenes.append(scene_id)
         self._created.append(created_at)
         self._lengths.append(length)
-        slots = self._slots(kind)
+        slots = self._slot_of.get(kind)
         if slots is None:
             slots = self._slot_of[kind] = IntMap()
         slots.put(doc_id, slot)
         self._live += 1
 
-    def _slots(self, kind: int) -> IntMap | None:
-        """The kind's id -> slot map, made from its flat pairs on first use."""
-        slots = self._slot_of.get(kind)
-        if slots is None and kind in self._slot_flats:
-            flat = copied(self._slot_flats.pop(kind), "Q")
-            slots = self._slot_of[kind] = IntMap.from_sorted_pairs(flat)
-        return slots
+    def _slots(self, kind: int) -> IdMap | None:
+        """The kind's id -> slot map."""
+        return self._slot_of.get(kind)
 
-    def _all_slots(self) -> dict[int, IntMap]:
-        for kind in list(self._slot_flats):
-            self._slots(kind)
+    def _all_slots(self) -> dict[int, IdMap]:
         return self._slot_of
 
     def _postings(self, term_id: int) -> tuple[array[int], array[int]]:
@@ -325,7 +319,7 @@ class RecallIndex(Ranking):
         index._starts = copied(packed.starts, "Q")
         index._fwd_terms = SplitColumn(code_of(packed.fwd_terms), packed.fwd_terms)
         index._fwd_counts = SplitColumn("B", packed.fwd_counts)
-        index._slot_flats = dict(packed.slots)
+        index._slot_of = {kind: PackedMap(flat) for kind, flat in packed.slots.items()}
         index._live = len(packed.kinds)  # a packed index holds live documents only
         index._total_length = sum(index._lengths)
         return index

@@ -58,6 +58,10 @@ class Checked:
         self._check(self._at + i * size, self._at + (i + 1) * size)
         return int(items[i])
 
+    def part(self, a: int, b: int) -> Checked:
+        """Items ``a`` to ``b``, checked as they are read (as this column is)."""
+        return Checked(self._items[a:b], self._check, self._at + a * self.itemsize)
+
     def whole(self) -> memoryview:
         """Every item, checked."""
         self._check(self._at, self._at + len(self._items) * self.itemsize)

@@ -18,7 +18,6 @@ keeps is what a full build of the domain's records would index.
 
 from __future__ import annotations
 
-import operator
 import struct
 import sys
 from array import array
@@ -27,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TypeAlias
 
 from memhop.index.grouped import Grouped
+from memhop.index.packed_map import IdMap, PackedMap
 from memhop.index.recall import RecallIndex
 from memhop.index.recall_packed import Checked, Column, PackedIndex, code_of, copied
 from memhop.index.recall_terms import Terms
@@ -71,9 +71,25 @@ _COLUMNS = (
     ("orders_flat", "Q"),
     ("row_scenes", "Q"),
 )
-# Most of a body, read a run at a time (a term's postings, a document's terms): checked
-# as each run is first read, so a first recall does not hash what it does not read.
-_READ_IN_RUNS = frozenset(("post_docs", "post_tfs", "fwd_terms", "fwd_counts"))
+# Most of a body, read an item or a run at a time (a term's postings, a document's terms,
+# a hit's id, a group): checked as each is first read, so a first recall does not hash
+# what it does not read. The rest is read whole as a state is decoded.
+_READ_IN_RUNS = frozenset(
+    (
+        "post_docs",
+        "post_tfs",
+        "fwd_terms",
+        "fwd_counts",
+        "ids",
+        "scenes",
+        "created",
+        "slot_flat",
+        "members_flat",
+        "events_flat",
+        "orders_flat",
+        "row_scenes",
+    )
+)
 
 
 @dataclass(slots=True)
@@ -81,7 +97,7 @@ class RecallState:
     """A domain's recall index and which topics each of its documents stands for."""
 
     index: RecallIndex = field(default_factory=RecallIndex)
-    row_of: IntMap = field(default_factory=IntMap)  # topic -> the row indexing it
+    row_of: IdMap = field(default_factory=IntMap)  # topic -> the row indexing it
     # row -> its descendants (a state read back decodes each on first use, as these two)
     members: MutableMapping[int, tuple[int, ...]] = field(default_factory=dict)
     # topic -> its event's id, or their ids when several (a tuple per turn costs 64 bytes)
@@ -89,7 +105,7 @@ class RecallState:
     # scene -> its surface rows in order, as last indexed: a row's document holds the
     # lines of the rows beside it there (a tuple per row cost 27 bytes a record)
     orders: MutableMapping[int, array[int]] = field(default_factory=dict)
-    row_scenes: IntMap = field(default_factory=IntMap)  # surface row -> its scene, as indexed
+    row_scenes: IdMap = field(default_factory=IntMap)  # surface row -> its scene, as indexed
     open_topic: int = 0  # the open turn when last brought up to date (its events take its scene)
     open_scene: int = 0  # and its scene
     # Topics still to index in a first build, a unit (a scene's topics) at a time; empty
@@ -279,15 +295,15 @@ def _state_of(raw_terms: bytes, columns: dict[str, Column]) -> RecallState:
             starts=col("starts"),
             fwd_terms=col("fwd_terms"),
             fwd_counts=col("fwd_counts"),
-            slots=dict(Grouped(*_group_columns(columns, "slot"), _as_is)),
+            slots=_slot_pairs(*_group_columns(columns, "slot")),
         )
         return RecallState(
             index=RecallIndex.unpacked(packed),
-            row_of=_row_of(col("row_of_topics"), col("row_of_rows")),
+            row_of=PackedMap(col("row_of_topics"), col("row_of_rows")),
             members=Grouped(*_group_columns(columns, "members"), tuple),
             events=Grouped(*_group_columns(columns, "events"), _event_ids),
             orders=Grouped(*_group_columns(columns, "orders"), _own_array),
-            row_scenes=_pairs(col("row_scenes")),
+            row_scenes=PackedMap(col("row_scenes")),
             read_back=True,
         )
     except ValueError as exc:  # columns that do not fit together
@@ -301,9 +317,6 @@ def _group_columns(columns: dict[str, Column], name: str) -> tuple[Column, Colum
     if len(keys) != len(ends) or (ends[-1] if ends else 0) != len(flat):
         msg = f"{name}: keys, ends and items do not fit together"
         raise ValueError(msg)
-    if not all(map(operator.lt, keys, keys[1:])):  # Grouped looks keys up by bisection
-        msg = f"{name}: keys out of order"
-        raise ValueError(msg)
     return keys, ends, flat
 
 
@@ -311,22 +324,14 @@ def _event_ids(ids: Column) -> int | tuple[int, ...]:
     return ids[0] if len(ids) == 1 else tuple(ids)
 
 
-def _pairs(flat: Column) -> IntMap:
-    if len(flat) % 2:
-        msg = "interleaved pairs of odd length"
-        raise ValueError(msg)
-    return IntMap.from_sorted_pairs(copied(flat, "Q"))
-
-
-def _row_of(topics: Column, rows: Column) -> IntMap:
-    if len(topics) != len(rows):
-        msg = "row_of: topics and rows differ in length"
-        raise ValueError(msg)
-    return IntMap.from_arrays(copied(topics, "Q"), copied(rows, "Q"))
-
-
-def _as_is(group: Column) -> Column:
-    return group
+def _slot_pairs(kinds: Column, ends: Column, flat: Column) -> dict[int, Column]:
+    """Each kind's (id, slot) pairs, as views (checked as they are read)."""
+    pairs: dict[int, Column] = {}
+    start = 0
+    for kind, end in zip(kinds, ends, strict=True):
+        pairs[kind] = flat.part(start, end) if isinstance(flat, Checked) else flat[start:end]
+        start = end
+    return pairs
 
 
 def _own_array(group: Column) -> array[int]:

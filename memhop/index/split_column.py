@@ -54,8 +54,12 @@ class SplitColumn:
         return self._base[a:b] if b <= n else self.tail[a - n : b - n]
 
     def parts(self) -> tuple[Column | Sequence[int] | bytes, array[int]]:
-        """The base (b"" when there is none) and the tail, as they are (for the kernel)."""
-        return (self._base if self._n else b""), self.tail
+        """The base (b"" when there is none; checked, when it is checked as read) and the
+        tail, as they are (for the kernel)."""
+        base = self._base
+        if isinstance(base, Checked):
+            return base.whole(), self.tail
+        return (base if self._n else b""), self.tail
 
     def append(self, value: int) -> None:
         self.tail.append(value)
