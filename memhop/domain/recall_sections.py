@@ -52,7 +52,7 @@ __all__ = [
 ]
 
 MAGIC = b"MHRECALL"
-_VERSION = 3  # 3: a checksum a block (2: each term's highest count and shortest document)
+_VERSION = 3  # 3: a checksum a block, the documents' total length (2: each term's bounds)
 _HEAD = struct.Struct("<8sII")
 # agent, covered end, seal, digest, offset, body length, xxh3-64 of the block checksums
 _ENTRY = struct.Struct("<QQQ16sQQQ")

@@ -285,6 +285,7 @@ class RecallIndex(Ranking):
             scenes=self._scenes.whole("Q"),
             created=self._created.whole("q"),
             lengths=self._lengths,
+            total_length=self._total_length,
             starts=self._starts,
             fwd_terms=array(code_for(len(kept)), map(renumber.__getitem__, self._fwd_terms)),
             fwd_counts=self._fwd_counts.whole("B"),
@@ -321,7 +322,7 @@ class RecallIndex(Ranking):
         index._fwd_counts = SplitColumn("B", packed.fwd_counts)
         index._slot_of = {kind: PackedMap(flat) for kind, flat in packed.slots.items()}
         index._live = len(packed.kinds)  # a packed index holds live documents only
-        index._total_length = sum(index._lengths)
+        index._total_length = packed.total_length
         return index
 
     # ---- reads -------------------------------------------------------------------------

@@ -131,6 +131,7 @@ class PackedIndex:
     scenes: Column
     created: Column
     lengths: Column
+    total_length: int  # the sum of ``lengths``, kept so a read-back index need not sum them
     starts: Column
     fwd_terms: Column
     fwd_counts: Column

@@ -52,6 +52,7 @@ _COLUMNS = (
     ("scenes", "Q"),
     ("created", "q"),
     ("lengths", "I"),
+    ("total_length", "Q"),
     ("starts", "Q"),
     ("fwd_terms", "HI"),
     ("fwd_counts", "B"),
@@ -173,6 +174,7 @@ def _columns_of(state: RecallState) -> Iterator[bytes]:
         "scenes": packed.scenes,
         "created": packed.created,
         "lengths": packed.lengths,
+        "total_length": array("Q", [packed.total_length]),
         "starts": packed.starts,
         "fwd_terms": packed.fwd_terms,
         "fwd_counts": packed.fwd_counts,
@@ -292,6 +294,7 @@ def _state_of(raw_terms: bytes, columns: dict[str, Column]) -> RecallState:
             scenes=col("scenes"),
             created=col("created"),
             lengths=col("lengths"),
+            total_length=_one(col("total_length")),
             starts=col("starts"),
             fwd_terms=col("fwd_terms"),
             fwd_counts=col("fwd_counts"),
@@ -318,6 +321,13 @@ def _group_columns(columns: dict[str, Column], name: str) -> tuple[Column, Colum
         msg = f"{name}: keys, ends and items do not fit together"
         raise ValueError(msg)
     return keys, ends, flat
+
+
+def _one(column: Column) -> int:
+    if len(column) != 1:
+        msg = "a one-item column holds another count"
+        raise ValueError(msg)
+    return int(column[0])
 
 
 def _event_ids(ids: Column) -> int | tuple[int, ...]:
