@@ -1,13 +1,17 @@
-/* memhop.index._bm25: exhaustive BM25 over a query's postings, in C, and the
- * per-item work of dropping removed documents from the index (``kept``,
- * ``postings_kept``: a repack at 10^5 documents, 1.7 s in Python's C-level maps).
+/* memhop.index._bm25: BM25 over a query's postings, in C, and the per-item work of
+ * dropping removed documents from the index (``kept``, ``postings_kept``: a repack at
+ * 10^5 documents, 1.7 s in Python's C-level maps).
  *
- * Responsibility: the scores of every live document a query's lists reach, summed
- * term by term in the order given, and the ones at or above the k-th best. The
- * pure-Python ranking (memhop/index/recall_rank.py) gives the same documents with
+ * Responsibility: the documents at or above the k-th best score for a query's lists,
+ * summed term by term in the order given. Given each term's bound (the most it gives
+ * any document), a term-at-a-time MaxScore: once the terms left cannot lift a document
+ * not yet reached to the k-th best partial score, only the documents that can still
+ * reach it are scored further, each found in a term's ascending slots by bisection.
+ * The pure-Python ranking (memhop/index/recall_rank.py) gives the same documents with
  * the same scores, bit for bit: each term's share is (w * tf) / ((tf + base) +
  * per_length * length) in doubles, added in the same order (built with
- * -ffp-contract=off so that no step is fused).
+ * -ffp-contract=off so that no step is fused); the pruning's comparisons carry a
+ * relative margin of 1e-9, so rounding never drops a document that reaches the top.
  *
  * Optional: a build without a C compiler leaves it out and recall ranks in Python.
  * The columns are read through the buffer protocol and held for the call. The
@@ -148,6 +152,44 @@ static inline Py_ssize_t add_share(double *acc, uint32_t *touched, Py_ssize_t n_
 SUM_TERM(sum_term_u16, uint16_t)
 SUM_TERM(sum_term_u32, uint32_t)
 
+/* Add one term's share to each candidate (each noted before): by bisection of the term's
+ * ascending slots when the candidates are few against its postings, else by a pass over
+ * them, a posting counted where ``is_cand`` marks its slot. 1 when a slot is past the
+ * lengths (the pass reads every one), else 0. */
+static int add_to_candidates(const Column *s, const Column *c, const Column *lengths, double w,
+                             double base, double per_length, double *acc,
+                             const uint32_t *cands, Py_ssize_t n_cands, const uint8_t *is_cand,
+                             Py_ssize_t n_docs) {
+    Py_ssize_t m = column_len(s);
+    if (n_cands * 24 < m) {
+        for (Py_ssize_t i = 0; i < n_cands; i++) {
+            uint64_t slot = cands[i];
+            Py_ssize_t lo = 0, hi = m;
+            while (lo < hi) {
+                Py_ssize_t mid = lo + (hi - lo) / 2;
+                if (column_at(s, mid) < slot) lo = mid + 1;
+                else hi = mid;
+            }
+            if (lo < m && column_at(s, lo) == slot) {
+                double tf = (double)column_at(c, lo);
+                double length = (double)column_at(lengths, (Py_ssize_t)slot);
+                acc[slot] += (w * tf) / ((tf + base) + per_length * length);
+            }
+        }
+        return 0;
+    }
+    for (Py_ssize_t j = 0; j < m; j++) {
+        uint64_t slot = column_at(s, j);
+        if (slot >= (uint64_t)n_docs) return 1;
+        if (is_cand[slot]) {
+            double tf = (double)column_at(c, j);
+            double length = (double)column_at(lengths, (Py_ssize_t)slot);
+            acc[slot] += (w * tf) / ((tf + base) + per_length * length);
+        }
+    }
+    return 0;
+}
+
 /* An 8-byte column held in two parts (the file's, then the session's), as ``SplitColumn``. */
 typedef struct {
     Py_buffer base, tail;
@@ -246,10 +288,12 @@ static PyObject *top(PyObject *self, PyObject *args) {
     Column *slots = PyMem_Calloc(cells, sizeof(Column));
     Column *counts = PyMem_Calloc(cells, sizeof(Column));
     double *weights = PyMem_Calloc(cells, sizeof(double));
+    double *reach = PyMem_Calloc(cells + 1, sizeof(double)); /* bounds, then what is left */
     double *acc = NULL, *heap = NULL;
     uint32_t *touched = NULL;
+    uint8_t *is_cand = NULL;
     PyObject *out = NULL;
-    if (slots == NULL || counts == NULL || weights == NULL) {
+    if (slots == NULL || counts == NULL || weights == NULL || reach == NULL) {
         PyErr_NoMemory();
         goto done;
     }
@@ -261,10 +305,16 @@ static PyObject *top(PyObject *self, PyObject *args) {
         goto done;
     }
     Py_ssize_t postings = 0;
+    int prune = !where.on; /* a filtered search sums every posting, then filters */
     for (Py_ssize_t t = 0; t < n_terms; t++) {
         PyObject *item = PySequence_Fast_GET_ITEM(seq, t);
         PyObject *slots_obj, *counts_obj;
-        if (!PyArg_ParseTuple(item, "OOd:top", &slots_obj, &counts_obj, &weights[t])) goto done;
+        reach[t] = -1.0;
+        if (!PyArg_ParseTuple(item, "OOd|d:top", &slots_obj, &counts_obj, &weights[t],
+                              &reach[t])) {
+            goto done;
+        }
+        prune = prune && reach[t] >= 0.0;
         if (column_take(slots_obj, &slots[t], "slots") < 0) goto done;
         if (column_take(counts_obj, &counts[t], "counts") < 0) goto done;
         if (column_len(&slots[t]) != column_len(&counts[t])) {
@@ -281,16 +331,23 @@ static PyObject *top(PyObject *self, PyObject *args) {
         PyErr_NoMemory();
         goto done;
     }
+    /* reach[t]: the most terms t.. give any document (the bounds summed, last first) */
+    reach[n_terms] = 0.0;
+    for (Py_ssize_t t = n_terms - 1; t >= 0 && prune; t--) reach[t] += reach[t + 1];
     Py_ssize_t n_touched = 0;
-    int past_end = 0;
+    int past_end = 0, closed = 0;
     double kth = 0.0;
     for (Py_ssize_t t = 0; t < n_terms && !past_end; t++) {
         const Column *s = &slots[t], *c = &counts[t];
         Py_ssize_t m = column_len(s);
         double w = weights[t];
-        /* The index's own layout (two- or four-byte slots, one-byte counts, four-byte
-         * lengths) in loops of their own, the item sizes fixed; any other, item by item. */
-        if (c->view.itemsize == 1 && lengths.view.itemsize == 4 && s->view.itemsize == 2) {
+        /* Closed: the candidates only. Else every posting: the index's own layout (two- or
+         * four-byte slots, one-byte counts, four-byte lengths) in loops of their own, the
+         * item sizes fixed; any other, item by item. */
+        if (closed) {
+            past_end = add_to_candidates(s, c, &lengths, w, base, per_length, acc, touched,
+                                         n_touched, is_cand, n_docs);
+        } else if (c->view.itemsize == 1 && lengths.view.itemsize == 4 && s->view.itemsize == 2) {
             n_touched = sum_term_u16(s->view.buf, c->view.buf, lengths.view.buf, m, n_docs, w,
                                      base, per_length, acc, touched, n_touched, &past_end);
         } else if (c->view.itemsize == 1 && lengths.view.itemsize == 4 && s->view.itemsize == 4) {
@@ -306,6 +363,29 @@ static PyObject *top(PyObject *self, PyObject *args) {
                                           column_at(c, j), w, base, per_length);
                 }
             }
+        }
+        if (!prune || past_end || t + 1 >= n_terms || want <= 0 || n_touched < want) continue;
+        /* Partial scores only grow, so the k-th best of them is a floor for the k-th best
+         * score; a document can reach it only with the terms left's bounds. */
+        double floor = kth_best(acc, touched, n_touched, heap, want);
+        double left = reach[t + 1] * (1.0 + 1e-9);
+        if (!closed && left < floor) { /* no document not reached yet can reach the top */
+            is_cand = PyMem_Calloc(n_docs, 1);
+            if (is_cand == NULL) {
+                PyErr_NoMemory();
+                goto done;
+            }
+            for (Py_ssize_t i = 0; i < n_touched; i++) is_cand[touched[i]] = 1;
+            closed = 1;
+        }
+        if (closed) { /* only those that can still reach it stay */
+            Py_ssize_t kept_n = 0;
+            for (Py_ssize_t i = 0; i < n_touched; i++) {
+                uint32_t slot = touched[i];
+                if ((acc[slot] + left) * (1.0 + 1e-9) >= floor) touched[kept_n++] = slot;
+                else is_cand[slot] = 0;
+            }
+            n_touched = kept_n;
         }
     }
     if (where.on && !past_end) { /* the documents the filter keeps, in the order noted */
@@ -346,6 +426,8 @@ done:
     PyMem_Free(slots);
     PyMem_Free(counts);
     PyMem_Free(weights);
+    PyMem_Free(reach);
+    PyMem_Free(is_cand);
     PyMem_Free(acc);
     PyMem_Free(touched);
     PyMem_Free(heap);

@@ -3,7 +3,7 @@
 from collections.abc import Sequence
 
 def top(
-    lists: Sequence[tuple[object, object, float]],
+    lists: Sequence[tuple[object, object, float] | tuple[object, object, float, float]],
     lengths: object,
     base: float,
     per_length: float,
@@ -11,7 +11,10 @@ def top(
     where: tuple[object, object, int, object, object, int, int] | None = None,
     /,
 ) -> list[tuple[float, int]]:
-    """(score, slot) of every document at or above the ``want``-th best, in no order."""
+    """(score, slot) of every document at or above the ``want``-th best, in no order.
+
+    A list's fourth item, its bound (the most it gives any document), lets the kernel
+    prune once no document not reached yet can reach the top (every list needs one)."""
 
 def kept(column: object, keep: bytes, /) -> bytes:
     """The items of ``column`` whose byte in ``keep`` is not 0, as raw bytes."""

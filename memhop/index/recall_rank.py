@@ -118,8 +118,11 @@ class Ranking(abc.ABC):
         base, per_length = K1 * (1.0 - B), K1 * B / (self._total_length / n)
         order = sorted(wanted, key=lambda t: (-weight[t], t))
         if self._compiled:
-            lists = [(*self._postings(t), weight[t]) for t in order]
-            return self._exhaustive(lists, base, per_length, limit, where)
+            lists = [
+                (*self._postings(t), weight[t], self._bound(t, weight[t], base, per_length))
+                for t in order
+            ]
+            return self._by_kernel(lists, base, per_length, limit, where)
         bounds = [self._bound(t, weight[t], base, per_length) for t in order]
         remaining = list(itertools.accumulate(reversed(bounds)))[::-1]  # terms i.. at best
         floor = KthFloor(
@@ -173,16 +176,18 @@ class Ranking(abc.ABC):
                     scores[slot] += w * tf / (tf + base + per_length * lengths[slot])
         return self._best(scores, limit)
 
-    def _exhaustive(
+    def _by_kernel(
         self,
-        lists: list[tuple[array[int], array[int], float]],
+        lists: list[tuple[array[int], array[int], float, float]],
         base: float,
         per_length: float,
         limit: int,
         where: DocFilter | None,
     ) -> list[Scored]:
-        """``search`` by the kernel: every posting scored, rarest term first (the sums
-        MaxScore makes), and ``where`` read from the documents' own columns there."""
+        """``search`` by the kernel: rarest term first, the sums MaxScore makes, the common
+        terms' lists probed for the documents that can still reach the top once no other
+        can (every posting scored when ``where`` filters, read from the documents' own
+        columns there)."""
         filtered = None
         if where is not None:
             filtered = (

@@ -175,3 +175,45 @@ def test_a_filter_is_read_from_the_documents_own_columns_or_refused() -> None:
         top(lists, lengths, 0.3, 0.18, 9, (b"", array("I", [7, 8, 7]), 7, b"", created, 0, 0))
     with pytest.raises(TypeError):
         top(lists, lengths, 0.3, 0.18, 9, ("not", "a", "filter"))
+
+
+def _skewed(docs: list[tuple[int, int]], *, compiled: bool) -> RecallIndex:
+    """Documents of a common word or two, some with a rare one: the shape that lets the
+    kernel stop reading the common words' lists."""
+    index = RecallIndex(compiled=compiled)
+    for i, (rare, length) in enumerate(docs):
+        words = ["common"] * (1 + length % 3) + ["usual"] * (length % 5) + ["pad"] * length
+        index.put((0, i), 1, i, [*words, f"rare{rare}"] if rare else words)
+    return index
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    docs=st.lists(st.tuples(st.integers(0, 3), st.integers(0, 12)), min_size=1, max_size=400),
+    query=st.lists(
+        st.sampled_from(["common", "usual", "pad", "rare1", "rare2", "rare3"]),
+        min_size=1,
+        max_size=4,
+    ),
+    limit=st.integers(1, 6),
+)
+def test_a_pruned_search_answers_as_maxscore_in_python(
+    docs: list[tuple[int, int]], query: list[str], limit: int
+) -> None:
+    kernel, python = _skewed(docs, compiled=True), _skewed(docs, compiled=False)
+    assert kernel.search(query, limit) == python.search(query, limit)  # keys and scores
+
+
+def test_a_list_the_top_no_longer_needs_is_probed_not_read() -> None:
+    rare_docs, lengths = array("H", [0, 1]), array("I", [3] * 30)
+    rare = (rare_docs, array("B", [2, 1]), 5.0, 5.0 * 2 / (2 + 0.3 + 0.18 * 3))
+    # The common list's last posting names a slot past the lengths: a search that reads
+    # every posting refuses it; one that stops reading once the top is settled does not.
+    common_docs = array("H", [*range(29), 99])  # ascending, as the index keeps them
+    common = (common_docs, array("B", [1] * 30), 0.01, 0.01 * 1 / (1 + 0.3 + 0.18 * 3))
+    with pytest.raises(IndexError, match="past the lengths"):
+        top([rare[:3], common[:3]], lengths, 0.3, 0.18, 1)  # control: every posting read
+    found = top([rare, common], lengths, 0.3, 0.18, 1)
+    assert [slot for _, slot in found] == [0]
+    first = 5.0 * 2 / (2 + 0.3 + 0.18 * 3) + 0.01 * 1 / (1 + 0.3 + 0.18 * 3)
+    assert found[0][0] == first  # the common word's share added, as every posting would
