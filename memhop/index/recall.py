@@ -29,7 +29,15 @@ from collections.abc import Iterable
 
 from memhop.index import kernel
 from memhop.index.packed_map import IdMap, PackedMap
-from memhop.index.recall_packed import NARROW, PackedIndex, code_for, code_of, copied
+from memhop.index.recall_packed import (
+    NARROW,
+    PackedIndex,
+    Postings,
+    append_column,
+    code_for,
+    code_of,
+    copied,
+)
 from memhop.index.recall_rank import K1, B, DocFilter, DocKey, Ranking, Scored
 from memhop.index.split_column import SplitColumn
 from memhop.intmap import NO_IDS, IntMap
@@ -121,7 +129,7 @@ class RecallIndex(Ranking):
         slot = len(self._lengths)
         self._starts.append(len(self._fwd_terms))
         fwd_terms, fwd_counts = self._fwd_terms, self._fwd_counts
-        postings, wide = self._postings, slot > NARROW
+        postings, wide = self._owned, slot > NARROW
         max_tf, min_length = self._max_tf, self._min_length
         for term_id, tf in tfs:
             fwd_terms.tail.append(term_id)
@@ -153,15 +161,25 @@ class RecallIndex(Ranking):
     def _all_slots(self) -> dict[int, IdMap]:
         return self._slot_of
 
-    def _postings(self, term_id: int) -> tuple[array[int], array[int]]:
-        """A term's document slots and counts, taken out of the packed base on first use."""
+    def _postings(self, term_id: int) -> tuple[Postings, Postings]:
+        """A term's document slots and counts to read: the packed base's, where they lie
+        (checked as read), until the term is written (a common word's list is MBs at 10^5
+        documents, and a search may only probe it)."""
         docs, counts = self._post_docs[term_id], self._post_tfs[term_id]
         if docs is None or counts is None:
             base = self._base
             assert base is not None  # only an unpacked index leaves postings in its base
             a, b = base.post_starts[term_id], base.post_starts[term_id + 1]
-            docs = self._post_docs[term_id] = copied(base.post_docs[a:b], code_of(base.post_docs))
-            counts = self._post_tfs[term_id] = copied(base.post_tfs[a:b], "B")
+            return base.post_docs[a:b], base.post_tfs[a:b]
+        return docs, counts
+
+    def _owned(self, term_id: int) -> tuple[array[int], array[int]]:
+        """A term's document slots and counts to write, taken out of the base on first use."""
+        docs, counts = self._post_docs[term_id], self._post_tfs[term_id]
+        if docs is None or counts is None:
+            base_docs, base_counts = self._postings(term_id)
+            docs = self._post_docs[term_id] = copied(base_docs, code_of(base_docs))
+            counts = self._post_tfs[term_id] = copied(base_counts, "B")
         return docs, counts
 
     def _term_id(self, term: str) -> int:
@@ -270,8 +288,8 @@ class RecallIndex(Ranking):
         post_starts, post_docs, post_tfs = array("Q", [0]), array(slot_code), array("B")
         for old_id in kept:
             docs, counts = self._postings(old_id)
-            post_docs += docs if docs.typecode == slot_code else array(slot_code, docs)
-            post_tfs += counts
+            append_column(post_docs, docs)
+            append_column(post_tfs, counts)
             post_starts.append(len(post_docs))
         return PackedIndex(
             terms=tuple(names[t] for t in kept),

@@ -17,6 +17,7 @@ __all__ = [
     "Checked",
     "Column",
     "PackedIndex",
+    "Postings",
     "append_column",
     "code_for",
     "code_of",
@@ -71,6 +72,8 @@ class Checked:
         return iter(self.whole())
 
 
+Postings: TypeAlias = "array[int] | memoryview"
+"""A term's slots or counts: its own array, or a view of the file's where they lie."""
 Column: TypeAlias = "array[int] | memoryview | Checked"
 """A column of ints: an array, or a view of a file's bytes cast to the column's type
 (checked as it is read, or not)."""

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from memhop.index import kernel
 from memhop.index.recall_floor import KthFloor
+from memhop.index.recall_packed import Postings
 from memhop.index.split_column import SplitColumn
 
 __all__ = ["K1", "B", "DocFilter", "DocKey", "Ranking", "Scored"]
@@ -90,7 +91,7 @@ class Ranking(abc.ABC):
         """Live documents."""
 
     @abc.abstractmethod
-    def _postings(self, term_id: int) -> tuple[array[int], array[int]]:
+    def _postings(self, term_id: int) -> tuple[Postings, Postings]:
         """The term's document slots and counts (some slots may be of removed documents)."""
 
     @abc.abstractmethod
@@ -178,7 +179,7 @@ class Ranking(abc.ABC):
 
     def _by_kernel(
         self,
-        lists: list[tuple[array[int], array[int], float, float]],
+        lists: list[tuple[Postings, Postings, float, float]],
         base: float,
         per_length: float,
         limit: int,
