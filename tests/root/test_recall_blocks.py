@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import struct
+from array import array
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from memhop.domain import blocks, recall_sections
 from memhop.domain.recall_sections import decode_sections, encode_sections
 from memhop.errors import CRCMismatchError
 from memhop.index import recall_state
+from memhop.index.recall_packed import Checked
 from memhop.index.recall_state import RecallState
 from tests.root.recall_files import TABLE, answers, written
 
@@ -168,3 +170,18 @@ def test_a_recall_meeting_a_damaged_run_indexes_the_domain_again(
     ):
         assert answers(db.primary()) == expected
     assert "damaged" not in caplog.text
+
+
+def test_a_column_read_item_by_item_is_checked_whole_once_read_often() -> None:
+    checked: list[tuple[int, int]] = []
+    items = memoryview(array("Q", range(10_000))).cast("B").cast("Q")
+    column = Checked(items, lambda a, b: checked.append((a, b)), at=800)
+    assert column[7] == 7
+    assert checked == [(800 + 7 * 8, 800 + 8 * 8)]  # the item's bytes only
+    for i in range(Checked.ITEM_READS):
+        assert column[i] == i
+    assert checked[-1] == (800, 800 + 10_000 * 8)  # then every byte, once
+    checked.clear()
+    assert column[9_999] == 9_999
+    assert column[10:12].tolist() == [10, 11]
+    assert not checked  # nothing left to check
