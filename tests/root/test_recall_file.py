@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 import time
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -14,7 +14,6 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import memhop
-from memhop.domain.mirrors import Mirrors
 from memhop.domain.recall_file import RecallFile
 from memhop.domain.recall_sections import decode_sections, encode_sections
 from memhop.engine import create_engine
@@ -25,26 +24,7 @@ from memhop.index.recall import RecallIndex
 from memhop.index.recall_state import RecallState
 from memhop.index.recall_terms import Terms
 from memhop.index.split_column import SplitColumn
-from memhop.root.root import Root
 from tests.root.recall_files import T0, TABLE, WORDS, answers, written
-
-WAIT = 20.0  # seconds; only a hang comes near it
-
-
-@pytest.fixture
-def held_builds(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
-    """Every full build waits until the event is set (set while a test writes its file)."""
-    gate = threading.Event()
-    build = Root._build_mirrors
-
-    def gated(root: Root, agent_id: int) -> Mirrors:
-        assert gate.wait(WAIT), "the test never let the build go"
-        return build(root, agent_id)
-
-    monkeypatch.setattr(Root, "_build_mirrors", gated)
-    gate.set()
-    yield gate
-    gate.set()
 
 
 def test_a_warm_domain_recalls_before_its_build_and_the_build_takes_the_state_over(

@@ -4,35 +4,16 @@ answers are those of the built domain, and a scene read in full afterwards is wh
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
 
 import memhop
-from memhop.domain.mirrors import Mirrors
 from memhop.engine import Engine
 from memhop.layers import archive
 from memhop.records import ArchiveSlot
-from memhop.root.root import Root
 from tests.root.recall_files import TABLE, WORDS, answers, written
-
-WAIT = 20.0  # seconds; only a hang comes near it
-
-
-@pytest.fixture
-def held_builds(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
-    """Every full build waits until the event is set."""
-    gate = threading.Event()
-    build = Root._build_mirrors
-
-    def gated(root: Root, agent_id: int) -> Mirrors:
-        assert gate.wait(WAIT), "the test never let the build go"
-        return build(root, agent_id)
-
-    monkeypatch.setattr(Root, "_build_mirrors", gated)
-    yield gate
-    gate.set()
 
 
 def test_a_warm_recall_reads_its_hits_records_not_their_scenes(
