@@ -21,6 +21,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,6 +153,29 @@ static inline Py_ssize_t add_share(double *acc, uint32_t *touched, Py_ssize_t n_
 SUM_TERM(sum_term_u16, uint16_t)
 SUM_TERM(sum_term_u32, uint32_t)
 
+/* One term's share added to the documents ``is_cand`` marks, over its postings in the
+ * index's own layout (as SUM_TERM); 1 at a slot past the lengths, else 0. */
+#define ADD_MARKED(NAME, SLOT_T)                                                            \
+    static int NAME(const void *slots, const void *counts, const void *lengths,             \
+                    Py_ssize_t m, Py_ssize_t n_docs, double w, double base,                 \
+                    double per_length, double *acc, const uint8_t *is_cand) {               \
+        const SLOT_T *slot_of = (const SLOT_T *)slots;                                      \
+        const uint8_t *count_of = (const uint8_t *)counts;                                  \
+        const uint32_t *length_of = (const uint32_t *)lengths;                              \
+        for (Py_ssize_t j = 0; j < m; j++) {                                                \
+            uint32_t at = slot_of[j];                                                       \
+            if ((Py_ssize_t)at >= n_docs) return 1;                                         \
+            if (is_cand[at]) {                                                              \
+                double tf = (double)count_of[j];                                            \
+                acc[at] += (w * tf) / ((tf + base) + per_length * (double)length_of[at]);   \
+            }                                                                               \
+        }                                                                                   \
+        return 0;                                                                           \
+    }
+
+ADD_MARKED(add_marked_u16, uint16_t)
+ADD_MARKED(add_marked_u32, uint32_t)
+
 /* Add one term's share to each candidate (each noted before): by bisection of the term's
  * ascending slots when the candidates are few against its postings, else by a pass over
  * them, a posting counted where ``is_cand`` marks its slot. 1 when a slot is past the
@@ -177,6 +201,14 @@ static int add_to_candidates(const Column *s, const Column *c, const Column *len
             }
         }
         return 0;
+    }
+    if (c->view.itemsize == 1 && lengths->view.itemsize == 4 && s->view.itemsize == 2) {
+        return add_marked_u16(s->view.buf, c->view.buf, lengths->view.buf, m, n_docs, w, base,
+                              per_length, acc, is_cand);
+    }
+    if (c->view.itemsize == 1 && lengths->view.itemsize == 4 && s->view.itemsize == 4) {
+        return add_marked_u32(s->view.buf, c->view.buf, lengths->view.buf, m, n_docs, w, base,
+                              per_length, acc, is_cand);
     }
     for (Py_ssize_t j = 0; j < m; j++) {
         uint64_t slot = column_at(s, j);
@@ -336,7 +368,7 @@ static PyObject *top(PyObject *self, PyObject *args) {
     for (Py_ssize_t t = n_terms - 1; t >= 0 && prune; t--) reach[t] += reach[t + 1];
     Py_ssize_t n_touched = 0;
     int past_end = 0, closed = 0;
-    double kth = 0.0;
+    double kth = 0.0, tried = INFINITY, tried_at = 0.0; /* the last floor, and reach then */
     for (Py_ssize_t t = 0; t < n_terms && !past_end; t++) {
         const Column *s = &slots[t], *c = &counts[t];
         Py_ssize_t m = column_len(s);
@@ -364,11 +396,21 @@ static PyObject *top(PyObject *self, PyObject *args) {
                 }
             }
         }
+        postings -= m; /* what the terms left hold */
         if (!prune || past_end || t + 1 >= n_terms || want <= 0 || n_touched < want) continue;
+        double left = reach[t + 1] * (1.0 + 1e-9);
+        /* A pass over the scores for a floor is worth it only while it may close the top
+         * and costs less than reading the lists left (a score read out of order costs
+         * about four postings read in order). The floor cannot pass the bounds of the
+         * terms read, nor the last floor plus the bounds of the terms read since. */
+        if (!closed && (postings <= 4 * n_touched || left >= reach[0] - reach[t + 1] ||
+                        left >= tried + (tried_at - reach[t + 1]))) {
+            continue;
+        }
         /* Partial scores only grow, so the k-th best of them is a floor for the k-th best
          * score; a document can reach it only with the terms left's bounds. */
         double floor = kth_best(acc, touched, n_touched, heap, want);
-        double left = reach[t + 1] * (1.0 + 1e-9);
+        tried = floor, tried_at = reach[t + 1];
         if (!closed && left < floor) { /* no document not reached yet can reach the top */
             is_cand = PyMem_Calloc(n_docs, 1);
             if (is_cand == NULL) {
