@@ -19,6 +19,8 @@ from memhop.engine import Engine
 from memhop.errors import CorruptionError, InvalidQueryError, LLMError, NotFoundError
 from memhop.layers import graph, profile, scene, topic
 from memhop.records import (
+    SEQ_AGENT,
+    SEQ_USER,
     ArchiveKind,
     ArchiveRole,
     ArchiveSlot,
@@ -29,8 +31,6 @@ from memhop.records import (
 from memhop.root.content import ContentInput, addressed, require_turn, write_addressed
 from memhop.root.provenance import Provenance, of_scene
 
-SEQ_USER = 1
-SEQ_AGENT = 2
 OUTCOME_EVENT = "turn_outcome"
 _SPEAKER: dict[int, str] = {
     ArchiveRole.USER: "User",
