@@ -1,7 +1,7 @@
 """The recall file's bytes: each domain's section (its trust and its body) and the stamps
 appended after them.
 
-File: ``MAGIC``, a version, a count, then one directory entry per domain (its
+File: ``MAGIC``, a version, a count, the block size, then one directory entry per domain (its
 id, the record end the state covers, the file's seal and digest there, where
 its body lies, the body's length and an xxh3-64 of the body's block checksums),
 then each body followed by the xxh3-64 of each ``BLOCK`` bytes of it, then any
@@ -53,7 +53,7 @@ __all__ = [
 
 MAGIC = b"MHRECALL"
 _VERSION = 3  # 3: a checksum a block, the documents' total length (2: each term's bounds)
-_HEAD = struct.Struct("<8sII")
+_HEAD = struct.Struct("<8sIII")  # magic, version, domain count, block size
 # agent, covered end, seal, digest, offset, body length, xxh3-64 of the block checksums
 _ENTRY = struct.Struct("<QQQ16sQQQ")
 _STAMP_MAGIC = b"MHRSTAMP"
@@ -62,9 +62,10 @@ _STAMP = struct.Struct("<8sQQQQ16sQ")
 _STAMPED = struct.Struct("<8sQQQQ16s")  # the part a stamp's checksum covers
 STAMP_SIZE = _STAMP.size
 """The bytes a close appends to vouch for a section it keeps (64)."""
-BLOCK = 16_384
-"""Bytes of a body under one checksum: a short posting list checks one or two blocks
-(about 2 us each), and the checksums are 1/2048 of the body."""
+BLOCK = 4096
+"""Bytes of a body under one checksum: a hit's id or time read alone checks one block
+(about 0.5 us), and the checksums are 1/512 of the body. A file of another block size is
+refused (indexed in full, then written again)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +138,7 @@ def encode_sections(
             (old.agent_id, old.covered_end, old.seal, old.digest, body, sums, old.checksum)
         )
     offset = _HEAD.size + _ENTRY.size * len(entries)
-    out: list[bytes] = [_HEAD.pack(MAGIC, _VERSION, len(entries))]
+    out: list[bytes] = [_HEAD.pack(MAGIC, _VERSION, len(entries), BLOCK)]
     for agent_id, covered_end, seal, digest, body, sums, checksum in entries:
         out.append(_ENTRY.pack(agent_id, covered_end, seal, digest, offset, len(body), checksum))
         offset += len(body) + len(sums)
@@ -161,9 +162,12 @@ def decode_sections(data: bytes | bytearray | memoryview) -> Mapping[int, Recall
     if size < _HEAD.size:
         msg = "recall file: shorter than its header"
         raise ValueError(msg)
-    magic, version, count = _HEAD.unpack(data[: _HEAD.size])
+    magic, version, count, block = _HEAD.unpack(data[: _HEAD.size])
     if magic != MAGIC or version != _VERSION:
         msg = f"recall file: not a version {_VERSION} recall file"
+        raise ValueError(msg)
+    if block != BLOCK:
+        msg = f"recall file: blocks of {block} bytes, not {BLOCK}"
         raise ValueError(msg)
     bodies_end = _HEAD.size + _ENTRY.size * count
     if bodies_end > size:

@@ -22,7 +22,7 @@ from memhop.index.recall_packed import Checked
 from memhop.index.recall_state import RecallState
 from tests.root.recall_files import TABLE, answers, written
 
-_HEAD = struct.Struct("<8sII")
+_HEAD = struct.Struct("<8sIII")
 _ENTRY = struct.Struct("<QQQ16sQQQ")
 
 
