@@ -124,10 +124,15 @@ def encode_sections(
     kept: Iterable[RecallSection] = (),
 ) -> list[bytes]:
     """The file's bytes: (agent id, covered end, seal, digest, state) of each ``fresh``
-    domain, and each ``kept`` section as it was read (its body is not decoded); no stamp."""
+    domain, and each ``kept`` section as it was read (its body is not decoded); no stamp.
+    A fresh state read back whose bytes do not check as it is packed is left out (its
+    ``damaged`` callback was told)."""
     entries: list[tuple[int, int, int, bytes, bytes, bytes, int]] = []
     for agent_id, covered_end, seal, digest, state in fresh:
-        body = body_of(state)
+        try:
+            body = body_of(state)
+        except CRCMismatchError:
+            continue
         sums = sums_of(body, BLOCK).tobytes()
         entries.append(
             (agent_id, covered_end, seal, digest, body, sums, xxhash.xxh3_64_intdigest(sums))

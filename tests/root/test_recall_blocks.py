@@ -185,3 +185,35 @@ def test_a_column_read_item_by_item_is_checked_whole_once_read_often() -> None:
     assert column[9_999] == 9_999
     assert column[10:12].tolist() == [10, 11]
     assert not checked  # nothing left to check
+
+
+def test_a_close_meeting_a_damaged_run_saves_no_state_of_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(recall_sections, "BLOCK", 64)
+    path = str(tmp_path / "mem.meh")
+    written(path, 30)
+    recall_file = Path(path + ".recall")
+    data = bytearray(recall_file.read_bytes())
+    body = decode_sections(bytes(data))[0].body
+    base = _body_offset(bytes(data))
+    start, end = _column_span(body, "fwd_terms")  # the documents' terms: a removal reads them
+    for at in range(-(-start // 64) * 64, end // 64 * 64, 64):
+        data[base + at] ^= 0x5A
+    recall_file.write_bytes(bytes(data))
+    with (
+        caplog.at_level(logging.WARNING, logger="memhop"),
+        memhop.open(path, memhop.LocalModel(), TABLE) as db,
+    ):
+        me = db.primary()
+        assert me.recall("violin")  # control: the state read back answers (no removal yet)
+        assert "damaged" not in caplog.text
+        me.search()
+        me.update(input="violin lessons again", output="noted", created_at=2_000_000_000_000)
+    # The close brought the state up to date and packed it: the documents' terms read
+    # there did not check; the close went on and saved no state of the domain.
+    assert "is damaged: it is indexed again" in caplog.text
+    assert 0 not in decode_sections(recall_file.read_bytes())
+    with memhop.open(path, memhop.LocalModel(), TABLE) as db:
+        hits = db.primary().recall("violin lessons")
+    assert hits[0].text.startswith("violin lessons again")  # indexed from the records
