@@ -6,8 +6,9 @@ turns, which cost 3 ms each to make into an ``IntMap``. A first recall looks up
 a few; a ``PackedMap`` answers those by bisection over the file's ascending
 keys, and makes its ``IntMap`` (a copy) at its first write.
 
-Contract: a ``Mapping[int, int]`` equal to the ``IntMap`` its columns were
-packed from, with ``put``, ``discard`` and ``flat`` as ``IntMap`` has them.
+Contract: reads as the ``IntMap`` its columns were packed from (``get``, ``[]``,
+``in``, ``len``, keys ascending, ``items``, equality), with ``put``, ``discard``
+and ``flat`` as ``IntMap`` has them.
 """
 
 from __future__ import annotations
