@@ -30,14 +30,12 @@ from __future__ import annotations
 
 import dataclasses
 import struct
-import sys
-from array import array
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 import xxhash
 
-from memhop.domain.blocks import Blocks, sums_of
+from memhop.domain.blocks import Blocks, stored_sums, sums_of
 from memhop.errors import CRCMismatchError
 from memhop.index.recall_state import RecallState, body_of, state_of_body
 
@@ -91,12 +89,7 @@ class RecallSection:
         if xxhash.xxh3_64_intdigest(self.sums) != self.checksum:
             msg = "recall state: checksum mismatch"
             raise ValueError(msg)
-        sums: Sequence[int] = self.sums.cast("Q")
-        if sys.byteorder != "little":  # pragma: no cover - big-endian hosts only
-            swapped = array("Q", sums)
-            swapped.byteswap()
-            sums = swapped
-        blocks = Blocks(self.body, sums, BLOCK, "recall state")
+        blocks = Blocks(self.body, stored_sums(self.sums), BLOCK, "recall state")
         agent_id = self.agent_id
 
         def later(start: int, end: int) -> None:

@@ -31,7 +31,7 @@ from typing import Literal, TypeAlias
 
 import xxhash
 
-from memhop.domain.blocks import Blocks, sums_of
+from memhop.domain.blocks import Blocks, stored_sums, sums_of
 from memhop.index.scene_map import DomainMap, Ints, Verify
 
 __all__ = ["decode_maps", "encode_maps"]
@@ -181,7 +181,7 @@ def _blocks_of(whole: memoryview) -> Blocks:
     if block != BLOCK:
         msg = "scene map: checksum mismatch (the blocks do not cover the file)"
         raise ValueError(msg)
-    return Blocks(body, _column(listed[: 8 * count], "Q"), BLOCK, "scene map")
+    return Blocks(body, stored_sums(listed[: 8 * count]), BLOCK, "scene map")
 
 
 def _verifier(blocks: Blocks, starts: Sequence[int]) -> Verify:

@@ -111,14 +111,21 @@ static double kth_best(const double *acc, const uint32_t *touched, Py_ssize_t n_
     return heap[0];
 }
 
+/* A term's share of a document's score: the one formula every path adds, in this order
+ * (the Python ranking's, bit for bit). */
+static inline double share_of(uint64_t count, uint64_t length, double w, double base,
+                              double per_length) {
+    double tf = (double)count;
+    return (w * tf) / ((tf + base) + per_length * (double)length);
+}
+
 /* Add a term's share to the document at ``slot`` (none to a removed one, of length 0),
  * noting it in ``touched`` the first time; the count of noted documents. */
 static inline Py_ssize_t add_share(double *acc, uint32_t *touched, Py_ssize_t n_touched,
                                    uint32_t slot, uint64_t length, uint64_t count, double w,
                                    double base, double per_length) {
     if (length == 0) return n_touched;
-    double tf = (double)count;
-    double share = (w * tf) / ((tf + base) + per_length * (double)length);
+    double share = share_of(count, length, w, base, per_length);
     /* Noted once, without a branch (a new document is hard to predict): shares are > 0,
      * so a slot still at 0 was not touched before. */
     touched[n_touched] = slot;
@@ -166,8 +173,7 @@ SUM_TERM(sum_term_u32, uint32_t)
             uint32_t at = slot_of[j];                                                       \
             if ((Py_ssize_t)at >= n_docs) return 1;                                         \
             if (is_cand[at]) {                                                              \
-                double tf = (double)count_of[j];                                            \
-                acc[at] += (w * tf) / ((tf + base) + per_length * (double)length_of[at]);   \
+                acc[at] += share_of(count_of[j], length_of[at], w, base, per_length);       \
             }                                                                               \
         }                                                                                   \
         return 0;                                                                           \
@@ -195,9 +201,8 @@ static int add_to_candidates(const Column *s, const Column *c, const Column *len
                 else hi = mid;
             }
             if (lo < m && column_at(s, lo) == slot) {
-                double tf = (double)column_at(c, lo);
-                double length = (double)column_at(lengths, (Py_ssize_t)slot);
-                acc[slot] += (w * tf) / ((tf + base) + per_length * length);
+                acc[slot] += share_of(column_at(c, lo), column_at(lengths, (Py_ssize_t)slot), w,
+                                      base, per_length);
             }
         }
         return 0;
@@ -214,9 +219,8 @@ static int add_to_candidates(const Column *s, const Column *c, const Column *len
         uint64_t slot = column_at(s, j);
         if (slot >= (uint64_t)n_docs) return 1;
         if (is_cand[slot]) {
-            double tf = (double)column_at(c, j);
-            double length = (double)column_at(lengths, (Py_ssize_t)slot);
-            acc[slot] += (w * tf) / ((tf + base) + per_length * length);
+            acc[slot] += share_of(column_at(c, j), column_at(lengths, (Py_ssize_t)slot), w, base,
+                                  per_length);
         }
     }
     return 0;

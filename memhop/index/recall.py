@@ -154,13 +154,6 @@ class RecallIndex(Ranking):
         slots.put(doc_id, slot)
         self._live += 1
 
-    def _slots(self, kind: int) -> IdMap | None:
-        """The kind's id -> slot map."""
-        return self._slot_of.get(kind)
-
-    def _all_slots(self) -> dict[int, IdMap]:
-        return self._slot_of
-
     def _postings(self, term_id: int) -> tuple[Postings, Postings]:
         """A term's document slots and counts to read: the packed base's, where they lie
         (checked as read), until the term is written (a common word's list is MBs at 10^5
@@ -197,7 +190,7 @@ class RecallIndex(Ranking):
 
     def remove(self, key: DocKey) -> bool:
         """Forget the document under ``key``; False when none was indexed."""
-        slots = self._slots(key[0])
+        slots = self._slot_of.get(key[0])
         if slots is None or (slot := slots.get(key[1])) is None:
             return False
         slots.discard(key[1])
@@ -262,7 +255,7 @@ class RecallIndex(Ranking):
         self._scenes = self._kept("Q", self._scenes, alive)
         self._created = self._kept("q", self._created, alive)
         self._lengths = array("I", itertools.compress(self._lengths, alive))
-        for kind, slots in self._all_slots().items():
+        for kind, slots in self._slot_of.items():
             flat = slots.flat()
             flat[1::2] = array("Q", map(renumber, flat[1::2]))
             self._slot_of[kind] = IntMap.from_sorted_pairs(flat)
@@ -307,7 +300,7 @@ class RecallIndex(Ranking):
             starts=self._starts,
             fwd_terms=array(code_for(len(kept)), map(renumber.__getitem__, self._fwd_terms)),
             fwd_counts=self._fwd_counts.whole("B"),
-            slots={kind: slots.flat() for kind, slots in sorted(self._all_slots().items())},
+            slots={kind: slots.flat() for kind, slots in sorted(self._slot_of.items())},
         )
 
     @classmethod
@@ -349,16 +342,16 @@ class RecallIndex(Ranking):
         return self._live
 
     def __contains__(self, key: object) -> bool:
-        return isinstance(key, tuple) and key[1] in (self._slots(key[0]) or NO_IDS)
+        return isinstance(key, tuple) and key[1] in (self._slot_of.get(key[0]) or NO_IDS)
 
     def scene_of(self, key: DocKey) -> int | None:
         """The scene the document under ``key`` was indexed under; None if none is."""
-        slots = self._slots(key[0])
+        slots = self._slot_of.get(key[0])
         slot = None if slots is None else slots.get(key[1])
         return None if slot is None else self._scenes[slot]
 
     def keys(self) -> list[DocKey]:
-        return sorted((k, i) for k, d in self._all_slots().items() for i in d)
+        return sorted((k, i) for k, d in self._slot_of.items() for i in d)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, RecallIndex):
@@ -370,7 +363,7 @@ class RecallIndex(Ranking):
     def _contents(self) -> dict[DocKey, tuple[int, int, dict[str, int]]]:
         names = {term_id: term for term, term_id in self._vocab.items()}
         out = {}
-        for kind, slots in self._all_slots().items():
+        for kind, slots in self._slot_of.items():
             for doc_id, slot in slots.items():
                 a, b = self._terms_of_slot(slot)
                 terms, tfs = self._fwd_terms.run(a, b), self._fwd_counts.run(a, b)

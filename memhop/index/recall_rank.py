@@ -2,13 +2,13 @@
 
 Responsibility: the best ``limit`` documents for a bag of query terms. Okapi
 BM25 (k1 = 1.2, b = 0.75), idf ``ln(1 + (N - df + 0.5) / (df + 0.5))``; each
-document's shares are added rarest term first. Where the compiled kernel was
-built (``memhop.index._bm25``, when the install had a C compiler), it scores
-every posting of the query's terms, a few nanoseconds each. Without it, MaxScore
-in Python: once the most the remaining terms could give a new document is below
-a floor under the final k-th score (``KthFloor``), they only add to documents
-already found that can still reach it. Both give the same documents with the
-same scores, bit for bit (tests compare them).
+document's shares are added rarest term first, and once the most the remaining
+terms could give a new document is below a floor under the final k-th score,
+they only add to documents already found that can still reach it (MaxScore).
+Where the compiled kernel was built (``memhop.index._bm25``, when the install
+had a C compiler), it does this term at a time in C, a floor taken from the
+partial scores; else in Python (``KthFloor``). Both give the same documents
+with the same scores, bit for bit (tests compare them).
 
 ``Ranking`` reads the columns ``memhop.index.recall.RecallIndex`` keeps (it
 declares them below); it writes nothing. Not thread-safe, as the index.

@@ -10,7 +10,7 @@ bodies is ``memhop.domain.recall_sections``.
 Body: ``_COLUMNS`` in order, each a type code, an item count and the items,
 little endian.
 
-Contract: ``state_of_body(body_of(state))`` gives back ``state`` (tests compare
+Contract: ``state_of_body(body_of(state), ...)`` gives back ``state`` (tests compare
 the index and the maps), or raises ValueError for bytes that do not parse.
 Only a state with nothing pending and no open turn is stored: what the file
 keeps is what a full build of the domain's records would index.
@@ -137,16 +137,10 @@ Check: TypeAlias = Callable[[int, int], None]
 """Raise unless bytes [start, end) of a body are as written."""
 
 
-def _unchecked(start: int, end: int) -> None:
-    """A body whose checksum the caller has checked whole: nothing to check."""
-
-
-def state_of_body(
-    body: memoryview, now: Check = _unchecked, later: Check = _unchecked
-) -> RecallState:
+def state_of_body(body: memoryview, now: Check, later: Check) -> RecallState:
     """The state a body holds, its columns views of it (ValueError for bytes that do not
-    parse). Every column is checked by ``now`` as it is decoded, but the postings and
-    document terms (most of the bytes), which are checked by ``later`` a run at a time
+    parse). The columns read whole are checked by ``now`` as they are decoded; those
+    read an item or a run at a time (``_READ_IN_RUNS``: most of the bytes) by ``later``
     as they are read."""
     terms, columns = _view_columns(body, now, later)
     return _state_of(terms, columns)
