@@ -58,15 +58,17 @@ class Blocks:
         """Raise ValueError unless bytes [start, end) of the body are as written."""
         checked, sums, body, size = self._checked, self._sums, self.body, self.size
         last = -(-end // size)
-        # The blocks not checked yet found in C: a range read again (a common word's
+        # The first block not checked yet found in C: a range read again (a common word's
         # postings, each search) costs one call, not a step a block.
-        k = checked.find(0, start // size, last)
-        while k >= 0:
-            if xxhash.xxh3_64_intdigest(body[k * size : (k + 1) * size]) != sums[k]:
-                msg = f"{self._what}: checksum mismatch"
-                raise ValueError(msg)
-            checked[k] = 1
-            k = checked.find(0, k + 1, last)
+        first = checked.find(0, start // size, last)
+        if first < 0:
+            return
+        for k in range(first, last):
+            if not checked[k]:
+                if xxhash.xxh3_64_intdigest(body[k * size : (k + 1) * size]) != sums[k]:
+                    msg = f"{self._what}: checksum mismatch"
+                    raise ValueError(msg)
+                checked[k] = 1
 
     def check_all(self) -> None:
         """Raise ValueError unless every block is as written."""
