@@ -9,12 +9,14 @@ def top(
     per_length: float,
     want: int,
     where: tuple[object, object, int, object, object, int, int] | None = None,
+    scratch: bytearray | None = None,
     /,
 ) -> list[tuple[float, int]]:
     """(score, slot) of every document at or above the ``want``-th best, in no order.
 
     A list's fourth item, its bound (the most it gives any document), lets the kernel
-    prune once no document not reached yet can reach the top (every list needs one)."""
+    prune once no document not reached yet can reach the top (every list needs one).
+    ``scratch``: zeros the scores are summed in (8 bytes a slot), left zeroed again."""
 
 def kept(column: object, keep: bytes, /) -> bytes:
     """The items of ``column`` whose byte in ``keep`` is not 0, as raw bytes."""

@@ -63,6 +63,7 @@ class RecallIndex(Ranking):
         """``compiled``: rank through the compiled kernel when it was built (False:
         MaxScore in Python, which gives the same answers)."""
         self._compiled = compiled and kernel.COMPILED
+        self._scratch = bytearray()
         self._vocab: dict[str, int] = {}
         self._df = array("I")  # term id -> live documents holding it
         # term id -> its highest count and its shortest document (bounds: a removal leaves

@@ -85,6 +85,7 @@ class Ranking(abc.ABC):
     _total_length: int
     _dead: int
     _compiled: bool  # rank through the compiled kernel (it was built, and is wanted)
+    _scratch: bytearray  # the kernel's scores, zeros between searches (8 bytes a slot)
 
     @abc.abstractmethod
     def __len__(self) -> int:
@@ -198,7 +199,10 @@ class Ranking(abc.ABC):
                 where.start,
                 where.end,
             )
-        found = kernel.top(lists, self._lengths, base, per_length, limit, filtered)
+        scratch, need = self._scratch, 8 * len(self._lengths)
+        if len(scratch) < need:  # zeros for every slot's score, kept between searches
+            scratch.extend(bytes(need - len(scratch)))
+        found = kernel.top(lists, self._lengths, base, per_length, limit, filtered, scratch)
         return self._best({slot: score for score, slot in found}, limit)
 
     def _best(self, scores: dict[int, float], limit: int) -> list[Scored]:

@@ -217,3 +217,55 @@ def test_a_list_the_top_no_longer_needs_is_probed_not_read() -> None:
     assert [slot for _, slot in found] == [0]
     first = 5.0 * 2 / (2 + 0.3 + 0.18 * 3) + 0.01 * 1 / (1 + 0.3 + 0.18 * 3)
     assert found[0][0] == first  # the common word's share added, as every posting would
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    docs=st.lists(st.tuples(st.integers(0, 3), st.integers(0, 12)), min_size=1, max_size=300),
+    query=st.lists(
+        st.sampled_from(["common", "usual", "pad", "rare1", "rare2", "rare3"]),
+        min_size=1,
+        max_size=4,
+    ),
+    limit=st.integers(1, 6),
+)
+def test_scores_summed_in_scratch_are_the_same_and_leave_it_zeroed(
+    docs: list[tuple[int, int]], query: list[str], limit: int
+) -> None:
+    index = _skewed(docs, compiled=True)
+    index.search(query, limit)  # makes the index's scratch: 8 bytes a slot
+    ranked = [t for t in dict.fromkeys(query) if t in index._vocab]
+    weights = {t: 1.0 + 3.0 / len(t) for t in ranked}  # any weights, summed heaviest first
+    lists = [
+        (*index._postings(index._vocab[t]), w, index._bound(index._vocab[t], w, 0.3, 0.18))
+        for t, w in sorted(weights.items(), key=lambda tw: -tw[1])
+    ]
+    lengths, scratch = index._lengths, bytearray(8 * len(index._lengths))
+    alone = top(lists, lengths, 0.3, 0.18, limit)
+    assert sorted(top(lists, lengths, 0.3, 0.18, limit, None, scratch)) == sorted(alone)
+    assert not any(scratch)  # zeroed again, the pruned documents' scores too
+    narrowed = (
+        b"",
+        array("Q", [1 + i % 3 for i in range(len(lengths))]),
+        2,
+        b"",
+        array("q", range(len(lengths))),
+        0,
+        0,
+    )
+    in_two = top(lists, lengths, 0.3, 0.18, limit, narrowed)
+    assert sorted(top(lists, lengths, 0.3, 0.18, limit, narrowed, scratch)) == sorted(in_two)
+    assert not any(scratch)  # the filtered-out documents' scores too
+
+
+def test_a_refused_search_leaves_the_scratch_zeroed_and_a_short_one_unused() -> None:
+    lengths, scratch = array("I", [3] * 4), bytearray(8 * 4)
+    past = [(array("H", [0, 1, 9]), array("B", [1, 1, 1]), 1.0)]  # a slot past the lengths
+    with pytest.raises(IndexError, match="past the lengths"):
+        top(past, lengths, 0.3, 0.18, 2, None, scratch)
+    assert not any(scratch)  # what it summed before the refusal was zeroed
+    fine = [(array("H", [0, 1]), array("B", [2, 1]), 1.0)]
+    short = bytearray(8)  # holds one slot of four: a fresh array is used instead
+    assert top(fine, lengths, 0.3, 0.18, 1, None, short) == top(fine, lengths, 0.3, 0.18, 1)
+    assert not any(short)
+    assert [slot for _, slot in top(fine, lengths, 0.3, 0.18, 1, None, scratch)] == [0]
