@@ -187,16 +187,14 @@ def _skewed(docs: list[tuple[int, int]], *, compiled: bool) -> RecallIndex:
     return index
 
 
-@settings(max_examples=120, deadline=None)
-@given(
-    docs=st.lists(st.tuples(st.integers(0, 3), st.integers(0, 12)), min_size=1, max_size=400),
-    query=st.lists(
-        st.sampled_from(["common", "usual", "pad", "rare1", "rare2", "rare3"]),
-        min_size=1,
-        max_size=4,
-    ),
-    limit=st.integers(1, 6),
+SKEWED_DOCS = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 12)), min_size=1, max_size=400)
+SKEWED_QUERY = st.lists(
+    st.sampled_from(["common", "usual", "pad", "rare1", "rare2", "rare3"]), min_size=1, max_size=4
 )
+
+
+@settings(max_examples=120, deadline=None)
+@given(docs=SKEWED_DOCS, query=SKEWED_QUERY, limit=st.integers(1, 6))
 def test_a_pruned_search_answers_as_maxscore_in_python(
     docs: list[tuple[int, int]], query: list[str], limit: int
 ) -> None:
@@ -220,15 +218,7 @@ def test_a_list_the_top_no_longer_needs_is_probed_not_read() -> None:
 
 
 @settings(max_examples=100, deadline=None)
-@given(
-    docs=st.lists(st.tuples(st.integers(0, 3), st.integers(0, 12)), min_size=1, max_size=300),
-    query=st.lists(
-        st.sampled_from(["common", "usual", "pad", "rare1", "rare2", "rare3"]),
-        min_size=1,
-        max_size=4,
-    ),
-    limit=st.integers(1, 6),
-)
+@given(docs=SKEWED_DOCS, query=SKEWED_QUERY, limit=st.integers(1, 6))
 def test_scores_summed_in_scratch_are_the_same_and_leave_it_zeroed(
     docs: list[tuple[int, int]], query: list[str], limit: int
 ) -> None:
