@@ -58,12 +58,13 @@ topic snapshot into a write without the re-check in ``compress``.
 
 from __future__ import annotations
 
-from memhop.dream.env import AnyEvent, DreamEnv, Held
+from memhop.dream.env import HOLD_S, AnyEvent, DreamEnv, Held
 from memhop.dream.l1domain import flush, rebase
 from memhop.dream.pipeline import run_dream
 from memhop.dream.report import STAGES, DreamReport, DreamStage
 
 __all__ = [
+    "HOLD_S",
     "STAGES",
     "AnyEvent",
     "DreamEnv",

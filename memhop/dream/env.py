@@ -24,7 +24,12 @@ from memhop.llm import Model
 if TYPE_CHECKING:  # the type only: dream reaches the file through the layers
     from memhop.engine import Engine
 
-__all__ = ["AnyEvent", "DreamEnv", "Held", "MirrorsLike"]
+__all__ = ["HOLD_S", "AnyEvent", "DreamEnv", "Held", "MirrorsLike"]
+
+HOLD_S = 0.002
+"""How long a bounded stage works under one hold of the domain lock before it lets go
+(``Held.over``), past the unit at hand: about what a young memory's holds take, so a
+turn waits no longer on Dream as the memory ages."""
 
 _POLL_S = 0.05
 
@@ -47,6 +52,13 @@ class Held:
     mirrors: MirrorsLike
     declined: MutableMapping[int, object]
     """Per scene: the listing a consolidation was declined on (beyond upstream)."""
+    until: float = float("inf")
+    """The ``time.monotonic()`` by which a bounded stage lets go (``over``); none by default."""
+
+    def over(self) -> bool:
+        """Whether the hold has run its time: a bounded stage stops after the unit at hand,
+        leaving the rest to its next hold (the first unit of a hold is always done)."""
+        return time.monotonic() >= self.until
 
 
 @dataclass(frozen=True, slots=True)

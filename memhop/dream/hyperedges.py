@@ -304,7 +304,7 @@ class EdgeStage:
             if edge_id in cache.edges:
                 if low not in touched and high not in touched:
                     continue
-                if most is not None and reads >= most:
+                if most is not None and (reads >= most or (reads and held.over())):
                     self._unread.append((low, high))
                     continue
                 reads += 1

@@ -64,7 +64,10 @@ def batch(pending: AbstractSet[int], limit: int | None) -> list[int]:
 def stale_pending(held: Held) -> bool:
     """Whether the domain's cache holds nodes its stale check has not judged yet."""
     cache = _registered(held)
-    return cache is not None and not cache.restale.isdisjoint(cache.nodes.keys())
+    if cache is None:
+        return False
+    nodes = cache.nodes
+    return any(n in nodes for n in cache.restale)  # what is pending, not every node
 
 
 def decay_pending(held: Held, now: int) -> bool:

@@ -126,6 +126,7 @@ def prune_contents(
         Coverage(held).sweepable,
         sweep_unfolded=sweep_unfolded,
         budget=budget,
+        over=held.over,
     )
     gone = 0
     if step.doomed:

@@ -70,8 +70,10 @@ class RetentionQueue:
         *,
         sweep_unfolded: bool,
         budget: int = SWEEP_BUDGET,
+        over: Callable[[], bool] = lambda: False,
     ) -> Step:
-        """Judge up to about ``budget`` topics whose rows crossed ``line`` (see the module)."""
+        """Judge up to about ``budget`` topics whose rows crossed ``line`` (see the module),
+        fewer once ``over()`` answers True (one at least)."""
         if (
             topics is not self.topics
             or contents is not self.contents
@@ -83,23 +85,26 @@ class RetentionQueue:
         # been carried). Drained first, so the rows this call removes are noted after it.
         for topic_id in topics.retention_journal.drain() | contents.retention_journal.drain():
             self._queue(topic_id, contents, now=True)
-        if self._unqueued:  # a cold fill, ``budget`` topics a hold
-            chunk = self._unqueued[-budget:]
-            del self._unqueued[-len(chunk) :]
-            for topic_id in chunk:
-                self._queue(topic_id, contents, now=False)
-            if self._unqueued:
+        unqueued = self._unqueued
+        if unqueued:  # a cold fill, ``budget`` topics a hold at most
+            for _ in range(min(budget, len(unqueued))):
+                self._queue(unqueued.pop(), contents, now=False)
+                budget -= 1
+                if over():
+                    break
+            if unqueued:
                 return Step([], False)
-            budget -= len(chunk)
         doomed: list[int] = []
         heap, keys = self._heap, self._key
         self._key_peak = max(self._key_peak, len(keys))  # what follows only takes keys out
-        while heap and heap[0][0] < line and budget > 0:
+        judged = False
+        while heap and heap[0][0] < line and budget > 0 and not (judged and over()):
             key, topic_id = heapq.heappop(heap)
             if keys.get(topic_id) != key:
                 continue  # queued again since, under another key
             del keys[topic_id]
             budget -= 1
+            judged = True
             rows = contents.created_in(topic_id)
             old = [i for i, at in rows if at < line]
             self._count(topic_id, 0)

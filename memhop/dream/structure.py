@@ -1,9 +1,10 @@
 """The association layer (dream.md §4.7): index rebuild, L1 nodes, rebuild, decay (the
 edges between nodes are ``hyperedges``).
 
-None of these stages asks a model, so each runs under one hold of the domain
-lock (released between stages); only a cold cache's reads, which grow with the
-domain, are made before it (``preload_cold``) and checked under it. Every enumeration is
+None of these stages asks a model, so each runs under holds of the domain lock
+(released between them), a bounded number of units a hold, fewer once the hold
+has run ``HOLD_S`` (``Held.over``); only a cold cache's reads, which grow with
+the domain, are made before (``preload_cold``) and checked under one. Every enumeration is
 ascending by id and every pair is visited as (lower id, higher id), so two
 runs over copies of one file write the same nodes and edges in the same order.
 
@@ -28,15 +29,14 @@ of its last write, and decays from its clock.
 from __future__ import annotations
 
 import dataclasses
-import itertools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 from memhop.dream import decay, l1domain
 from memhop.dream.env import DreamEnv, Held
+from memhop.dream.graph_edit import MIN_EDGE_NODES, GraphEdit
 from memhop.dream.l1cache import L1Cache
 from memhop.ids import scene_node_id
 from memhop.index.l2meta import L2Meta
-from memhop.layers import scene
 from memhop.records import SceneEdge, SceneNode
 
 __all__ = [
@@ -49,7 +49,6 @@ __all__ = [
     "sync_nodes",
 ]
 
-MIN_EDGE_NODES = 2
 NEW_NODE_IMPORTANCE = 1.0
 SYNC_SCENES = 128
 """Scenes the node stage syncs in one hold of the domain lock: each may write its node (512
@@ -106,8 +105,9 @@ def sync_nodes(held: Held, now: int, limit: int | None = None) -> set[int]:
     """One node per scene over its depth <= 2 topics; return the node ids written.
 
     Only scenes whose topics changed since the last sync are looked at, at most
-    ``limit`` of them (None: all; ``l1domain.pending_scenes`` says whether any
-    remain: the first pass after an open finds every scene changed).
+    ``limit`` of them (None: all), fewer once the hold has run its time
+    (``Held.over``; ``l1domain.pending_scenes`` says whether any remain: the
+    first pass after an open finds every scene changed).
 
     A node whose sorted topic list is unchanged is left alone. A new node
     starts at importance 1.0; an existing one keeps emotion, and its
@@ -118,8 +118,11 @@ def sync_nodes(held: Held, now: int, limit: int | None = None) -> set[int]:
         meta = held.mirrors.topics
         written: list[SceneNode] = []
         dirty = cache.dirty_scenes
-        batch = l1domain.batch(dirty, limit)
-        for scene_id in batch:
+        synced: list[int] = []
+        for scene_id in l1domain.batch(dirty, limit):
+            if synced and held.over():
+                break  # the rest stay dirty: the next hold's
+            synced.append(scene_id)
             wanted = tuple(sorted(row.topic.id for row in meta.listing(scene_id)))
             if not wanted:
                 continue
@@ -135,108 +138,8 @@ def sync_nodes(held: Held, now: int, limit: int | None = None) -> set[int]:
                 dataclasses.replace(node, scene_id=scene_id, topic_ids=wanted, updated_at=now)
             )
         cache.put_nodes(written)
-        dirty.difference_update(batch)
+        dirty.difference_update(synced)
         return {n.id_hash for n in written}
-
-
-# ---- shared edge surgery ------------------------------------------------------------------
-
-
-class _Graph:
-    """Nodes as cached and the edges read, changed in memory, written back by ``commit``.
-
-    Only what a stage changes is held here, over the cache's nodes (a pass costs what
-    it touches, not the domain).
-    """
-
-    def __init__(self, held: Held, cache: L1Cache) -> None:
-        self.held = held
-        self.cache = cache
-        self.set_nodes: dict[int, SceneNode] = {}  # nodes set anew (``set_node``)
-        self.edges: dict[int, SceneEdge | None] = {}
-        self.written_edges: set[int] = set()
-        self.dead_nodes: set[int] = set()
-        self.dead_edges: dict[int, tuple[int, ...]] = {}  # id -> the members it had
-        self.unlinked: dict[int, set[int]] = {}  # node id -> edges to take out of its list
-
-    def edge(self, edge_id: int) -> SceneEdge | None:
-        if edge_id not in self.edges:
-            found = None
-            if edge_id in self.cache.edges:
-                found = scene.get_scene_edge_optional(self.held.engine, self.held.agent_id, edge_id)
-            self.edges[edge_id] = found
-        return self.edges[edge_id]
-
-    def node(self, node_id: int) -> SceneNode | None:
-        """The node as this stage has it (None: not a node, or deleted here)."""
-        if node_id in self.dead_nodes:
-            return None
-        found = self.set_nodes.get(node_id)
-        return self.cache.nodes.get(node_id) if found is None else found
-
-    def edge_ids(self, node: SceneNode) -> tuple[int, ...]:
-        """The node's edges as this stage has them (less those unlinked, not yet committed)."""
-        gone = self.unlinked.get(node.id_hash)
-        if not gone or gone.isdisjoint(node.edge_ids):
-            return node.edge_ids
-        return tuple(itertools.filterfalse(gone.__contains__, node.edge_ids))
-
-    def set_node(self, node: SceneNode) -> None:
-        self.set_nodes[node.id_hash] = node
-
-    def put_edge(self, edge: SceneEdge) -> None:
-        self.edges[edge.id_hash] = edge
-        self.written_edges.add(edge.id_hash)
-
-    def unlink_edge(self, edge_id: int, members: Iterable[int]) -> None:
-        # Taken out of each member's list at ``commit``, once a member: a node leaving
-        # its hundreds of edges would otherwise copy each partner's list once an edge.
-        for node_id in members:
-            self.unlinked.setdefault(node_id, set()).add(edge_id)
-
-    def delete_edge(self, edge_id: int, members: Iterable[int]) -> None:
-        """Delete an edge read by ``edge`` (and unlink it from ``members``)."""
-        had = self.edges.get(edge_id)
-        self.unlink_edge(edge_id, members)
-        self.edges[edge_id] = None
-        self.written_edges.discard(edge_id)
-        self.dead_edges[edge_id] = () if had is None else had.node_ids
-
-    def detach(self, node_id: int, edge_ids: Iterable[int]) -> int:
-        """Take ``node_id`` out of its edges; an edge left under 2 members goes (counted)."""
-        removed = 0
-        for edge_id in edge_ids:
-            edge = self.edge(edge_id)
-            if edge is None:
-                continue
-            members = tuple(m for m in edge.node_ids if m != node_id)
-            if len(members) < MIN_EDGE_NODES:
-                self.delete_edge(edge_id, members)
-                removed += 1
-            elif members != edge.node_ids:
-                self.put_edge(dataclasses.replace(edge, node_ids=members))
-        return removed
-
-    def delete_node(self, node_id: int) -> None:
-        self.set_nodes.pop(node_id, None)
-        self.dead_nodes.add(node_id)
-
-    def commit(self) -> None:
-        for node_id in self.unlinked:
-            node = self.node(node_id)
-            if node is not None and (kept := self.edge_ids(node)) is not node.edge_ids:
-                self.set_node(dataclasses.replace(node, edge_ids=kept))
-        cache = self.cache
-        nodes = [n for i, n in sorted(self.set_nodes.items()) if cache.nodes.get(i) != n]
-        edges = [
-            (e, decay.edge_due(e))
-            for i, e in sorted(self.edges.items())
-            if e is not None and i in self.written_edges
-        ]
-        cache.put_nodes(nodes)
-        cache.put_edges(edges)
-        cache.delete_edges(self.dead_edges)
-        cache.delete_nodes(sorted(self.dead_nodes))
 
 
 # ---- l1_rebuild ------------------------------------------------------------------------
@@ -261,26 +164,30 @@ def rebuild_from_l2(held: Held, limit: int | None = None) -> tuple[int, int]:
     """Delete nodes whose topics are gone or sunk too deep; return (nodes, edges) removed.
 
     Only nodes whose topics (or their scene's) changed since the last rebuild are
-    judged (``L1Cache.restale``; at most ``limit`` of them, None: all, the rest left
-    for the next call: ``l1domain.stale_pending``), each before anything is deleted,
-    so a read failure changes nothing.
+    judged (``L1Cache.restale``; at most ``limit`` of them, None: all, fewer once the
+    hold has run its time after a stale one; the rest left for the next call:
+    ``l1domain.stale_pending``); nothing is written before ``commit``, so a read
+    failure changes nothing.
     """
     with l1domain.checked(held) as cache:
         meta = held.mirrors.topics
-        due = cache.restale
-        due.intersection_update(cache.nodes.keys())
-        judged = l1domain.batch(due, limit)
-        due.difference_update(judged)
-        stale = [cache.nodes[n] for n in judged if _is_stale(meta, cache.nodes[n])]
-        if not stale:
-            return 0, 0
-        graph = _Graph(held, cache)
-        edges_removed = 0
-        for node in stale:
-            edges_removed += graph.detach(node.id_hash, node.edge_ids)
-            graph.delete_node(node.id_hash)
-        graph.commit()
-        return len(stale), edges_removed
+        due, nodes = cache.restale, cache.nodes
+        # What the set holds, not every node: a set meets a dict's keys by reading them all.
+        due.difference_update([n for n in due if n not in nodes])
+        graph = GraphEdit(held, cache)
+        stale = edges_removed = 0
+        for node_id in l1domain.batch(due, limit):
+            if stale and held.over():
+                break  # the rest stay due: the next hold's
+            due.discard(node_id)
+            node = nodes[node_id]
+            if _is_stale(meta, node):
+                edges_removed += graph.detach(node_id, node.edge_ids)
+                graph.delete_node(node_id)
+                stale += 1
+        if stale:
+            graph.commit()
+        return stale, edges_removed
 
 
 # ---- l1_decay ------------------------------------------------------------------------------
@@ -298,9 +205,10 @@ def _still_similar(sets_of: Callable[[int], frozenset[str]], members: tuple[int,
 
 
 def decay_network(held: Held, now: int, limit: int | None = None) -> tuple[int, int]:
-    """Decay the nodes due by ``now`` (at most ``limit`` of them; None: all; the rest stay
-    due: ``l1domain.decay_pending``), the edges due and those this call changed; return
-    (nodes, edges) removed. The first pass after an open finds every node due.
+    """Decay the nodes due by ``now`` (at most ``limit`` of them; None: all; fewer once
+    the hold has run its time: the rest stay due, ``l1domain.decay_pending``), the edges
+    due (the same) and those this call changed; return (nodes, edges) removed. The first
+    pass after an open finds every node due.
 
     Node: importance x e^(-lambda*dt), lambda from ``node_lambda``; below 0.15 it
     leaves all its edges (and is stored with its clock at now). Edge: weight x
@@ -319,39 +227,41 @@ def decay_network(held: Held, now: int, limit: int | None = None) -> tuple[int, 
     """
     with l1domain.checked(held) as cache:
         meta = held.mirrors.topics
-        graph = _Graph(held, cache)
+        graph = GraphEdit(held, cache)
         edges_removed = 0
-        detach: list[tuple[int, tuple[int, ...]]] = []
         room = None if limit is None else DECAY_EDGES  # edges this hold may visit
+        worked = False  # a hold does one unit at least, whatever its time
         for node_id in sorted(cache.node_due.pop_due(now, limit)):
-            if room is not None and room <= 0:
+            if (room is not None and room <= 0) or (worked and held.over()):
                 cache.node_due.put(node_id, now)  # the next hold's
                 continue
             node = graph.node(node_id)
             if node is None:
                 continue
+            worked = True
             if _is_deep(meta, node):  # looked at again when its topics change
                 cache.node_due.drop(node_id)
                 continue
             importance = decay.node_importance_at(node, now)
-            edge_ids = graph.edge_ids(node)
+            # As the hold found them: a partner detached just before leaves this node
+            # its edges to judge (``detach`` passes over those already gone).
+            edge_ids = node.edge_ids
             if importance < decay.NODE_PRUNE_EDGES_THRESHOLD and edge_ids:
-                detach.append((node_id, edge_ids))
                 if room is not None:
                     room -= len(edge_ids)
                 graph.set_node(
                     dataclasses.replace(node, importance=importance, updated_at=now, edge_ids=())
                 )
+                # Here, not after the loop: the hold's time then counts the edges' reads.
+                edges_removed += graph.detach(node_id, edge_ids)
             else:  # looked at a little early (due times are floored), or without edges
                 due = decay.node_due(node)
                 if due is None:
                     cache.node_due.drop(node_id)
                 else:
                     cache.node_due.put(node_id, max(due, now + 1))
-        for node_id, edge_ids in detach:
-            edges_removed += graph.detach(node_id, edge_ids)
-        visit = cache.edges.pop_due(now, None if room is None else max(room, 0))
-        visit |= graph.edges.keys()
+        changed = set(graph.edges)  # decayed and written in this hold, whatever its time
+        visit = cache.edges.pop_due(now, None if room is None else max(room, 0)) | changed
         kept: list[SceneEdge] = []
         parked: list[int] = []
         sets: dict[int, frozenset[str]] = {}  # node -> its keyword set, made once a hold
@@ -363,9 +273,13 @@ def decay_network(held: Held, now: int, limit: int | None = None) -> tuple[int, 
             return found
 
         for edge_id in sorted(visit):
+            if edge_id not in changed and worked and held.over():
+                cache.edges.put(edge_id, now)  # still due: the next hold's
+                continue
             current = graph.edge(edge_id)
             if current is None:
                 continue
+            worked = True
             weight = decay.edge_weight_at(current, now)
             members = tuple(m for m in current.node_ids if graph.node(m) is not None)
             faint = weight < decay.EDGE_REMOVE_THRESHOLD

@@ -45,7 +45,7 @@ from typing import Protocol
 from memhop import dream
 from memhop.config import Defaults
 from memhop.domain.context import DomainContext
-from memhop.dream import AnyEvent, DreamEnv, DreamReport, DreamStage, Held, run_dream
+from memhop.dream import HOLD_S, AnyEvent, DreamEnv, DreamReport, DreamStage, Held, run_dream
 from memhop.engine import Engine
 from memhop.errors import ClosedError, MemHopError, OperationCancelledError
 
@@ -212,7 +212,7 @@ def _hold(root: Root, agent_id: int, spent: PassHolds) -> Iterator[Held]:
             start = engine.stats()[0]
             try:
                 with engine.deferred():
-                    yield Held(engine, agent_id, ctx.mirrors, ctx.dream_declined)
+                    yield Held(engine, agent_id, ctx.mirrors, ctx.dream_declined, began + HOLD_S)
             finally:
                 # A hold that appended nothing syncs nothing: the turn's own bytes wait
                 # for the turn's next fsync, not for one of Dream's.

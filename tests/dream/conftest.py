@@ -9,6 +9,7 @@ values, counts calls, and records whether the calling thread held the domain loc
 from __future__ import annotations
 
 import contextlib
+import math
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -90,13 +91,18 @@ class Domain:
         )
 
     @contextlib.contextmanager
-    def hold(self) -> Iterator[Held]:
+    def hold(self, until: float = math.inf) -> Iterator[Held]:
+        """The domain lock; ``until`` as ``Held.until`` (-inf: the hold's time is spent at
+        once, so a bounded stage does one unit a hold)."""
         with self.lock:
             self.owner = threading.get_ident()
             try:
-                yield Held(self.engine, self.agent_id, self.mirrors, self.declined)
+                yield Held(self.engine, self.agent_id, self.mirrors, self.declined, until)
             finally:
                 self.owner = None
+
+    def spent_hold(self) -> contextlib.AbstractContextManager[Held]:
+        return self.hold(-math.inf)
 
     def env(
         self,
@@ -105,10 +111,12 @@ class Domain:
         retention_ms: int = 0,
         clock: Callable[[], int] = lambda: NOW,
         cancel: threading.Event | None = None,
+        spent: bool = False,
     ) -> DreamEnv:
+        """A pass's inputs; ``spent``: every hold's time is spent at once (``spent_hold``)."""
         return DreamEnv(
             agent_id=self.agent_id,
-            hold=self.hold,
+            hold=self.spent_hold if spent else self.hold,
             model=self.model,
             clock=clock,
             floor=floor,

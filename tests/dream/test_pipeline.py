@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import threading
 from pathlib import Path
@@ -136,6 +137,62 @@ def test_two_runs_over_copies_build_the_same_association_layer(tmp_path: Path) -
         layers.append(_layer(copy))
     assert layers[0] == layers[1]
     assert len(layers[0][0]) == 6
+
+
+def _layer_at(engine: Any, now: int) -> tuple[object, ...]:
+    """The layer as it stands at ``now``: a node's importance decayed by its own clock (a
+    node stored earlier reads as one stored now), and the edges."""
+    nodes = tuple(
+        (n.scene_id, n.topic_ids, n.edge_ids, round(decay.node_importance_at(n, now), 9))
+        for n in scene.list_scene_nodes(engine, 0)
+    )
+    return nodes, tuple(scene.list_scene_edges(engine, 0))
+
+
+def test_holds_cut_short_by_time_build_the_layer_one_long_hold_builds(tmp_path: Path) -> None:
+    """Every hold's time spent at once (each bounded stage does one unit a hold, many
+    holds a stage): after each pass (the first, one with new scenes, one whose decay fades
+    every node out of its edges) the layer stands as holds without a time limit leave it."""
+    source = str(tmp_path / "seed.meh")
+    engine = create_engine(source)
+    dom = Domain(engine)
+    for scene_id in range(1, 9):
+        _scene(dom, scene_id)
+        for i in range(3):
+            words = ("shared", f"s{scene_id % 3}", f"t{i}")
+            dom.turn(scene_id * 100 + i, words, 1000 + i, scene=scene_id)
+    engine.close()
+    runs: list[list[tuple[object, ...]]] = []
+    holds = []
+    for name, spent in (("long.meh", False), ("cut.meh", True)):
+        copy = str(tmp_path / name)
+        shutil.copyfile(source, copy)
+        run = Domain(open_engine(copy))
+        taken, seen = 0, []
+        for hour, scenes in ((0, ()), (1, (9, 10)), (400, ()), (401, (11,))):
+            for scene_id in scenes:
+                _scene(run, scene_id)
+                run.turn(scene_id * 100, ("shared", "s1", "late"), 2000, scene=scene_id)
+            now = NOW + hour * 3_600_000
+            env = run.env(clock=lambda now=now: now, spent=spent)
+
+            def counted(hold: Any = env.hold) -> Any:
+                nonlocal taken
+                taken += 1
+                return hold()
+
+            report, error = run_dream(dataclasses.replace(env, hold=counted))
+            assert error is None, error
+            seen.append(_layer_at(run.engine, now))
+        run.engine.close()
+        runs.append(seen)
+        holds.append(taken)
+    assert runs[0] == runs[1]
+    nodes, edges = runs[0][1]
+    assert len(nodes) == 10 and len(edges) > 10  # control: a layer with edges after hour 1
+    nodes, edges = runs[0][2]
+    assert not edges and all(n[3] < 0.15 for n in nodes)  # and every node faded at 400 h
+    assert holds[1] > holds[0]  # the cut run took more holds to do it
 
 
 def test_a_cold_cache_is_read_and_weighed_without_the_domain_lock(dom: Domain) -> None:

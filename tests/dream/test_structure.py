@@ -289,3 +289,46 @@ def test_decay_of_a_dense_graph_in_bounded_holds_writes_what_one_hold_writes(
         assert _graph(dom, later) == _graph(whole, later)
     finally:
         whole.engine.close()
+
+
+def test_decay_in_holds_whose_time_is_spent_does_a_node_a_hold(
+    dom: Domain, tmp_path: object
+) -> None:
+    """A hold whose time is spent does its first node and leaves the rest due: twelve
+    fading nodes take a hold each (the last ones find their edges gone), and the holds
+    end where one hold without a time limit ends."""
+    whole = Domain(create_engine(str(tmp_path) + "/whole.meh"))  # type: ignore[operator]
+    try:
+        for d in (dom, whole):
+            _dense(d, 12)
+        later = NOW + 200 * HOUR
+        with whole.hold() as held:
+            assert structure.decay_network(held, later, structure.DECAY_NODES) == (0, 66)
+            assert not l1domain.decay_pending(held, later)  # control: one hold did it all
+        removed, holds = [], 0
+        while True:
+            with dom.spent_hold() as held:
+                removed.append(structure.decay_network(held, later, structure.DECAY_NODES)[1])
+                holds += 1
+                if not l1domain.decay_pending(held, later):
+                    break
+        assert removed[0] == 11  # the first node's edges, all of them, and then the hold ends
+        assert sum(removed) == 66
+        assert 11 <= holds <= 13  # a node a hold (the rest kept due), not an edge a hold
+        assert _graph(dom, later) == _graph(whole, later)
+    finally:
+        whole.engine.close()
+
+
+def test_the_node_stage_in_holds_whose_time_is_spent_syncs_a_scene_a_hold(dom: Domain) -> None:
+    """Eleven changed scenes: a spent hold syncs one and leaves the rest pending."""
+    for n in range(11):
+        dom.turn(n + 1, (f"w{n}", "shared"), scene=100 + n)
+    batches: list[set[int]] = []
+    while True:
+        with dom.spent_hold() as held:
+            batches.append(structure.sync_nodes(held, NOW, structure.SYNC_SCENES))
+            if not l1domain.pending_scenes(held):
+                break
+    assert [len(b) for b in batches] == [1] * 11
+    assert sorted(_nodes(dom)) == [100 + n for n in range(11)]
