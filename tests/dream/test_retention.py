@@ -93,18 +93,24 @@ def _rows(dom: Domain) -> dict[int, int]:
     return {i: at for t in TURNS for i, at in dom.mirrors.contents.created_in(t)}
 
 
-@given(OPS, st.booleans(), st.integers(1, 3))
+@given(OPS, st.booleans(), st.integers(1, 3), st.booleans())
 # A kept turn folded later, with nothing of its own written since: its rows go at once.
-@example([("row", 1, 0, "k1"), ("sweep", 2), ("fold", 1), ("sweep", 0)], False, 1)
+@example([("row", 1, 0, "k1"), ("sweep", 2), ("fold", 1), ("sweep", 0)], False, 1, False)
 # A folded turn keeps the row with a word nothing else holds, and lets the other go.
 @example(
-    [("row", 3, 0, "k3 stray"), ("row", 3, 0, "summary k2"), ("fold", 3), ("sweep", 2)], False, 1
+    [("row", 3, 0, "k3 stray"), ("row", 3, 0, "summary k2"), ("fold", 3), ("sweep", 2)],
+    False,
+    1,
+    False,
 )
 # A turn judged with a row past the line and one not yet: the second is looked at later.
-@example([("row", 1, 0, ""), ("row", 1, 5, ""), ("sweep", 2), ("sweep", 6)], False, 1)
+# Holds whose time is spent at once: a topic a hold, whatever the budget.
+@example([("row", 1, 0, ""), ("row", 2, 0, ""), ("row", 3, 5, ""), ("sweep", 6)], False, 3, True)
+@example([("row", 1, 0, ""), ("row", 1, 5, ""), ("sweep", 2), ("sweep", 6)], False, 1, False)
 def test_the_queued_sweep_leaves_what_a_sweep_of_every_row_leaves(
-    ops: list[tuple[object, ...]], sweep_unfolded: bool, budget: int
+    ops: list[tuple[object, ...]], sweep_unfolded: bool, budget: int, spent: bool
 ) -> None:
+    """``spent``: each hold's time is spent at once, so a hold judges one topic."""
     with tempfile.TemporaryDirectory() as tmp:
         dom = Domain(create_engine(str(Path(tmp) / "r.meh")))
         try:
@@ -129,7 +135,7 @@ def test_the_queued_sweep_leaves_what_a_sweep_of_every_row_leaves(
                     }
                     pruned, kept, done = 0, 0, False
                     while not done:  # the pipeline's loop: a bounded number of turns a hold
-                        with dom.hold() as held:
+                        with dom.spent_hold() if spent else dom.hold() as held:
                             step = prune.prune_contents(
                                 held, line, sweep_unfolded=sweep_unfolded, budget=budget
                             )
