@@ -54,6 +54,9 @@ focus nodes' words' holders count them): at 10^5 turns a pass weighed up to 12,3
 in one hold, and such holds took 23-35 ms of CPU; with 4,096 a hold, one hold's writes
 (the edges those pairs made, the reads, the nodes' grown lists) still took 18-22 ms."""
 
+WEIGH_RUN = 64
+"""Pairs the edges stage weighs between two looks at the hold's time (``Held.over``)."""
+
 EDGE_READS = 512
 """Standing edges the edges stage reads in one hold, about, to compare a touched pair's
 similarity with the edge's weight now (a read decodes the record): at 10^5 turns a
@@ -132,6 +135,20 @@ def _weigh(cache: L1Cache, pairs: Iterable[tuple[int, int]]) -> list[Pair]:
         (low, high, decay.jaccard(words.get(low), words.get(high))) for low, high in sorted(pairs)
     )
     return [(a, b, s, l1_edge_id(a, b)) for a, b, s in weighed if s >= L1_EDGE_MIN_SIMILARITY]
+
+
+def _weigh_in_time(
+    cache: L1Cache, pairs: Iterable[tuple[int, int]], held: Held
+) -> tuple[list[Pair], list[tuple[int, int]]]:
+    """``_weigh`` until the hold has run its time (``WEIGH_RUN`` pairs at least): the pairs
+    weighed, and those left, in pair order, for the next hold."""
+    ordered = sorted(pairs)
+    weighed: list[Pair] = []
+    for at in range(0, len(ordered), WEIGH_RUN):
+        if at and held.over():
+            return weighed, ordered[at:]
+        weighed += _weigh(cache, ordered[at : at + WEIGH_RUN])
+    return weighed, []
 
 
 def _every_pair(sets: Mapping[int, frozenset[str]]) -> Iterator[Pair]:
@@ -266,7 +283,9 @@ class EdgeStage:
                 pairs = _pairs(cache, self._batch(cache), now, orphans=first)
                 if first:
                     cache.orphans.clear()
-            self._write(held, cache, _weigh(cache, pairs), now)
+            weighed, left = _weigh_in_time(cache, pairs, held)
+            self._write(held, cache, weighed, now)
+            self._unread += left  # weighed again at the next hold, as those not read
             # Nodes changed by turns meanwhile are the next pass's, unless reworded here.
             dirty.intersection_update(cache.dirty_words)
             return bool(self._unread or self._left or cache.unweighed or dirty)

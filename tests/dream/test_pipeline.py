@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-from memhop.dream import STAGES, decay, run_dream
+import pytest
+
+from memhop.dream import STAGES, decay, flush, hyperedges, run_dream
 from memhop.dream.l1cache import L1Cache
 from memhop.engine import create_engine, open_engine
 from memhop.errors import OperationCancelledError
@@ -149,10 +151,14 @@ def _layer_at(engine: Any, now: int) -> tuple[object, ...]:
     return nodes, tuple(scene.list_scene_edges(engine, 0))
 
 
-def test_holds_cut_short_by_time_build_the_layer_one_long_hold_builds(tmp_path: Path) -> None:
+def test_holds_cut_short_by_time_build_the_layer_one_long_hold_builds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Every hold's time spent at once (each bounded stage does one unit a hold, many
-    holds a stage): after each pass (the first, one with new scenes, one whose decay fades
-    every node out of its edges) the layer stands as holds without a time limit leave it."""
+    holds a stage; the edge stage two pairs a hold): after each pass (the first, one with
+    new scenes, one whose decay fades every node out of its edges) the layer stands as
+    holds without a time limit leave it."""
+    monkeypatch.setattr(hyperedges, "WEIGH_RUN", 2)
     source = str(tmp_path / "seed.meh")
     engine = create_engine(source)
     dom = Domain(engine)
@@ -183,6 +189,8 @@ def test_holds_cut_short_by_time_build_the_layer_one_long_hold_builds(tmp_path: 
 
             _report, error = run_dream(dataclasses.replace(env, hold=counted))
             assert error is None, error
+            with run.hold() as held:
+                flush(held)  # the nodes' grown edge lists, stored lazily, as a close stores them
             seen.append(_layer_at(run.engine, now))
         run.engine.close()
         runs.append(seen)
