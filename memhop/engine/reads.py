@@ -11,6 +11,7 @@ engine's own compaction and catch-up.
 
 from __future__ import annotations
 
+import mmap
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -103,9 +104,23 @@ class EngineReads(EngineState):
                     if (offset := offsets.get(i)) is not None
                 ]
                 found = record_payloads(
-                    self._file.view(), self._file.size, agent_id, rec_type, placed, damaged
+                    self._view_of(placed), self._file.size, agent_id, rec_type, placed, damaged
                 )
             yield from found
+
+    def _view_of(self, placed: Sequence[tuple[int, int]]) -> mmap.mmap | bytes:
+        """A mapping holding the frames at ``placed``: the last one made when it does (as
+        ``read`` takes it). A file that grew since is not mapped again for frames written
+        before (after every write, a remap unmapped and faulted in again what earlier
+        reads had touched); a length past the mapping, which only damage gives, is read
+        in a mapping of the whole file, where it is judged as ever."""
+        file = self._file
+        if not placed:
+            return file.view()
+        view = file.view_to(max(offset for _, offset in placed) + RECORD_HEADER_SIZE)
+        if len(view) < file.size and any(frame_end(view, o) > len(view) for _, o in placed):
+            return file.view()
+        return view
 
     @contextmanager
     def paced(self, pace: Callable[[], None]) -> Iterator[None]:

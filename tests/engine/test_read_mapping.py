@@ -54,3 +54,47 @@ def test_a_length_past_the_mapping_is_read_against_the_whole_file(meh_path: str)
             engine.read(AGENT, 0xA)
     finally:
         engine.close()
+
+
+def test_a_bulk_read_of_older_frames_keeps_the_mapping_a_newer_one_remaps(
+    meh_path: str,
+) -> None:
+    """``payloads_of`` (a recall's, a scene's lines) takes the mapping as ``read`` does."""
+    engine = create_engine(meh_path)
+    try:
+        engine.write(AGENT, TYPE, 0xA, b'{"a":1}')
+        engine.write(AGENT, TYPE, 0xB, b'{"b":2}')
+        assert engine.read(AGENT, 0xB).payload == b'{"b":2}'
+        mapped = engine._file._map
+        engine.write(AGENT, TYPE, 0xC, b'{"c":3}')  # the file grows past the mapping
+        both = list(engine.payloads_of(AGENT, TYPE, [0xA, 0xB]))
+        assert both == [(0xA, b'{"a":1}'), (0xB, b'{"b":2}')]
+        assert engine._file._map is mapped  # inside it: no remap
+        all_three = list(engine.payloads_of(AGENT, TYPE, [0xA, 0xC]))
+        assert all_three == [(0xA, b'{"a":1}'), (0xC, b'{"c":3}')]  # control: 0xC remaps
+        assert engine._file._map is not mapped
+    finally:
+        engine.close()
+
+
+def test_a_bulk_read_judges_a_length_past_the_mapping_against_the_whole_file(
+    meh_path: str,
+) -> None:
+    """A damaged length pointing past the mapping, inside the file: the frame is skipped
+    and counted as damaged (its checksum fails against the whole file), its neighbour
+    read; the same read of an undamaged file returns both."""
+    engine = create_engine(meh_path)
+    try:
+        a = engine.write(AGENT, TYPE, 0xA, b'{"a":1}')
+        engine.write(AGENT, TYPE, 0xB, b'{"b":2}')
+        assert len(list(engine.payloads_of(AGENT, TYPE, [0xA, 0xB]))) == 2  # control
+        mapped = engine._file._map
+        engine.write(AGENT, TYPE, 0xC, b'{"c":"' + b"x" * 200 + b'"}')  # past the mapping
+        size = file_size(meh_path)
+        write_at(meh_path, a + 2, struct.pack("<I", size - a - RECORD_HEADER_SIZE - 1))
+        assert list(engine.payloads_of(AGENT, TYPE, [0xA, 0xB])) == [(0xB, b'{"b":2}')]
+        assert engine._file._map is not mapped  # judged against the whole file
+        with pytest.raises(CRCMismatchError):  # as a read of it alone judges it
+            engine.read(AGENT, 0xA)
+    finally:
+        engine.close()
