@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass
 
 from memhop.domain.context import DomainContext
+from memhop.domain.mirrors import Mirrors
 from memhop.domain.warm import Part
 from memhop.engine import Engine
 from memhop.errors import CRCMismatchError, InvalidQueryError
@@ -35,6 +36,7 @@ __all__ = [
 
 MAX_RECALL_LIMIT = 100
 _MATCHED_MEMBER_LINES = 3  # a Dream row's answer quotes at most this many folded lines
+_QUOTE_RUN = 4  # folded rows whose lines are read at a time, until enough are quoted
 STEP_PAUSE_S = 0.0002
 """The pause between two steps: long enough for a call waiting on the lock to take it."""
 
@@ -134,6 +136,21 @@ def _answer(refresh: Refresh, query: RecallQuery) -> list[RecallFound]:
     return [_found(refresh, hit.key, hit.score, set(wanted)) for hit in hits]
 
 
+def _quoted(refresh: Refresh, reading: Mirrors, members: list[int], wanted: set[str]) -> list[str]:
+    """The first ``_MATCHED_MEMBER_LINES`` lines of ``members`` (in order) holding a word of
+    the query, read a few members at a time: a Dream row folds a scene's turns, and its
+    lines after the last one quoted need not be read."""
+    quoted: list[str] = []
+    cut = refresh.state.terms.of
+    for at in range(0, len(members), _QUOTE_RUN):
+        for line in refresh.lines(reading, members[at : at + _QUOTE_RUN]):
+            if not wanted.isdisjoint(cut(line.content)):
+                quoted.append(line.content)
+                if len(quoted) == _MATCHED_MEMBER_LINES:
+                    return quoted
+    return quoted
+
+
 def _found(refresh: Refresh, key: DocKey, score: float, wanted: set[str]) -> RecallFound:
     kind, doc_id = key
     ctx = refresh.ctx
@@ -161,12 +178,7 @@ def _found(refresh: Refresh, key: DocKey, score: float, wanted: set[str]) -> Rec
     own = [s.content for s in refresh.lines(reading, [row.id])]
     if provenance.origin != TURN.origin:
         members = descendants_in(reading.topics.children_in_scene(scene_id), row)
-        quoted = [
-            s.content
-            for s in refresh.lines(reading, [m.id for m in members])
-            if wanted & set(refresh.state.terms.of(s.content))
-        ]
-        own += quoted[:_MATCHED_MEMBER_LINES]
+        own += _quoted(refresh, reading, [m.id for m in members], wanted)
     return RecallFound(
         score=score,
         scene_id=scene_id,
