@@ -114,16 +114,23 @@ def _layer(path: str) -> tuple[object, ...]:
         engine.close()
 
 
-def test_two_runs_over_copies_build_the_same_association_layer(tmp_path: Path) -> None:
+def _seed_file(tmp_path: Path, scenes: int, turns: int) -> str:
+    """A file of ``scenes`` scenes of ``turns`` rows, a word every scene shares and one of
+    three groups: the seed that copies of it are dreamed over."""
     source = str(tmp_path / "seed.meh")
     engine = create_engine(source)
     dom = Domain(engine)
-    for scene_id in range(1, 7):
+    for scene_id in range(1, scenes + 1):
         _scene(dom, scene_id)
-        for i in range(4):
+        for i in range(turns):
             words = ("shared", f"s{scene_id % 3}", f"t{i}")
             dom.turn(scene_id * 100 + i, words, 1000 + i, scene=scene_id)
     engine.close()
+    return source
+
+
+def test_two_runs_over_copies_build_the_same_association_layer(tmp_path: Path) -> None:
+    source = _seed_file(tmp_path, 6, 4)
     layers = []
     for name in ("a.meh", "b.meh"):
         copy = str(tmp_path / name)
@@ -159,15 +166,7 @@ def test_holds_cut_short_by_time_build_the_layer_one_long_hold_builds(
     new scenes, one whose decay fades every node out of its edges) the layer stands as
     holds without a time limit leave it."""
     monkeypatch.setattr(hyperedges, "WEIGH_RUN", 2)
-    source = str(tmp_path / "seed.meh")
-    engine = create_engine(source)
-    dom = Domain(engine)
-    for scene_id in range(1, 9):
-        _scene(dom, scene_id)
-        for i in range(3):
-            words = ("shared", f"s{scene_id % 3}", f"t{i}")
-            dom.turn(scene_id * 100 + i, words, 1000 + i, scene=scene_id)
-    engine.close()
+    source = _seed_file(tmp_path, 8, 3)
     runs: list[list[tuple[object, ...]]] = []
     holds = []
     for name, spent in (("long.meh", False), ("cut.meh", True)):
