@@ -237,7 +237,10 @@ class EdgeStage:
     may be weighed at each end's step: the second finds the edge the first wrote, and
     writes nothing. A step reads about ``EDGE_READS`` standing edges of touched pairs; the
     rest are weighed again at the next step (a stage cut short leaves them standing, not
-    raised).
+    raised). A step weighs its pairs until the hold has run its time (``Held.over``) and
+    leaves the rest to the next step as well. A stage cancelled between two holds hands
+    what it had left (its focus nodes not taken yet, the ends of its pairs not weighed)
+    to the cache's unweighed nodes, which the next pass's stage takes (``leave``).
     """
 
     def __init__(
@@ -289,6 +292,16 @@ class EdgeStage:
             # Nodes changed by turns meanwhile are the next pass's, unless reworded here.
             dirty.intersection_update(cache.dirty_words)
             return bool(self._unread or self._left or cache.unweighed or dirty)
+
+    def leave(self, held: Held) -> None:
+        """A stage cut short between two holds: what it had left to weigh goes to the
+        cache's unweighed nodes (a cold cache, or none, weighs every pair anyway)."""
+        cache = l1domain.warm(held)
+        if cache is None or cache.all_pairs:
+            return
+        nodes, unweighed = cache.nodes, cache.unweighed
+        unweighed.update(n for n in self._left if n in nodes)
+        unweighed.update(n for pair in self._unread for n in pair if n in nodes)
 
     def _batch(self, cache: L1Cache) -> list[int]:
         """The focus nodes this step weighs (the touched and ``cache.unweighed``, those still

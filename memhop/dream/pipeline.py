@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -164,6 +165,10 @@ def _run(env: DreamEnv, report: Report, scene_id: int, sweep: bool) -> None:
         stage = hyperedges.EdgeStage(touched, hyperedges.weigh_cold(env, touched))
         try:  # a bounded number of pairs a hold
             _in_holds(env, "l1_hyperedges", lambda held: stage.step(held, env.clock()))
+        except OperationCancelledError:
+            with contextlib.suppress(MemHopError), env.hold() as held:  # closing: no hold
+                stage.leave(held)
+            raise
         finally:
             report.add(l1_edges_added=stage.written)
         return OK

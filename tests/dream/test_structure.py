@@ -332,3 +332,41 @@ def test_the_node_stage_in_holds_whose_time_is_spent_syncs_a_scene_a_hold(dom: D
                 break
     assert [len(b) for b in batches] == [1] * 11
     assert sorted(_nodes(dom)) == [100 + n for n in range(11)]
+
+
+def _edge_ids(dom: Domain) -> set[int]:
+    return {e.id_hash for e in scene.list_scene_edges(dom.engine, 0)}
+
+
+def test_an_edge_stage_cut_short_leaves_its_pairs_to_the_next_pass(
+    dom: Domain, tmp_path: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """New scenes join a warm layer; the edge stage weighs one pair a hold (its time spent
+    at once) and is cancelled after its first hold. What it had left goes to the cache's
+    unweighed nodes, so the next pass (nothing touched) makes the edges an uncut stage
+    makes; without that hand-over the next pass makes fewer."""
+    monkeypatch.setattr(hyperedges, "WEIGH_RUN", 1)
+    whole = Domain(create_engine(str(tmp_path) + "/whole.meh"))  # type: ignore[operator]
+    lost = Domain(create_engine(str(tmp_path) + "/lost.meh"))  # type: ignore[operator]
+    try:
+        for d in (dom, whole, lost):
+            _dense(d, 4)  # a warm layer
+            for n in range(4, 8):
+                d.turn(n + 1, ("shared", f"w{n}"), scene=100 + n)
+        with whole.hold() as held:
+            hyperedges.build_edges(held, structure.sync_nodes(held, NOW + HOUR), NOW + HOUR)
+        for d, hand_over in ((dom, True), (lost, False)):
+            with d.hold() as held:
+                stage = hyperedges.EdgeStage(structure.sync_nodes(held, NOW + HOUR))
+            with d.spent_hold() as held:
+                assert stage.step(held, NOW + HOUR)  # pairs left when the cancel comes
+                if hand_over:
+                    stage.leave(held)
+            with d.hold() as held:  # the next pass: its node sync touched nothing
+                hyperedges.build_edges(held, set(), NOW + 2 * HOUR)
+        assert len(_edge_ids(whole)) == 28  # control: every pair of 8 scenes shares a word
+        assert _edge_ids(dom) == _edge_ids(whole)
+        assert _edge_ids(lost) < _edge_ids(whole)  # the hand-over is what makes them
+    finally:
+        whole.engine.close()
+        lost.engine.close()
