@@ -278,3 +278,53 @@ def test_distillation_is_not_asked_again_for_the_samples_it_was_given(dom: Domai
     changed, _ = run_dream(dom.env(clock=lambda: NOW + 7_200_000))
     assert changed.l0_updated
     assert dom.model.calls["distill"] == 2
+
+
+def test_a_pass_cancelled_in_its_edge_stage_leaves_the_rest_to_the_next(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A warm layer, three new scenes; every hold's time spent at once, two pairs a
+    weighing, and the host's cancel after the edge stage's first hold. The pass reports
+    the stage cancelled, and the next pass (nothing changed meanwhile) leaves the layer a
+    pass that was not cancelled leaves."""
+    monkeypatch.setattr(hyperedges, "WEIGH_RUN", 2)
+    source = _seed_file(tmp_path, 6, 3)
+    layers, cut_short = [], []
+    step, later = hyperedges.EdgeStage.step, NOW + 60_000
+    for name, cut in (("whole.meh", False), ("cut.meh", True)):
+        copy = str(tmp_path / name)
+        shutil.copyfile(source, copy)
+        run = Domain(open_engine(copy))
+        assert run_dream(run.env())[1] is None  # a warm layer
+        for scene_id in (7, 8, 9):
+            _scene(run, scene_id)
+            run.turn(scene_id * 100, ("shared", "s1", "late"), 2000, scene=scene_id)
+        cancel = threading.Event()
+
+        def first_then_cancel(
+            stage: Any, held: Any, now: int, cut: bool = cut, cancel: Any = cancel
+        ) -> bool:
+            more = step(stage, held, now)
+            if cut:
+                cancel.set()
+            return more
+
+        with monkeypatch.context() as patch:
+            patch.setattr(hyperedges.EdgeStage, "step", first_then_cancel)
+            report, error = run_dream(run.env(spent=True, cancel=cancel, clock=lambda: later))
+        if cut:
+            assert isinstance(error, OperationCancelledError)
+            statuses = {s.name: s.status for s in report.stages}
+            assert statuses["l1_hyperedges"] == "cancelled"
+            cut_short.append(len(scene.list_scene_edges(run.engine, 0)))
+        assert run_dream(run.env(spent=True, clock=lambda: later + 60_000))[1] is None
+        with run.hold() as held:
+            flush(held)
+        # The same links and weights; an edge made a pass later carries that pass's clock,
+        # and a node lists its edges in the order they came.
+        edges = {(e.id_hash, e.node_ids, e.weight) for e in scene.list_scene_edges(run.engine, 0)}
+        nodes = {(n.scene_id, frozenset(n.edge_ids)) for n in scene.list_scene_nodes(run.engine, 0)}
+        layers.append((nodes, edges))
+        run.engine.close()
+    assert layers[0] == layers[1]
+    assert cut_short[0] < len(layers[0][1]) == 24  # control: the cancel cut edges short
