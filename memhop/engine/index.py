@@ -8,6 +8,7 @@ under its lock, and only after the frames it names are on disk.
 
 from __future__ import annotations
 
+import mmap
 from collections.abc import Iterable, Mapping, Sequence
 
 from memhop.engine.storefile import StoreFile
@@ -39,13 +40,16 @@ class LiveIndex:
         it touches. Entries past the log have no type and are left out.
         """
         ids = self.offsets.get(agent_id)
-        return [] if ids is None else ids.ids_of_type(rec_type, file.view(), file.size)
+        if ids is None:
+            return []
+        view, size = _for_tags(ids, file)
+        return ids.ids_of_type(rec_type, view, size)
 
     def type_some(self, agent_id: int, file: StoreFile, budget: int) -> bool:
         """Read about ``budget`` of the domain's untyped tags (``IntMap.type_some``); True
         when a typed question reads no frame any more."""
         ids = self.offsets.get(agent_id)
-        return ids is None or ids.type_some(file.view(), file.size, budget)
+        return ids is None or ids.type_some(*_for_tags(ids, file), budget)
 
     def typed(
         self, agent_id: int, id_hashes: Iterable[int], file: StoreFile
@@ -57,13 +61,12 @@ class LiveIndex:
         live = self.offsets.get(agent_id)
         if live is None:
             return []
-        view, size = file.view(), file.size
-        found: list[tuple[int, int]] = []
-        for id_hash in id_hashes:
-            offset = live.get(id_hash)
-            if offset is not None:
-                found.append((id_hash, view[offset] if offset < size else 0))
-        return found
+        placed = [(i, offset) for i in id_hashes if (offset := live.get(i)) is not None]
+        inside = [offset for _, offset in placed if offset < file.size]
+        # The mapping made last when it holds every type byte asked for (a remap after each
+        # write costs what the process has touched of the file).
+        view = file.view_to(max(inside) + 1) if inside else b""
+        return [(i, view[offset] if offset < file.size else 0) for i, offset in placed]
 
     def put(self, base: int, placements: Sequence[Placement]) -> None:
         """Index appended frames in order (later duplicates win); the hot path of every write."""
@@ -87,3 +90,11 @@ class LiveIndex:
     def clear(self) -> None:
         """Forget everything (a new map: a ``live_index()`` proxy handed out keeps the old one)."""
         self.offsets = {}
+
+
+def _for_tags(ids: IntMap, file: StoreFile) -> tuple[mmap.mmap | bytes, int]:
+    """What ``ids``'s typed questions read: nothing once every tag is known (a map of the
+    file made again after each write costs what the process has touched of it)."""
+    if ids.type_some(b"", 0, 0):
+        return b"", 0
+    return file.view(), file.size

@@ -10,7 +10,7 @@ import struct
 
 import pytest
 
-from memhop.engine import RECORD_HEADER_SIZE, create_engine
+from memhop.engine import RECORD_HEADER_SIZE, create_engine, open_engine
 from memhop.errors import CorruptionError, CRCMismatchError
 from tests.faults import file_size, write_at
 
@@ -96,5 +96,31 @@ def test_a_bulk_read_judges_a_length_past_the_mapping_against_the_whole_file(
         assert engine._file._map is not mapped  # judged against the whole file
         with pytest.raises(CRCMismatchError):  # as a read of it alone judges it
             engine.read(AGENT, 0xA)
+    finally:
+        engine.close()
+
+
+def test_typed_questions_map_the_file_only_for_tags_not_known(meh_path: str) -> None:
+    """Ids of a type, and a delete's look at the types, once every tag is known (each
+    write tags its entry): the file grown since the last mapping is not mapped again;
+    after a reopen the snapshot's entries are untagged, and the question reads the file."""
+    engine = create_engine(meh_path)
+    try:
+        engine.write(AGENT, TYPE, 0xA, b'{"a":1}')
+        assert engine.read(AGENT, 0xA).payload == b'{"a":1}'
+        mapped = engine._file._map
+        engine.write(AGENT, TYPE, 0xB, b'{"b":2}')  # the file grows past the mapping
+        engine.write(AGENT, TYPE + 1, 0xC, b'{"c":3}')
+        assert engine.ids_of_type(AGENT, TYPE) == [0xA, 0xB]
+        assert engine._file._map is mapped  # every tag known: no map made
+        assert engine.delete(AGENT, 0xA)
+        assert engine._file._map is mapped  # the type byte lies inside the mapping
+        assert engine.ids_of_type(AGENT, TYPE) == [0xB]
+    finally:
+        engine.close()
+    engine = open_engine(meh_path)
+    try:  # control: untagged entries are typed from the file, and answer the same
+        assert engine.ids_of_type(AGENT, TYPE) == [0xB]
+        assert engine.ids_of_type(AGENT, TYPE + 1) == [0xC]
     finally:
         engine.close()
