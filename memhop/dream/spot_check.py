@@ -7,7 +7,8 @@ behind it, at the next open, whose first pass checks every topic).
 
 Contract: ``SpotCheck.drifted`` compares the next ``SPOT_CHECK`` topics of the
 mirror with the records by frame offset, and reads (and compares) at most about
-``SPOT_READS`` of them that moved; the rest wait for the next check. A round
+``SPOT_READS`` of them that moved, one at least and fewer once the hold has run its
+time (``Held.over``); the rest wait for the next check. A round
 goes over the topics the mirror held when it began; one the mirror dropped since
 is skipped. Call under the domain lock (``Held``), as ``l1cache`` does.
 """
@@ -53,7 +54,7 @@ class SpotCheck:
             if at is None:
                 return True
             if topic_at.get(topic_id) != at:
-                if reads >= SPOT_READS:
+                if reads >= SPOT_READS or (reads and held.over()):
                     self._at = start + i  # this one and the rest at the next check
                     return False
                 reads += 1

@@ -788,3 +788,37 @@ def test_a_spot_check_reads_a_few_moved_topics_and_still_finds_drift(
                 break
     else:
         pytest.fail("the drift was not found")
+
+
+def test_a_spot_check_in_a_hold_whose_time_is_spent_reads_one_moved_topic(
+    dom: Domain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hold's time spent at once: a check reads one moved topic, whatever
+    ``SPOT_READS`` allows, and a check within the round still finds a topic changed
+    behind the mirror's back (control: six moved topics, read one a check)."""
+    for topic_id in range(1, 7):
+        dom.turn(topic_id, ("a",), scene=100)
+    monkeypatch.setattr(spot_check, "SPOT_CHECK", 6)
+    kept = dom.mirrors.topics
+    with dom.hold() as held:
+        assert structure.rebuild_index(held) is kept  # cold: every topic checked
+    for topic_id in range(1, 7):
+        dom.turn(topic_id, ("b",), scene=100)  # moved, through the mirror
+    reads = mock.patch.object(
+        spot_check.topic, "get_topic_optional", wraps=spot_check.topic.get_topic_optional
+    )
+    with reads as spy:
+        counts = []
+        for _ in range(6):
+            spy.reset_mock()
+            with dom.spent_hold() as held:
+                assert structure.rebuild_index(held) is kept
+            counts.append(spy.call_count)
+    assert counts == [1] * 6
+    write_turn_topic(dom.engine, 0, 100, 3, ("c",), 1000, 1001)  # behind its back
+    for _ in range(7):  # a round and a check
+        with dom.spent_hold() as held:
+            if structure.rebuild_index(held) is not kept:
+                break
+    else:
+        pytest.fail("the drift was not found")
