@@ -757,48 +757,20 @@ def test_standing_edges_read_a_few_a_hold_raise_what_one_hold_raises(cold: bool)
         _same_layer(stepped, whole)
 
 
+@pytest.mark.parametrize("bound", ["reads", "time"])
 def test_a_spot_check_reads_a_few_moved_topics_and_still_finds_drift(
-    dom: Domain, monkeypatch: pytest.MonkeyPatch
+    dom: Domain, monkeypatch: pytest.MonkeyPatch, bound: str
 ) -> None:
-    """Six topics rewritten through the mirror, then one behind its back: a check reading
-    one moved topic at a time reads no more than that, and a check within the round finds
-    the drift (control: the rewrites through the mirror are no drift on their own)."""
+    """Six topics rewritten through the mirror, then one behind its back: a check reads
+    one moved topic at a time, bounded by ``SPOT_READS`` (1) or by a hold whose time is
+    spent at once (``SPOT_READS`` as it is), and a check within the round finds the drift
+    (control: the rewrites through the mirror are no drift on their own)."""
     for topic_id in range(1, 7):
         dom.turn(topic_id, ("a",), scene=100)
     monkeypatch.setattr(spot_check, "SPOT_CHECK", 6)
-    monkeypatch.setattr(spot_check, "SPOT_READS", 1)
-    kept = dom.mirrors.topics
-    with dom.hold() as held:
-        assert structure.rebuild_index(held) is kept  # cold: every topic checked
-    for topic_id in range(1, 7):
-        dom.turn(topic_id, ("b",), scene=100)  # moved, through the mirror
-    reads = mock.patch.object(
-        spot_check.topic, "get_topic_optional", wraps=spot_check.topic.get_topic_optional
-    )
-    with reads as spy:
-        for _ in range(6):
-            spy.reset_mock()
-            with dom.hold() as held:
-                assert structure.rebuild_index(held) is kept
-            assert spy.call_count <= 1
-    write_turn_topic(dom.engine, 0, 100, 3, ("c",), 1000, 1001)  # behind its back
-    for _ in range(7):  # a round and a check
-        with dom.hold() as held:
-            if structure.rebuild_index(held) is not kept:
-                break
-    else:
-        pytest.fail("the drift was not found")
-
-
-def test_a_spot_check_in_a_hold_whose_time_is_spent_reads_one_moved_topic(
-    dom: Domain, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The hold's time spent at once: a check reads one moved topic, whatever
-    ``SPOT_READS`` allows, and a check within the round still finds a topic changed
-    behind the mirror's back (control: six moved topics, read one a check)."""
-    for topic_id in range(1, 7):
-        dom.turn(topic_id, ("a",), scene=100)
-    monkeypatch.setattr(spot_check, "SPOT_CHECK", 6)
+    if bound == "reads":
+        monkeypatch.setattr(spot_check, "SPOT_READS", 1)
+    hold = dom.hold if bound == "reads" else dom.spent_hold
     kept = dom.mirrors.topics
     with dom.hold() as held:
         assert structure.rebuild_index(held) is kept  # cold: every topic checked
@@ -811,13 +783,13 @@ def test_a_spot_check_in_a_hold_whose_time_is_spent_reads_one_moved_topic(
         counts = []
         for _ in range(6):
             spy.reset_mock()
-            with dom.spent_hold() as held:
+            with hold() as held:
                 assert structure.rebuild_index(held) is kept
             counts.append(spy.call_count)
     assert counts == [1] * 6
     write_turn_topic(dom.engine, 0, 100, 3, ("c",), 1000, 1001)  # behind its back
     for _ in range(7):  # a round and a check
-        with dom.spent_hold() as held:
+        with hold() as held:
             if structure.rebuild_index(held) is not kept:
                 break
     else:
