@@ -189,6 +189,7 @@ class Holds:
     # the longest holder's own CPU in a hold (thread time, less the collections it ran)
     cpu: tuple[float, str] = (0.0, "")
     syncs: FsyncCounter | None = None
+    host_waited: float = 0.0  # seconds the host's thread waited to take a domain lock
 
     def synced(self) -> float:
         """Seconds the calling thread has spent in its own syncs so far."""
@@ -241,7 +242,10 @@ class TimedLock:
         self.cpu_since = 0.0  # the holder's thread time, less the collections it ran
 
     def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        asked = time.perf_counter()
         ok = bool(self.inner.acquire(blocking, timeout))
+        if threading.current_thread() is threading.main_thread():
+            self.holds.host_waited += time.perf_counter() - asked
         if ok:
             self.since, self.owner = time.perf_counter(), threading.current_thread().name
             self.gc_since = COLLECTOR.paused
@@ -392,6 +396,12 @@ class Window:
     update: list[float] = field(default_factory=list)
     turn: list[float] = field(default_factory=list)
     bare: list[float] = field(default_factory=list)  # the turn without its recall
+    # the turn's wall time in parts: its thread's CPU, its waits for a domain lock, its
+    # fsyncs, and the rest: waiting for the interpreter (held by a background thread)
+    own_cpu: list[float] = field(default_factory=list)
+    locked: list[float] = field(default_factory=list)
+    synced: list[float] = field(default_factory=list)
+    interpreter: list[float] = field(default_factory=list)
     cpu: float = 0.0
     turn_bytes: int = 0
 
@@ -406,6 +416,7 @@ class Row:
     update: tuple[float, float, float]
     turn: tuple[float, float, float]
     bare: tuple[float, float, float]
+    parts: tuple[float, float, float, float]  # p99 of own_cpu, locked, synced, interpreter
     cpu_ms: float
     passes: int
     whole: int
@@ -494,6 +505,7 @@ class Run:
         me = self.db.primary()
         self.clock.now = turn.at
         cpu, mine = time.thread_time(), thread_wchar()
+        locked, synced = self.holds.host_waited, self.holds.synced()
         t0 = time.perf_counter()
         me.search(new_scene=turn.first)
         if turn.first:
@@ -511,8 +523,14 @@ class Run:
         t3 = time.perf_counter()
         me.update(input=turn.said, output=turn.answered, created_at=turn.at)
         t4 = time.perf_counter()
-        window.cpu += time.thread_time() - cpu
+        spent = time.thread_time() - cpu
+        window.cpu += spent
         window.turn_bytes += thread_wchar() - mine
+        locked, synced = self.holds.host_waited - locked, self.holds.synced() - synced
+        window.own_cpu.append(spent)
+        window.locked.append(locked)
+        window.synced.append(synced)
+        window.interpreter.append(max(t2 - t0 + t4 - t3 - spent - locked - synced, 0.0))
         window.search.append(t1 - t0)
         window.recall.append(t2 - t1)
         window.update.append(t4 - t3)
@@ -539,6 +557,12 @@ class Run:
             update=_three(window.update),
             turn=_three(window.turn),
             bare=_three(window.bare),
+            parts=(
+                pct(window.own_cpu, 0.99) * 1e3,
+                pct(window.locked, 0.99) * 1e3,
+                pct(window.synced, 0.99) * 1e3,
+                pct(window.interpreter, 0.99) * 1e3,
+            ),
             cpu_ms=window.cpu / n * 1e3,
             passes=len(passes),
             whole=sum(p["whole"] for p in passes),
@@ -784,6 +808,7 @@ def rows_table(out: Outcome) -> str:
         "update p50/p99/max",
         "turn p50/p99/max",
         "without its recall",
+        "turn p99 in parts: CPU / lock waits / fsyncs / the interpreter",
         "turn CPU",
         "passes (whole)",
         "longest background hold (less the collector's pauses and its own fsyncs)"
@@ -805,6 +830,7 @@ def rows_table(out: Outcome) -> str:
                 *three,
                 f"{_ms(r.turn[0])} / {_ms(r.turn[1])} / {_ms(r.turn[2])}",
                 f"{_ms(r.bare[0])} / {_ms(r.bare[1])} / {_ms(r.bare[2])}",
+                " / ".join(map(_ms, r.parts)),
                 f"{r.cpu_ms:.2f}",
                 f"{r.passes} ({r.whole})",
                 f"{r.longest_hold_ms:,.1f}"

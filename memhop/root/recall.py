@@ -8,6 +8,7 @@ best rows and events, each rendered as the host reads it.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memhop.domain.context import DomainContext
@@ -21,7 +22,7 @@ from memhop.root import recall_warm
 from memhop.root.content import check_ms
 from memhop.root.ops import AgentOps
 from memhop.root.provenance import TURN, Provenance, of_row
-from memhop.root.recall_docs import EVENT, Refresh, descendants_in
+from memhop.root.recall_docs import EVENT, Refresh
 from memhop.root.recall_index import build_step, current, ready
 
 __all__ = [
@@ -136,7 +137,9 @@ def _answer(refresh: Refresh, query: RecallQuery) -> list[RecallFound]:
     return [_found(refresh, hit.key, hit.score, set(wanted)) for hit in hits]
 
 
-def _quoted(refresh: Refresh, reading: Mirrors, members: list[int], wanted: set[str]) -> list[str]:
+def _quoted(
+    refresh: Refresh, reading: Mirrors, members: Sequence[int], wanted: set[str]
+) -> list[str]:
     """The first ``_MATCHED_MEMBER_LINES`` lines of ``members`` (in order) holding a word of
     the query, read a few members at a time: a Dream row folds a scene's turns, and its
     lines after the last one quoted need not be read."""
@@ -169,7 +172,8 @@ def _found(refresh: Refresh, key: DocKey, score: float, wanted: set[str]) -> Rec
     assert scene_id is not None  # the index was brought up to date under this lock
     # The row and what it folded, as last indexed (brought up to date under this lock):
     # a warm domain reads those records alone, not the scene's.
-    family = frozenset((doc_id, *refresh.state.members.get(doc_id, ())))
+    members = refresh.state.members.get(doc_id, ())  # in the order derived_from lists them
+    family = frozenset((doc_id, *members))
     reading = refresh.reading(scene_id, Part(family, family))
     row = reading.topics.get(doc_id)
     assert row is not None
@@ -177,8 +181,7 @@ def _found(refresh: Refresh, key: DocKey, score: float, wanted: set[str]) -> Rec
     provenance = of_row(reading.contents, row, kids)
     own = [s.content for s in refresh.lines(reading, [row.id])]
     if provenance.origin != TURN.origin:
-        members = descendants_in(reading.topics.children_in_scene(scene_id), row)
-        own += _quoted(refresh, reading, [m.id for m in members], wanted)
+        own += _quoted(refresh, reading, members, wanted)
     return RecallFound(
         score=score,
         scene_id=scene_id,
