@@ -85,19 +85,20 @@ class Weighing:
 
 def _reword(held: Held, cache: L1Cache, now: int, limit: int | None = None) -> list[int]:
     """Recompute the keyword sets of the nodes whose topics changed (at most ``limit`` of
-    them, and about ``REWORD_EDGES`` of their edges, and of the nodes faded since; None:
-    all, the rest left for the next call); return their ids.
+    them, and about ``REWORD_EDGES`` of their edges, and of the nodes faded since, fewer
+    once the hold's time is spent (``Held.over``: one at least); None: all, the rest left
+    for the next call); return their ids.
 
     A node faded below 0.15 by ``now`` keeps no set (it takes no edge): its words are
     not read, which on a cold cache (every node changed) is most of the domain's."""
     nodes, meta, words = cache.nodes, held.mirrors.topics, cache.words
     words.fade_by(now, nodes, limit)
     dirty = cache.dirty_words
-    dirty.difference_update([n for n in dirty if n not in nodes])  # costs the dirty, not the nodes
+    dirty.difference_update(dirty.difference(nodes))  # costs the dirty, not the nodes (in C)
     reworded: list[int] = []
     edges = 0
     for node_id in l1domain.batch(dirty, limit):
-        if limit is not None and edges >= REWORD_EDGES:
+        if limit is not None and (edges >= REWORD_EDGES or (reworded and held.over())):
             break  # a dense graph's nodes hold hundreds of edges each: the rest next hold
         reworded.append(node_id)
         if not words.faded(node_id):

@@ -370,3 +370,29 @@ def test_an_edge_stage_cut_short_leaves_its_pairs_to_the_next_pass(
     finally:
         whole.engine.close()
         lost.engine.close()
+
+
+def test_rewording_in_holds_whose_time_is_spent_does_a_node_a_hold(dom: Domain) -> None:
+    """A cold cache has every node's words to read again (the edge stage's first steps
+    after an open); a hold whose time is spent rewords one node and leaves the rest for
+    the next, and the holds end with the sets one hold without a time limit makes."""
+    _dense(dom, 12)
+    taken: dict[bool, list[int]] = {}
+    sets: dict[bool, dict[int, object]] = {}
+    for spent in (False, True):
+        dom.mirrors = dom.load()  # mirrors read anew: a cold cache
+        taken[spent] = []
+        while True:
+            with (
+                dom.spent_hold() if spent else dom.hold() as held,
+                l1domain.checked(held) as cache,
+            ):
+                reworded = hyperedges._reword(held, cache, NOW, hyperedges.REWORD_NODES)
+                taken[spent].append(len(reworded))
+                if not cache.dirty_words:
+                    sets[spent] = {n: cache.words.get(n) for n in cache.nodes}
+                    break
+    assert taken[False] == [12]  # control: the node bound (64) takes every node in a hold
+    assert taken[True] == [1] * 12
+    assert sets[True] == sets[False]
+    assert all(sets[False].values())  # control: every node has words to compare
