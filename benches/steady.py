@@ -397,11 +397,12 @@ class Window:
     turn: list[float] = field(default_factory=list)
     bare: list[float] = field(default_factory=list)  # the turn without its recall
     # the turn's wall time in parts: its thread's CPU, its waits for a domain lock, its
-    # fsyncs, and the rest: waiting for the interpreter (held by a background thread)
+    # fsyncs, and the rest: waits for the interpreter (held by another thread), for the
+    # engine's own lock, or for a core
     own_cpu: list[float] = field(default_factory=list)
     locked: list[float] = field(default_factory=list)
     synced: list[float] = field(default_factory=list)
-    interpreter: list[float] = field(default_factory=list)
+    rest: list[float] = field(default_factory=list)
     cpu: float = 0.0
     turn_bytes: int = 0
 
@@ -416,7 +417,7 @@ class Row:
     update: tuple[float, float, float]
     turn: tuple[float, float, float]
     bare: tuple[float, float, float]
-    parts: tuple[float, float, float, float]  # p99 of own_cpu, locked, synced, interpreter
+    parts: tuple[float, float, float, float]  # p99 of own_cpu, locked, synced, rest
     cpu_ms: float
     passes: int
     whole: int
@@ -530,7 +531,7 @@ class Run:
         window.own_cpu.append(spent)
         window.locked.append(locked)
         window.synced.append(synced)
-        window.interpreter.append(max(t2 - t0 + t4 - t3 - spent - locked - synced, 0.0))
+        window.rest.append(max(t2 - t0 + t4 - t3 - spent - locked - synced, 0.0))
         window.search.append(t1 - t0)
         window.recall.append(t2 - t1)
         window.update.append(t4 - t3)
@@ -561,7 +562,7 @@ class Run:
                 pct(window.own_cpu, 0.99) * 1e3,
                 pct(window.locked, 0.99) * 1e3,
                 pct(window.synced, 0.99) * 1e3,
-                pct(window.interpreter, 0.99) * 1e3,
+                pct(window.rest, 0.99) * 1e3,
             ),
             cpu_ms=window.cpu / n * 1e3,
             passes=len(passes),
@@ -808,7 +809,7 @@ def rows_table(out: Outcome) -> str:
         "update p50/p99/max",
         "turn p50/p99/max",
         "without its recall",
-        "turn p99 in parts: CPU / lock waits / fsyncs / the interpreter",
+        "turn p99 in parts: CPU / lock waits / fsyncs / the rest",
         "turn CPU",
         "passes (whole)",
         "longest background hold (less the collector's pauses and its own fsyncs)"
