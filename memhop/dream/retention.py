@@ -8,8 +8,9 @@ a queue keyed by the stamp of its oldest row not yet past the line, and a
 sweep takes the topics whose key the line has passed. A topic with rows kept
 waits for its next row to cross, or for a change to it: the topic and content
 mirrors note every topic they change (their ``retention_journal``), and a
-changed topic is queued again at once, so a fold that carries a kept turn
-sweeps it at the next pass.
+changed topic is queued again by its oldest row, so a fold that carries a kept
+turn (whose kept rows are past the line) sweeps it at the next pass, while the
+topic of a new turn (every row younger) waits without being judged.
 
 Contract: ``take(topics, contents, line, sweepable, ...)`` judges at most
 about ``budget`` topics under the caller's hold and returns the ids to remove and
@@ -81,14 +82,14 @@ class RetentionQueue:
         ):
             self._cold(topics, contents)
         self.unfolded = sweep_unfolded
-        # Changed since the last call: queued again at once (a row may have come, gone or
-        # been carried). Drained first, so the rows this call removes are noted after it.
+        # Changed since the last call: queued again (a row may have come, gone or been
+        # carried). Drained first, so the rows this call removes are noted after it.
         for topic_id in topics.retention_journal.drain() | contents.retention_journal.drain():
-            self._queue(topic_id, contents, now=True)
+            self._queue(topic_id, contents)
         unqueued = self._unqueued
         if unqueued:  # a cold fill, ``budget`` topics a hold at most
             for _ in range(min(budget, len(unqueued))):
-                self._queue(unqueued.pop(), contents, now=False)
+                self._queue(unqueued.pop(), contents)
                 budget -= 1
                 if over():
                     break
@@ -107,11 +108,9 @@ class RetentionQueue:
             judged = True
             rows = contents.created_in(topic_id)
             old = [i for i, at in rows if at < line]
-            self._count(topic_id, 0)
             gone = old if sweep_unfolded or not old else sweepable(topic_id, old)
             doomed += gone
-            if len(gone) < len(old):
-                self._count(topic_id, len(old) - len(gone))
+            self._count(topic_id, len(old) - len(gone))
             younger = [at for _, at in rows if at >= line]
             if younger:
                 self._push(topic_id, min(younger))
@@ -130,14 +129,14 @@ class RetentionQueue:
         self._unqueued = contents.topics()
         self._heap, self._key, self._kept, self.kept = [], {}, IntMap(), 0
 
-    def _queue(self, topic_id: int, contents: L4Index, *, now: bool) -> None:
-        """Queue a topic by its oldest row (``now``: at once, whatever its rows' stamps)."""
+    def _queue(self, topic_id: int, contents: L4Index) -> None:
+        """Queue a topic by its oldest row: judged by the first sweep whose line passed it."""
         self._count(topic_id, 0)
         rows = contents.created_in(topic_id)
         if not rows:
             self._key.pop(topic_id, None)
             return
-        self._push(topic_id, -1 if now else min(at for _, at in rows))
+        self._push(topic_id, min(at for _, at in rows))
 
     def _push(self, topic_id: int, key: int) -> None:
         self._key[topic_id] = key

@@ -263,6 +263,30 @@ def test_the_plan_sweep_lists_its_steps_without_the_domain_lock(dom: Domain) -> 
     ] == [2]
 
 
+def test_a_domain_without_plan_steps_skips_the_plan_sweeps_listing(dom: Domain) -> None:
+    """No step in the mirror: the pass lists nothing (no typed scan of the domain's index
+    a pass); once a stale step is written, the same pass lists the steps and sweeps it, so
+    the skip is the mirror's answer and not a listing that never runs."""
+    _seed(dom)
+    calls: list[int] = []
+    real = plan.plan_node_ids
+
+    def listed(*args: Any) -> list[int]:
+        calls.append(1)
+        return real(*args)
+
+    with mock.patch.object(plan, "plan_node_ids", listed):
+        report, error = run_dream(dom.env())
+        assert error is None, error
+        assert (calls, report.l5_nodes_pruned) == ([], 0)
+        assert "l5_prune" in [s.name for s in report.stages]
+        stale = PlanNode(id_hash=0, topic_id=7, seq=1, status=PlanStatusCode.DONE, updated_at=1)
+        dom.mirrors.plans.put(plan.write_plan_node(dom.engine, 0, stale))
+        report, error = run_dream(dom.env(clock=lambda: NOW + 60_000))
+        assert error is None, error
+        assert (calls, report.l5_nodes_pruned) == ([1], 1)
+
+
 def test_distillation_is_not_asked_again_for_the_samples_it_was_given(dom: Domain) -> None:
     """An idle pass shows the model nothing new, so it is not asked (beyond upstream)."""
     _seed(dom)
