@@ -22,6 +22,9 @@ Contract:
   ``type_some`` reads them a bounded number at a time, so a caller can let go
   of its lock between steps; a page put to before it is read stays untyped
   until then (the frame's byte is the type; the tag only spares its read).
+- ``put`` answers the tag the id had: ``NEW`` when it was not live, ``UNTYPED``
+  when its page holds no tags yet (the engine keeps its recurring typed answers
+  current by it).
 - Not thread-safe on its own: the engine calls it under its lock.
 """
 
@@ -36,7 +39,12 @@ from mmap import mmap
 from operator import itemgetter, lt
 from types import MappingProxyType
 
-__all__ = ["NO_IDS", "IntMap"]
+__all__ = ["NEW", "NO_IDS", "UNTYPED", "IntMap"]
+
+NEW = -1
+"""``put``'s answer for an id that was not live."""
+UNTYPED = -2
+"""``put``'s answer for a live id whose page holds no tags yet."""
 
 _Bytes = bytes | bytearray | memoryview | mmap
 
@@ -181,25 +189,29 @@ class IntMap(Mapping[int, int]):
 
     # ---- changes -----------------------------------------------------------------------
 
-    def put(self, id_hash: int, offset: int, rec_type: int = 0) -> None:
-        """Point ``id_hash`` at ``offset`` (a frame whose type byte is ``rec_type``)."""
+    def put(self, id_hash: int, offset: int, rec_type: int = 0) -> int:
+        """Point ``id_hash`` at ``offset`` (a frame whose type byte is ``rec_type``); return
+        the tag it had (``NEW`` when it was not live, ``UNTYPED`` when its page is untyped)."""
         new = self._new
-        if id_hash in new:  # never also in a page: no search there
+        was = new.get(id_hash)
+        if was is not None:  # never also in a page: no search there
             new[id_hash] = offset << _TAG_BITS | rec_type
-            return
+            return was & _TAG_MASK
         page = bisect_right(self._firsts, id_hash) - 1
         ids = self._ids[page]
         i = bisect_left(ids, id_hash)
         if i < len(ids) and ids[i] == id_hash:
             self._offs[page][i] = offset
             types = self._types[page]
-            if types is not None:
-                types[i] = rec_type
-            return
+            if types is None:
+                return UNTYPED
+            tag, types[i] = types[i], rec_type
+            return tag
         new[id_hash] = offset << _TAG_BITS | rec_type
         self._count += 1
         if len(new) > _RECENT_MAX:
             self._settle()
+        return NEW
 
     def discard(self, id_hash: int) -> bool:
         """Forget ``id_hash``; False when it was not live."""

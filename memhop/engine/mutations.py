@@ -115,8 +115,8 @@ class EngineMutations(EngineState):
             self._writes.add((agent_id, t) for _, t in doomed)
 
             def drop() -> None:
-                for id_hash, _ in doomed:
-                    self._live.drop(agent_id, id_hash)
+                for id_hash, rec_type in doomed:
+                    self._live.drop(agent_id, id_hash, rec_type)
 
             self._commits.commit(self._file.size, drop, "sync tombstones")
             return len(doomed)

@@ -95,8 +95,9 @@ def plan_nodes_of(engine: Engine, agent_id: int, ids: Iterable[int]) -> list[Pla
 
 def plan_node_ids(engine: Engine, agent_id: int) -> list[int]:
     """Return the ids of the domain's steps, ascending, without reading a record (a damaged
-    one is listed too: a reader of its record meets the damage)."""
-    return engine.ids_of_type(agent_id, PlanNode.RECORD_TYPE)
+    one is listed too: a reader of its record meets the damage). Asked by every whole
+    Dream pass: the engine keeps the answer current (``recurring``)."""
+    return engine.ids_of_type(agent_id, PlanNode.RECORD_TYPE, recurring=True)
 
 
 def delete_plan_nodes(engine: Engine, agent_id: int, ids: Iterable[int]) -> int:

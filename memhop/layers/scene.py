@@ -83,8 +83,9 @@ def put_scene(engine: Engine, agent_id: int, scene: SceneSlot) -> None:
 
 def scene_ids(engine: Engine, agent_id: int) -> list[int]:
     """Return the ids of the domain's scenes, ascending, without reading a record (a
-    damaged one is listed too: a reader of its record meets the damage)."""
-    return engine.ids_of_type(agent_id, SceneSlot.RECORD_TYPE)
+    damaged one is listed too: a reader of its record meets the damage). Asked by every
+    whole Dream pass: the engine keeps the answer current (``recurring``)."""
+    return engine.ids_of_type(agent_id, SceneSlot.RECORD_TYPE, recurring=True)
 
 
 def list_scenes(engine: Engine, agent_id: int, l3_id: int | None = None) -> list[SceneSlot]:
