@@ -16,6 +16,7 @@ from memhop.dream.env import DreamEnv, Held
 from memhop.dream.l1cache import L1Cache
 from memhop.dream.report import OK, SKIPPED
 from memhop.errors import OperationCancelledError
+from memhop.index.l2meta import L2Meta
 from memhop.layers import profile, scene
 from memhop.llm import Distillation, NodeDigest
 from memhop.records import EmotionScore, MBTIScore, SceneNode
@@ -47,7 +48,8 @@ def collect_samples(held: Held, now: int, cache: L1Cache | None) -> list[NodeDig
     scan but what to show the model). Nodes with no keyword are dropped. The
     nodes come from ``cache`` (the structure stages' cache, ``l1domain.warm``; None:
     a scan) in rank order (``L1Cache.ranked``), so the samples cost 200 nodes and
-    not the domain; the keywords from the topic mirror, which equals the records.
+    not the domain; the keywords from the topic mirror, which equals the records,
+    each node's taken once until its topics change (``L1Cache.samples``).
     """
     if cache is not None:
         nodes = cache.ranked(MAX_DISTILL_SAMPLES)
@@ -55,19 +57,32 @@ def collect_samples(held: Held, now: int, cache: L1Cache | None) -> list[NodeDig
         nodes = scene.list_scene_nodes_lenient(held.engine, held.agent_id)
         nodes.sort(key=lambda n: (-rank(n, now), n.id_hash))
     meta = held.mirrors.topics
+    taken = {} if cache is None else cache.samples
+    kept: dict[int, tuple[str, ...]] = {}
     samples = []
     for node in nodes[:MAX_DISTILL_SAMPLES]:
-        words: list[str] = []
-        for topic_id in node.topic_ids:
-            if len(words) >= MAX_DISTILL_KEYWORDS_PER_SAMPLE:
-                break
-            held_words = meta.keywords(topic_id)
-            if held_words is not None:
-                room = MAX_DISTILL_KEYWORDS_PER_SAMPLE - len(words)
-                words.extend(held_words[:room])
+        words = taken.get(node.id_hash)
+        if words is None:
+            words = _words_of(meta, node)
+        kept[node.id_hash] = words
         if words:
-            samples.append(NodeDigest(node.id_hash, node.importance, tuple(words)))
+            samples.append(NodeDigest(node.id_hash, node.importance, words))
+    if cache is not None:
+        cache.samples = kept  # the nodes sampled now: what a node out of the top leaves
     return samples
+
+
+def _words_of(meta: L2Meta, node: SceneNode) -> tuple[str, ...]:
+    """Up to 20 of the node's raw keywords, its topics' in order."""
+    words: list[str] = []
+    for topic_id in node.topic_ids:
+        if len(words) >= MAX_DISTILL_KEYWORDS_PER_SAMPLE:
+            break
+        held_words = meta.keywords(topic_id)
+        if held_words is not None:
+            room = MAX_DISTILL_KEYWORDS_PER_SAMPLE - len(words)
+            words.extend(held_words[:room])
+    return tuple(words)
 
 
 def write_back(

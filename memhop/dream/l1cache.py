@@ -221,6 +221,7 @@ class L1Cache(NodeCopies):
             self.dirty_scenes.update(meta.scenes())
             self.dirty_scenes.update(n.scene_id for n in self.nodes.values())
             self.dirty_words.update(self.nodes)
+            self.samples.clear()
             self.restale.update(self.nodes)
             for node_id in self.nodes:
                 self.node_due.put(node_id, 0)
@@ -232,6 +233,7 @@ class L1Cache(NodeCopies):
         for topic_id in changed:
             for node_id in self._listing(topic_id):
                 self.dirty_words.add(node_id)
+                self.samples.pop(node_id, None)
                 self.dirty_scenes.add(self.nodes[node_id].scene_id)
                 self.restale.add(node_id)
                 self.node_due.put(node_id, 0)  # whether decay skips it (a deep node) may change

@@ -45,6 +45,9 @@ class NodeCopies:
         self.words = NodeWords()  # each node's lowered keywords, indexed, faded ones out
         self.dirty_scenes: set[int] = set()
         self.dirty_words: set[int] = set()
+        # Node -> the words distillation shows of it (``distill``), as its topics were when
+        # they were taken: dropped with every change that makes the node's words dirty.
+        self.samples: dict[int, tuple[str, ...]] = {}
         # Nodes whose words were made again and whose pairs l1_hyperedges has not weighed
         # yet: a stage cut short between its holds leaves them for the next one.
         self.unweighed: set[int] = set()
@@ -73,6 +76,7 @@ class NodeCopies:
         old = self.nodes.get(node.id_hash)
         if old is None or old.topic_ids != node.topic_ids:
             self.dirty_words.add(node.id_hash)
+            self.samples.pop(node.id_hash, None)
             self.dirty_scenes.add(node.scene_id)
             self.restale.add(node.id_hash)
             if old is not None:

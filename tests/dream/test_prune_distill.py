@@ -202,6 +202,28 @@ def test_samples_from_a_warm_cache_are_the_samples_a_scan_reads(dom: Domain) -> 
         assert {s.id for s in from_cache} == {scene_node_id(1), scene_node_id(2)}
 
 
+def test_a_warm_cache_takes_a_nodes_words_once_until_its_topics_change(dom: Domain) -> None:
+    """A second sampling with nothing changed takes no node's words and gives the same
+    samples; rewriting a topic's keywords makes its node's words be taken again, and the
+    samples show the new words (the reuse is not a copy that never changes)."""
+    for scene_id in (1, 2):
+        dom.turn(scene_id, (f"w{scene_id}", "shared"), scene=scene_id)
+    with dom.hold() as held:
+        structure.sync_nodes(held, NOW)
+        first = distill.collect_samples(held, NOW, l1domain.warm(held))
+        with mock.patch.object(distill, "_words_of", wraps=distill._words_of) as taken:
+            again = distill.collect_samples(held, NOW, l1domain.warm(held))
+            assert (taken.call_count, again) == (0, first)
+    dom.turn(2, ("fresh", "words"), scene=2)
+    with dom.hold() as held:
+        with mock.patch.object(distill, "_words_of", wraps=distill._words_of) as taken:
+            changed = distill.collect_samples(held, NOW, l1domain.warm(held))
+        assert taken.call_count == 1  # the changed node's words alone
+    words = {s.id: s.keywords for s in changed}
+    assert words[scene_node_id(2)] == ("fresh", "words")
+    assert words[scene_node_id(1)] == ("w1", "shared")
+
+
 @given(
     st.lists(
         st.tuples(st.sampled_from((1.0, 0.7, 0.3, 0.05, 0.0)), st.integers(0, 400)),
