@@ -30,8 +30,8 @@ HOLD_S = 0.001
 """How long a bounded stage works under one hold of the domain lock before it lets go
 (``Held.over``), past the unit at hand: about what a young memory's holds take, so a
 turn waits no longer on Dream as the memory ages. A hold also holds the interpreter
-throughout: a host thread back from its own I/O waits out the rest of it (2 ms holds
-put 3-4 ms of such waits in the slowest 1% of turns at 20,000 turns; 1 ms, 2.6 ms)."""
+throughout: a host thread back from its own I/O waits out the rest of it (with 2 ms
+holds, Dream's holds overlapped the slowest 1% of turns by about 4 ms a turn)."""
 
 _POLL_S = 0.05
 

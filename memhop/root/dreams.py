@@ -67,9 +67,6 @@ log = logging.getLogger("memhop.dream")
 
 HANDOVER_S = 0.005  # the longest a pass waits for a call that waited for its hold
 PAUSE_S = 0.0002  # how often it looks whether that call has the lock
-# After a hold that wrote nothing, so a thread waiting for the interpreter takes it: without
-# it a pass's holds follow one another with the interpreter held throughout.
-YIELD_S = 0.0001
 PACE_MAX_S = 0.05  # the longest a pass rests after one hold while the host's calls come
 PACE_AFTER_S = 0.1
 """A pass rests between holds only once its holds took this long in all: a warm whole pass
@@ -229,9 +226,7 @@ def _hold(root: Root, agent_id: int, spent: PassHolds) -> Iterator[Held]:
             held_s = time.monotonic() - began
             _hand_over(ctx)
             if wrote:
-                _sync(root)  # the interpreter goes to a waiting thread for the fsync
-            else:
-                time.sleep(YIELD_S)
+                _sync(root)
             if not root.closing.is_set():
                 _pace(ctx, held_s, spent)
 
