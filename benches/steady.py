@@ -189,7 +189,9 @@ class Holds:
     # the longest holder's own CPU in a hold (thread time, less the collections it ran)
     cpu: tuple[float, str] = (0.0, "")
     syncs: FsyncCounter | None = None
-    host_waited: float = 0.0  # seconds the host's thread waited to take a domain lock
+    # seconds the host's thread waited to take a domain lock another thread held as it
+    # asked (the lock's release and the interpreter's return to it included)
+    host_waited: float = 0.0
 
     def synced(self) -> float:
         """Seconds the calling thread has spent in its own syncs so far."""
@@ -243,8 +245,11 @@ class TimedLock:
 
     def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
         asked = time.perf_counter()
+        # A wait that began with the lock free is a wait for the interpreter (another
+        # thread took it meanwhile), not for the lock: it stays in the turn's rest.
+        held = self.inner.locked()
         ok = bool(self.inner.acquire(blocking, timeout))
-        if threading.current_thread() is threading.main_thread():
+        if held and threading.current_thread() is threading.main_thread():
             self.holds.host_waited += time.perf_counter() - asked
         if ok:
             self.since, self.owner = time.perf_counter(), threading.current_thread().name
@@ -396,9 +401,9 @@ class Window:
     update: list[float] = field(default_factory=list)
     turn: list[float] = field(default_factory=list)
     bare: list[float] = field(default_factory=list)  # the turn without its recall
-    # the turn's wall time in parts: its thread's CPU, its waits for a domain lock, its
-    # fsyncs, and the rest: waits for the interpreter (held by another thread), for the
-    # engine's own lock, or for a core
+    # the turn's wall time in parts: its thread's CPU, its waits for a domain lock held by
+    # another thread, its fsyncs, and the rest: waits for the interpreter (held by another
+    # thread; a wait for a lock found free is one), for the engine's own lock, or a core
     own_cpu: list[float] = field(default_factory=list)
     locked: list[float] = field(default_factory=list)
     synced: list[float] = field(default_factory=list)
@@ -809,7 +814,7 @@ def rows_table(out: Outcome) -> str:
         "update p50/p99/max",
         "turn p50/p99/max",
         "without its recall",
-        "turn p99 in parts: CPU / lock waits / fsyncs / the rest",
+        "turn p99 in parts: CPU / waits for a held lock / fsyncs / the rest",
         "turn CPU",
         "passes (whole)",
         "longest background hold (less the collector's pauses and its own fsyncs)"
