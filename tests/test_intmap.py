@@ -179,3 +179,22 @@ def test_a_map_made_from_arrays_keeps_zero_values() -> None:
     for values in ([7, 0, 9, 0], [7, 0, 9, 5], [7, 8, 9, 5]):
         m = IntMap.from_arrays(array("Q", ids), array("Q", values))
         assert dict(m.items()) == dict(zip(ids, values, strict=True))
+
+
+def test_a_put_answers_the_tag_the_id_had() -> None:
+    """A new id answers NEW, a live one the tag it had (recent or in its page), and one in a
+    page built without tags UNTYPED; each put leaves the tag it was given, so the answers
+    are the map's own record of types, not a constant."""
+    fresh = IntMap()
+    assert fresh.put(7, 100, 0x03) == intmap.NEW
+    assert fresh.put(7, 200, 0x05) == 0x03  # a recent id: its tag from the dict
+    assert fresh.put(7, 300, 0x05) == 0x05
+    for i in range(intmap._RECENT_MAX + 1):  # settles every recent id into its page
+        fresh.put(1_000 + i, i, 0x02)
+    assert 7 not in fresh._new
+    assert fresh.put(7, 400, 0x09) == 0x05  # now from its page
+    assert fresh.put(1_000, 1, 0x02) == 0x02
+    untagged = IntMap.from_mapping({1: 10, 2: 20})
+    assert untagged.put(1, 11, 0x04) == intmap.UNTYPED
+    assert untagged.put(3, 30, 0x04) == intmap.NEW
+    assert (untagged[1], untagged[3]) == (11, 30)
