@@ -25,7 +25,7 @@ from memhop.index.l4 import L4Index
 from memhop.index.recall_state import RecallState
 from memhop.records import ArchiveKind, ArchiveSlot, TopicSlot
 
-__all__ = ["EVENT", "NEIGHBOURS", "OWN_WEIGHT", "ROW", "Refresh", "descendants_in"]
+__all__ = ["EVENT", "NEIGHBOURS", "OWN_WEIGHT", "ROW", "Refresh"]
 
 OWN_WEIGHT = 2
 """A row's own track and lines count twice; what it folded and its neighbours' lines once."""
@@ -227,7 +227,7 @@ class Refresh:
         return scene_id
 
     def descendants(self, row: TopicSlot) -> list[TopicSlot]:
-        return descendants_in(self.children(row.scene_id), row)
+        return _descendants_in(self.children(row.scene_id), row)
 
     def redo_events(self, topic_id: int) -> None:
         state = self.state
@@ -253,7 +253,7 @@ class Refresh:
             state.events[topic_id] = tuple(s.id_hash for s in slots)
 
 
-def descendants_in(kids: dict[int, list[TopicSlot]], row: TopicSlot) -> list[TopicSlot]:
+def _descendants_in(kids: dict[int, list[TopicSlot]], row: TopicSlot) -> list[TopicSlot]:
     """The rows under ``row``, given each row's children in its scene, as ``derived_from``
     lists them."""
     found: list[TopicSlot] = []

@@ -12,13 +12,14 @@ turn's track, the Dream row's track and summary).
 from __future__ import annotations
 
 import tempfile
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from memhop.dream import prune
+from memhop.dream import prune, retention
 from memhop.engine import create_engine
 from memhop.ids import fused_topic_id
 from memhop.layers import archive, topic
@@ -146,3 +147,54 @@ def test_the_queued_sweep_leaves_what_a_sweep_of_every_row_leaves(
                     assert kept == sum(1 for at in left.values() if at < line)
         finally:
             dom.engine.close()
+
+
+class _Counted:
+    """The content mirror, counting ``created_in`` by topic (what a queue reads a turn by)."""
+
+    def __init__(self, inner: object) -> None:
+        self.inner = inner
+        self.reads: Counter[int] = Counter()
+
+    def created_in(self, topic_id: int) -> list[tuple[int, int]]:
+        self.reads[topic_id] += 1
+        return self.inner.created_in(topic_id)  # type: ignore[attr-defined, no-any-return]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
+
+def test_a_changed_turn_is_judged_only_once_a_row_of_it_is_past_the_line(dom: Domain) -> None:
+    """A new row in a turn whose rows are all younger than the line queues the turn (one
+    read of its rows) and does not judge it (a second read); a row past the line in the
+    same turn has it judged at once, so the queue does look at changed turns."""
+    world = World(dom)
+    world.row(1, 0)
+    world.row(2, 100)
+    contents = _Counted(dom.mirrors.contents)
+    queue = retention.RetentionQueue()
+    line = NOW + HOUR
+
+    def take() -> list[int]:
+        with dom.hold() as held:
+            step = queue.take(
+                held.mirrors.topics,
+                contents,  # type: ignore[arg-type]
+                line,
+                lambda _t, old: old,
+                sweep_unfolded=True,
+            )
+        assert step.done
+        return step.doomed
+
+    assert len(take()) == 1  # the cold fill, and turn 1's row judged past the line
+    assert queue.kept == 0
+    contents.reads.clear()
+    world.row(2, 101)  # every row of turn 2 younger than the line
+    assert take() == []
+    assert contents.reads[2] == 1  # queued under its oldest row, not judged
+    contents.reads.clear()
+    world.row(2, -5)  # a row past the line: judged in the same call
+    old = [i for i, at in dom.mirrors.contents.created_in(2) if at < line]
+    assert take() == old
+    assert contents.reads[2] == 2
