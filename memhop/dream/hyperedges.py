@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import dataclasses
 from array import array
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Set
 from dataclasses import dataclass
+from itertools import chain
 
 from memhop.dream import decay, l1domain
 from memhop.dream.env import DreamEnv, Held
@@ -66,6 +68,9 @@ weighed again and written at the next hold."""
 Pair = tuple[int, int, float, int]
 """(lower node id, higher node id, similarity, edge id)."""
 
+Shared = dict[tuple[int, int], int]
+"""(lower node id, higher node id) -> the words the two nodes' sets share (0: not counted)."""
+
 
 @dataclass(frozen=True, slots=True)
 class Weighing:
@@ -111,35 +116,53 @@ def _reword(held: Held, cache: L1Cache, now: int, limit: int | None = None) -> l
     return reworded
 
 
-def _pairs(
-    cache: L1Cache, focus: Iterable[int], now: int, *, orphans: bool = True
-) -> set[tuple[int, int]]:
-    """Node pairs sharing a keyword with an endpoint in ``focus``, plus (``orphans``) the
-    pairs whose edge went still standing; a node faded below 0.15 by ``now`` is in none."""
+def _pairs(cache: L1Cache, focus: Iterable[int], now: int, *, orphans: bool = True) -> Shared:
+    """Node pairs sharing a keyword with an endpoint in ``focus``, each with the count of
+    words its two sets share, plus (``orphans``) the pairs whose edge went still standing,
+    counted 0 (not counted); a node faded below 0.15 by ``now`` is in none."""
     nodes = cache.nodes
     words = cache.words
     words.fade_by(now, nodes)
-    pairs = {(a, b) for a, b in cache.orphans if a in nodes and b in nodes} if orphans else set()
+    pairs: Shared = {}
+    if orphans:
+        pairs = dict.fromkeys(((a, b) for a, b in cache.orphans if a in nodes and b in nodes), 0)
+    holders = words.holders
     for node_id in focus:
         if words.faded(node_id):
             continue
-        others = set().union(*(words.holders[w] for w in words.get(node_id)))
-        others.discard(node_id)
-        pairs.update((min(node_id, o), max(node_id, o)) for o in others)
+        # Each holder counted once a word of the node's: the words every pair shares at
+        # once, in C, so that weighing a pair found here intersects no sets.
+        shared = Counter(chain.from_iterable(holders[w] for w in words.get(node_id)))
+        del shared[node_id]
+        for other, count in shared.items():
+            pairs[(node_id, other) if node_id < other else (other, node_id)] = count
     return pairs
 
 
-def _weigh(cache: L1Cache, pairs: Iterable[tuple[int, int]]) -> list[Pair]:
-    """``pairs`` at or above the floor, weighed on the cache's keyword sets, in pair order."""
+def _weigh(
+    cache: L1Cache, pairs: Iterable[tuple[int, int]], shared: Shared | None = None
+) -> list[Pair]:
+    """``pairs`` at or above the floor, weighed on the cache's keyword sets, in pair order:
+    from the count ``shared`` holds for a pair (``_pairs``'s, made in this same hold), else
+    by intersecting its two sets (the same similarity, bit for bit)."""
     words = cache.words
-    weighed = (
-        (low, high, decay.jaccard(words.get(low), words.get(high))) for low, high in sorted(pairs)
-    )
-    return [(a, b, s, l1_edge_id(a, b)) for a, b, s in weighed if s >= L1_EDGE_MIN_SIMILARITY]
+    sets = words.sets
+    counts = shared or {}
+    weighed: list[Pair] = []
+    for pair in sorted(pairs):
+        low, high = pair
+        common = counts.get(pair)
+        if common:
+            similarity = common / (len(sets[low]) + len(sets[high]) - common)
+        else:
+            similarity = decay.jaccard(words.get(low), words.get(high))
+        if similarity >= L1_EDGE_MIN_SIMILARITY:
+            weighed.append((low, high, similarity, l1_edge_id(low, high)))
+    return weighed
 
 
 def _weigh_in_time(
-    cache: L1Cache, pairs: Iterable[tuple[int, int]], held: Held
+    cache: L1Cache, pairs: Iterable[tuple[int, int]], held: Held, shared: Shared | None = None
 ) -> tuple[list[Pair], list[tuple[int, int]]]:
     """``_weigh`` until the hold has run its time (``WEIGH_RUN`` pairs at least): the pairs
     weighed, and those left, in pair order, for the next hold."""
@@ -148,7 +171,7 @@ def _weigh_in_time(
     for at in range(0, len(ordered), WEIGH_RUN):
         if at and held.over():
             return weighed, ordered[at:]
-        weighed += _weigh(cache, ordered[at : at + WEIGH_RUN])
+        weighed += _weigh(cache, ordered[at : at + WEIGH_RUN], shared)
     return weighed, []
 
 
@@ -191,7 +214,8 @@ def _weighed(
     (``weighing``'s where neither set changed since, if it stands), else those ``_pairs``
     finds. ``begun``: the stages begun before this one."""
     if not cache.all_pairs:  # a warm cache: the pairs with a changed end, nothing else
-        return _weigh(cache, _pairs(cache, focus & cache.nodes.keys(), now))
+        found = _pairs(cache, focus & cache.nodes.keys(), now)
+        return _weigh(cache, found, found)
     sets = cache.words.bright(now, cache.nodes)
     if weighing is None or weighing.begun != begun:
         return _every_pair(sets)
@@ -200,9 +224,10 @@ def _weighed(
     kept = (p for p in weighing if p[0] in sets and p[1] in sets)
     if not changed:
         return kept
-    fresh = [p for p in _pairs(cache, changed, now) if p[0] in changed or p[1] in changed]
+    found = _pairs(cache, changed, now)
+    fresh = [p for p in found if p[0] in changed or p[1] in changed]
     unchanged = (p for p in kept if p[0] not in changed and p[1] not in changed)
-    return sorted([*unchanged, *_weigh(cache, fresh)])
+    return sorted([*unchanged, *_weigh(cache, fresh, found)])
 
 
 def build_edges(held: Held, touched: Set[int], now: int, weighing: Weighing | None = None) -> int:
@@ -278,16 +303,19 @@ class EdgeStage:
                 dirty = self._dirty = set(cache.dirty_words)
             bound = None if self.pairs is None else REWORD_NODES
             cache.unweighed.update(_reword(held, cache, now, bound))
+            shared: Shared | None = None
             if self._unread:  # weighed again: their words may have changed since
                 nodes, unread = cache.nodes, self._unread
                 chunk = unread[: self.pairs or len(unread)]
                 del unread[: len(chunk)]
-                pairs = {(a, b) for a, b in chunk if a in nodes and b in nodes}
+                pairs: Iterable[tuple[int, int]] = {
+                    (a, b) for a, b in chunk if a in nodes and b in nodes
+                }
             else:
-                pairs = _pairs(cache, self._batch(cache), now, orphans=first)
+                pairs = shared = _pairs(cache, self._batch(cache), now, orphans=first)
                 if first:
                     cache.orphans.clear()
-            weighed, left = _weigh_in_time(cache, pairs, held)
+            weighed, left = _weigh_in_time(cache, pairs, held, shared)
             self._write(held, cache, weighed, now)
             self._unread += left  # weighed again at the next hold, as those not read
             # Nodes changed by turns meanwhile are the next pass's, unless reworded here.
