@@ -309,11 +309,31 @@ class L1Cache(NodeCopies):
             return
         scene.put_scene_nodes(self.engine, self.agent_id, nodes)
         self._wrote_nodes()
+        regained: list[SceneNode] = []
         for node in nodes:
             self.unsaved.pop(node.id_hash, None)
             at = self.engine.offset_of(self.agent_id, node.id_hash)
             if at is not None:
                 self._take_node(node, at)
+                edge_ids = self.gone.pop(node.id_hash, ())
+                if edge_ids:
+                    regained += self._regained(node, edge_ids)
+        self.link(regained)
+
+    def _regained(self, node: SceneNode, edge_ids: tuple[int, ...]) -> list[SceneNode]:
+        """A node made again, with the standing edges of the one before it that a load of
+        the file would list on it (``decay.relinks``: made in the millisecond of the
+        edge's clock, the clock not moved); none when it takes none."""
+        listed = set(node.edge_ids)
+        extra = []
+        for edge_id in edge_ids:
+            if edge_id in listed or edge_id not in self.edges:
+                continue
+            edge = scene.get_scene_edge_optional(self.engine, self.agent_id, edge_id)
+            member = edge is not None and node.id_hash in edge.node_ids
+            if member and edge is not None and decay.relinks(node, decay.edge_clock(edge)):
+                extra.append(edge_id)
+        return [dataclasses.replace(node, edge_ids=(*node.edge_ids, *extra))] if extra else []
 
     def _wrote_nodes(self) -> None:
         """After this cache's own node writes (the copies were checked at the stage's start,

@@ -55,6 +55,9 @@ class NodeCopies:
         # Nodes whose edge list grew in memory since they were stored -> its stored length
         # (``link``): written when it has grown enough, at ``flush``, or with any other change.
         self.unsaved: dict[int, int] = {}
+        # A node forgotten (its record gone) -> the edges its copy listed: made again while
+        # one of them stands, it takes those a load of the file would list on it.
+        self.gone: dict[int, tuple[int, ...]] = {}
         # Nodes by distillation rank, best first: (-key, id), the key ``sample_rank_key``.
         self._ranked: list[tuple[float, int]] = []
         self._rank_of: dict[int, float] = {}
@@ -121,6 +124,8 @@ class NodeCopies:
             for edge_id in old.edge_ids:  # the next decay drops the member
                 if edge_id in self.edges:
                     self.edges.put(edge_id, 0)
+            if old.edge_ids:
+                self.gone[node_id] = old.edge_ids
         self.node_at.pop(node_id, None)
         self.unsaved.pop(node_id, None)
         self.node_due.drop(node_id)

@@ -33,7 +33,7 @@ class SpotCheck:
     """Where a domain's round of spot checks stands (see the module)."""
 
     def __init__(self) -> None:
-        self._ids: list[int] = []  # the topics of this round
+        self._ids: tuple[int, ...] = ()  # the topics of this round
         self._at = 0  # where the next check starts in them
 
     def drifted(self, held: Held, engine: Engine, agent_id: int, topic_at: IntMap) -> bool:

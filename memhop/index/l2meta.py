@@ -349,9 +349,11 @@ class L2Meta:
         """Every cached topic id, ascending."""
         return sorted(self._scene_of)
 
-    def unordered_ids(self) -> list[int]:
-        """Every cached topic id, in no order (no sort: a copy of the keys)."""
-        return list(self._scene_of)
+    def unordered_ids(self) -> tuple[int, ...]:
+        """Every cached topic id, in no order (no sort: a copy of the keys). A tuple: held
+        long, a tuple of ints leaves the collector's view at the first collection it
+        survives, where a list would be walked, an id at a time, by every collection."""
+        return tuple(self._scene_of)
 
     def scenes(self) -> list[int]:
         """Return the scene ids holding at least one cached topic, ascending."""
