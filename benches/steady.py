@@ -475,8 +475,8 @@ class Outcome:
     seconds: float
     full_collections: int
     longest_full_ms: float
-    # one full collection at the end of the run with the file open, then closed: what the
-    # memory's own objects add to every full collection of the process
+    # one full collection at the end of the run with the file open (before the last reopen),
+    # then once closed: what the memory's own objects add to each full collection
     collect_open_ms: float
     collect_closed_ms: float
 
@@ -791,9 +791,9 @@ def run(
             if any(t.origin == "dream" for t in ctx.topics):
                 folded += 1
         l0_changes = sum(p["l0"] for p in bench.all_passes)
+        collect_open = full_collection_ms()  # the run's own process, every structure built
         reopens.append(bench.reopen(count, probe))
         log(f"{label} reopen at {count:,}: {reopens[-1]}")
-        collect_open = full_collection_ms()
         bench.db.close()
         all_passes, all_compactions = bench.all_passes, bench.all_compactions
         del bench  # the closed file's objects go with it
