@@ -12,9 +12,13 @@ import re
 __all__ = ["STOP_WORDS", "content_words", "is_stop_word", "phrases", "tokens"]
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
-_LETTER = rf"(?:(?![{_CJK}])[^\W_])"
+# A letter: a word character, not "_" and not CJK. One class, as a negated set: a
+# lookahead a character, ``(?![CJK])[^\W_]``, matched the same at 1.7x the time (9.3 against
+# 5.4 us a LoCoMo line; every turn's model, keyword reader and recall index cut with it).
+_LETTER = rf"[^\W_{_CJK}]"
 _WORD = rf"{_LETTER}+(?:['’\-]{_LETTER}+)*"
-_TOKEN = re.compile(rf"[{_CJK}]+|{_WORD}")
+# A word first: the two cannot begin at the same character, and most tokens are words.
+_TOKEN = re.compile(rf"{_WORD}|[{_CJK}]+")
 _SPLIT = re.compile(rf"([{_CJK}]+)|({_WORD})")  # ``_TOKEN``, a CJK run or a word in its group
 _CJK_RUN = re.compile(rf"[{_CJK}]+")
 _CJK_PIECE_MAX = 8

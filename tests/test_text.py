@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -66,3 +68,31 @@ _ALPHABET = "aAbI7 9May may-the's’—,.\n时代的了和ひらがなは"
 @example("AI时代的big-data 了")
 def test_content_words_judge_every_token_as_the_rule_says(text: str) -> None:
     assert content_words(text) == _words_by_the_rule(text)
+
+
+_LOOKAHEAD_LETTER = "(?:(?![%s])[^\\W_])"
+
+
+def _tokens_by_lookahead(text: str) -> list[str]:
+    """``tokens`` as first written: a letter is a word character, not "_", that no CJK
+    character begins (a lookahead at each one); a CJK run is tried first."""
+    from memhop.text import _CJK
+
+    letter = _LOOKAHEAD_LETTER % _CJK
+    word = rf"{letter}+(?:['’\-]{letter}+)*"
+    return re.findall(rf"[{_CJK}]+|{word}", text)
+
+
+_MIXED = "abXY09_-'’ .中文字ひらがなカタカナ한국어ÀéßΩж😀\u0301٣\uf900\U00020000"
+
+
+@given(st.text(alphabet=_MIXED, max_size=40) | st.text(max_size=40))
+@example("AI时代的big-data_x 了 don't ’tis ab-中")
+def test_tokens_are_the_lookahead_definitions_tokens(text: str) -> None:
+    from memhop.text import tokens
+
+    assert tokens(text) == _tokens_by_lookahead(text)
+    # A control that the two are compared on tokens, not on two empty lists: a word and a
+    # CJK run appended come out as two more tokens, the same on both sides.
+    longer = text + " word 中文"
+    assert tokens(longer) == _tokens_by_lookahead(longer) == [*tokens(text), "word", "中文"]
