@@ -324,14 +324,12 @@ class L1Cache(NodeCopies):
         """A node made again, with the standing edges of the one before it that a load of
         the file would list on it (``decay.relinks``: made in the millisecond of the
         edge's clock, the clock not moved); none when it takes none."""
-        listed = set(node.edge_ids)
-        extra = []
-        for edge_id in edge_ids:
-            if edge_id in listed or edge_id not in self.edges:
-                continue
+        listed, extra = set(node.edge_ids), []
+        for edge_id in [e for e in edge_ids if e not in listed and e in self.edges]:
             edge = scene.get_scene_edge_optional(self.engine, self.agent_id, edge_id)
-            member = edge is not None and node.id_hash in edge.node_ids
-            if member and edge is not None and decay.relinks(node, decay.edge_clock(edge)):
+            if edge is None or node.id_hash not in edge.node_ids:
+                continue
+            if decay.relinks(node, decay.edge_clock(edge)):
                 extra.append(edge_id)
         return [dataclasses.replace(node, edge_ids=(*node.edge_ids, *extra))] if extra else []
 
@@ -392,6 +390,7 @@ class L1Cache(NodeCopies):
         if not edges:
             return
         scene.delete_scene_edges(self.engine, self.agent_id, sorted(edges))
+        self._edges_gone(edges)
         for edge_id, members in edges.items():
             self.edges.drop(edge_id)
             ids = sorted(members)

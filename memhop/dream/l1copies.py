@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+from collections.abc import Mapping
 
 from memhop.dream import decay
 from memhop.dream.node_words import NodeWords, keyword_set
@@ -131,6 +132,19 @@ class NodeCopies:
         self.node_due.drop(node_id)
         self._rank(node_id, None)
         self.words.forget(node_id)
+
+    def _edges_gone(self, edges: Mapping[int, tuple[int, ...]]) -> None:
+        """Edges deleted (id -> its members): a forgotten member made again cannot take them
+        (``gone`` keeps only edges that may still stand, so it does not grow with the file)."""
+        for edge_id, members in edges.items():
+            for member in members:
+                held = self.gone.get(member)
+                if held is not None and edge_id in held:
+                    kept = tuple(e for e in held if e != edge_id)
+                    if kept:
+                        self.gone[member] = kept
+                    else:
+                        del self.gone[member]
 
     def _rank(self, node_id: int, negated_key: float | None) -> None:
         """Place ``node_id`` in the rank order (None: take it out)."""

@@ -809,3 +809,22 @@ def test_a_spot_check_reads_a_few_moved_topics_and_still_finds_drift(
                 break
     else:
         pytest.fail("the drift was not found")
+
+
+def test_a_forgotten_node_keeps_its_edges_only_while_they_stand(dom: Domain) -> None:
+    """A node whose record went keeps its edges in the cache for its making again, and
+    lets go of each once decay deletes it: what is kept does not grow with the file."""
+    dom.turn(1, ("a",), scene=100)
+    dom.turn(2, ("a",), scene=200)
+    _dream(dom, NOW, cold=False)
+    gone_id, edge_id = scene_node_id(100), l1_edge_id(scene_node_id(100), scene_node_id(200))
+    assert scene.get_scene_edge_optional(dom.engine, 0, edge_id) is not None
+    scene.delete_scene_nodes(dom.engine, 0, [gone_id])
+    with dom.hold() as held:
+        structure.rebuild_index(held)  # the cache finds the node gone
+        cache = l1domain.of(held)
+        assert cache.gone == {gone_id: (edge_id,)}  # kept while the edge stands
+    with dom.hold() as held:
+        structure.decay_network(held, NOW + HOUR)  # a member gone: the edge goes
+    assert scene.get_scene_edge_optional(dom.engine, 0, edge_id) is None
+    assert cache.gone == {}
