@@ -320,7 +320,17 @@ def run_pass(
     return outcome
 
 
-def _background(root: Root, agent_id: int, scene_id: int, floor: int | None = None) -> None:
+SEARCH_GRACE_S = 0.05
+"""How long a pass that ``search`` starts waits before it begins: the calls a host makes
+right after its search (a recall, the turn's events) run without it. A first recall at
+10^5 turns took 11 ms beside such a pass, 4 ms alone (4.5 ms of its own CPU either way)."""
+
+
+def _background(
+    root: Root, agent_id: int, scene_id: int, floor: int | None = None, grace: float = 0.0
+) -> None:
+    if grace and root.closing.wait(grace):
+        return  # the file closes: a pass not begun is dropped, as one not yet started
     try:
         _, error = run_pass(root, agent_id, scene_id, None, background=True, floor=floor)
     except MemHopError as exc:  # the domain went away or the file closed before the pass
@@ -358,7 +368,11 @@ def after_search(root: Root, agent_id: int, scene_id: int, left: bool, idle_ms: 
         floor = defaults.dream_compress_min_topics
     else:
         return
-    root.dreams.start(agent_id, scene_id, lambda: _background(root, agent_id, scene_id, floor))
+    root.dreams.start(
+        agent_id,
+        scene_id,
+        lambda: _background(root, agent_id, scene_id, floor, SEARCH_GRACE_S),
+    )
 
 
 def flush(engine: Engine, ctx: DomainContext) -> None:

@@ -130,3 +130,39 @@ def test_a_negative_threshold_starts_no_pass_at_all(meh_path: str) -> None:
 
 def folded_now(me: memhop.Session, scene_id: str) -> bool:
     return any(t.child_count >= 2 for t in me.scene_context(scene_id).topics)
+
+
+def _dream_threads() -> list[str]:
+    return [t.name for t in threading.enumerate() if t.name.startswith("memhop-dream-")]
+
+
+def test_a_pass_search_starts_waits_out_its_grace_and_a_close_within_it_drops_it(
+    meh_path: str, monkeypatch: Any
+) -> None:
+    """The pass that leaving a scene starts waits ``SEARCH_GRACE_S`` before it begins, so
+    the host's next calls run without it; a close within the grace drops it (its thread
+    ends at once). With the grace as shipped, the same steps fold the scene: the pass is
+    held back, not lost."""
+    from memhop.root import dreams
+
+    monkeypatch.setattr(dreams, "SEARCH_GRACE_S", 60.0)
+    model = Recording()
+    with open_new(meh_path, model, defaults=memhop.Defaults()) as db:
+        me = db.primary()
+        turns(me, 6, TS, new_scene=True)
+        me.search(new_scene=True)
+        assert len(_dream_threads()) == 1  # scheduled, and waiting
+        assert me.recall("gardens roses")  # the host's call runs while the pass waits
+        # Begun at once, the pass would ask the model within milliseconds (it does below).
+        assert not model.entered.wait(0.5)
+    assert model.asked == []  # closed within the grace: the pass never began
+    assert _dream_threads() == []  # its wait ended with the close, not after 60 s
+
+    monkeypatch.undo()
+    again = Recording()
+    with open_new(meh_path.replace(".meh", "-2.meh"), again, defaults=memhop.Defaults()) as db:
+        me = db.primary()
+        left = turns(me, 6, TS, new_scene=True)
+        me.search(new_scene=True)
+        assert folded(me, left)
+        assert again.asked[0] == (6, memhop.DEFAULTS.settled_scene_floor)
