@@ -9,7 +9,8 @@ a host's natural cadence: for the scene it leaves, folded toward
 ``settled_scene_floor``, and for the current scene when the domain comes
 back after ``agent_idle_ttl_ms`` without a turn, folded toward
 ``dream_compress_min_topics`` (a scene per conversation session seldom grows
-past the threshold, so without this its memory would never be folded). A
+past the threshold, so without this its memory would never be folded); such a
+pass waits ``SEARCH_GRACE_S`` first, the host's next calls running without it. A
 background pass runs the whole pipeline at most once per ``SWEEP_INTERVAL_MS``
 per domain and otherwise only folds its scene (beyond upstream: a whole pass
 costs what the domain holds, and there is one for every scene that grows).
