@@ -59,12 +59,14 @@ def turns(me: memhop.Session, count: int, at: int, *, new_scene: bool = False) -
     return scene
 
 
+def _dream_threads() -> list[str]:
+    return [t.name for t in threading.enumerate() if t.name.startswith("memhop-dream-")]
+
+
 def folded(me: memhop.Session, scene_id: str) -> bool:
     """Whether the scene shows a fold once the background passes in flight are done."""
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and any(
-        t.name.startswith("memhop-dream-") for t in threading.enumerate()
-    ):
+    while time.monotonic() < deadline and _dream_threads():
         time.sleep(0.01)
     return folded_now(me, scene_id)
 
@@ -130,10 +132,6 @@ def test_a_negative_threshold_starts_no_pass_at_all(meh_path: str) -> None:
 
 def folded_now(me: memhop.Session, scene_id: str) -> bool:
     return any(t.child_count >= 2 for t in me.scene_context(scene_id).topics)
-
-
-def _dream_threads() -> list[str]:
-    return [t.name for t in threading.enumerate() if t.name.startswith("memhop-dream-")]
 
 
 def test_a_pass_search_starts_waits_out_its_grace_and_a_close_within_it_drops_it(
