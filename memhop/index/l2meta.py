@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 from memhop.index.journal import Journal
 from memhop.index.scene_rows import LISTING_MAX_DEPTH, SceneRows, listing_key, surface_key
-from memhop.index.topic_pack import PackedTopics, pack
+from memhop.index.topic_pack import PackedState, PackedTopics, pack
 from memhop.records import TopicSlot
 
 __all__ = ["HOT_SCENES", "LISTING_MAX_DEPTH", "L2Meta", "ListingRow"]
@@ -95,7 +95,7 @@ class L2Meta:
         # rest are packed, a few objects a scene instead of one a row (most recently
         # written last: the first is the next to pack).
         self._hot: OrderedDict[int, SceneRows] = OrderedDict()
-        self._cold: dict[int, PackedTopics] = {}
+        self._cold: dict[int, PackedState] = {}  # each one tuple the collector leaves alone
         # One copy of each keyword and scene id: a domain's tracks repeat a small
         # vocabulary, and a year of turns would otherwise hold a string per use.
         self._words: dict[str, str] = {}
@@ -125,7 +125,7 @@ class L2Meta:
                 pace()
         del by_id
         for n, (scene_id, rows) in enumerate(by_scene.items(), 1):
-            meta._cold[scene_id] = pack(scene_id, rows)
+            meta._cold[scene_id] = pack(scene_id, rows).state
             if pace is not None and not n % _PACE_EVERY:
                 pace()
         return meta
@@ -213,7 +213,7 @@ class L2Meta:
         if held is not None:
             self._hot.move_to_end(scene_id)
             return held
-        packed = self._cold.get(scene_id)
+        packed = self._packed(scene_id)
         if packed is None:
             return None
         held = self._hot[scene_id] = SceneRows.of(packed.rows())
@@ -225,10 +225,14 @@ class L2Meta:
         hot = self._hot
         while len(hot) > self._hot_max:
             scene_id, held = next(iter(hot.items()))
-            self._cold[scene_id] = pack(scene_id, held.rows.values())
+            self._cold[scene_id] = pack(scene_id, held.rows.values()).state
             del hot[scene_id]
 
     # ---- reads -------------------------------------------------------------------------
+
+    def _packed(self, scene_id: int) -> PackedTopics | None:
+        state = self._cold.get(scene_id)
+        return None if state is None else PackedTopics(state)
 
     def _where(self, topic_id: int) -> TopicSlot | PackedTopics | None:
         """The topic's row when its scene is held as records, else the packed scene that
@@ -237,7 +241,7 @@ class L2Meta:
         if scene_id is None:
             return None
         held = self._hot.get(scene_id)
-        return held.rows.get(topic_id) if held is not None else self._cold.get(scene_id)
+        return held.rows.get(topic_id) if held is not None else self._packed(scene_id)
 
     def get(self, topic_id: int) -> TopicSlot | None:
         """Return the cached topic, or None (a packed row is built anew for each call)."""
@@ -272,7 +276,7 @@ class L2Meta:
         held = self._hot.get(scene_id)
         if held is not None:
             return [held.rows[i] for i in sorted(held.rows)]
-        packed = self._cold.get(scene_id)
+        packed = self._packed(scene_id)
         return [] if packed is None else packed.rows()
 
     def surface(self, scene_id: int) -> list[TopicSlot]:
@@ -280,7 +284,7 @@ class L2Meta:
         held = self._hot.get(scene_id)
         if held is not None:
             return list(held.surface)
-        packed = self._cold.get(scene_id)
+        packed = self._packed(scene_id)
         return [] if packed is None else sorted(packed.rows(_SURFACE), key=surface_key)
 
     def surface_count(self, scene_id: int) -> int:
@@ -288,7 +292,7 @@ class L2Meta:
         held = self._hot.get(scene_id)
         if held is not None:
             return len(held.surface)
-        packed = self._cold.get(scene_id)
+        packed = self._packed(scene_id)
         return 0 if packed is None else packed.count_depth(1)
 
     def listing(self, scene_id: int) -> list[ListingRow]:
@@ -301,7 +305,7 @@ class L2Meta:
         if held is not None:
             listed = held.listed
         else:
-            packed = self._cold.get(scene_id)
+            packed = self._packed(scene_id)
             if packed is None:
                 return []
             listed = sorted(packed.rows(_LISTED), key=listing_key)
@@ -316,7 +320,7 @@ class L2Meta:
         held = self._hot.get(scene_id)
         if held is not None:
             return held.rows.keys()
-        packed = self._cold.get(scene_id)
+        packed = self._packed(scene_id)
         return frozenset() if packed is None else packed.id_set()
 
     def children_in_scene(self, scene_id: int) -> dict[int, list[TopicSlot]]:
@@ -326,7 +330,7 @@ class L2Meta:
         """
         held = self._hot.get(scene_id)
         if held is None:
-            packed = self._cold.get(scene_id)
+            packed = self._packed(scene_id)
             if packed is None:
                 return {}
             held = SceneRows.of(packed.rows())  # read once: the scene stays packed
@@ -340,7 +344,7 @@ class L2Meta:
         if held is not None:
             rows = held.rows
             return [rows[k] for k in held.kids.get(topic_id, ())] if topic_id in rows else []
-        packed = self._cold.get(scene_id)
+        packed = self._packed(scene_id)
         if packed is None or packed.placement(topic_id) is None:  # not a row of the scene
             return []
         return packed.children(topic_id)
@@ -382,5 +386,5 @@ class L2Meta:
         """Every row, hot or packed, in no order (no scene changes temperature)."""
         for held in self._hot.values():
             yield from held.rows.values()
-        for packed in self._cold.values():
-            yield from packed.rows()
+        for state in self._cold.values():
+            yield from PackedTopics(state).rows()

@@ -1,12 +1,17 @@
-"""PackedTopics: one scene's topic rows held in a few flat objects, not one object a row.
+"""PackedTopics: one scene's topic rows held as one tuple of flat values, not one object a row.
 
 Responsibility: keep a scene nobody is writing compactly and hand its rows back
 as ``TopicSlot`` records (all of them, or one by id) equal to the ones packed.
 
 Why: a record object a row, with its own ints, costs about 400 bytes and is one
 more object every full collection of the interpreter walks; a domain of 10^5
-topics held 44 MB that way. Packed, a row is its id in an array, 26 bytes of
-fixed-width fields and its keywords (pooled strings) in one tuple for the scene.
+topics held 44 MB that way. Packed, a row is its id and 26 bytes of fixed-width
+fields in two byte strings and its keywords (pooled strings) in one tuple for
+the scene. What a cache keeps is ``state``, an exact tuple of those values: the
+collector stops tracking such a tuple at the first collection it survives, so a
+packed scene costs a full collection nothing (an object of a class, or an
+``array``, stays tracked: at 10^5 turns those were 17 of a full collection's
+32 ms).
 
 Contract:
 - ``pack`` takes the rows of one scene in any order; ``rows`` gives them back
@@ -14,6 +19,7 @@ Contract:
   built); ``row``, ``keywords``, ``placement`` and ``holds`` look one up by
   id, and ``children`` a row's children by its id, without building the others;
   ``count_depth`` counts rows of a depth without building any.
+- ``PackedTopics(state)`` is a view of a kept ``state``, as cheap as a call.
 - A row whose numbers do not fit the fixed widths (u64 ids, u8 depth, i64 stamps:
   what a stored record can hold) is kept as the record itself, so packing never fails.
 """
@@ -24,60 +30,85 @@ import bisect
 import struct
 from array import array
 from collections.abc import Container, Iterable
-from dataclasses import dataclass
 from itertools import accumulate
+from typing import Final
 
 from memhop.records import TopicSlot
 
-__all__ = ["PackedTopics", "pack"]
+__all__ = ["PackedState", "PackedTopics", "pack"]
 
 # parent id, parent present (a present 0 differs from none), depth, user stamp, agent stamp
 _ROW = struct.Struct("<QBBqq")
 _WIDTH = _ROW.size
 _PARENT = struct.Struct("<QB")  # a row's first bytes: its parent id, and that it has one
 _DEPTH_AT = 9  # the depth's byte in a row
+_ID: Final = "Q"  # the ids' item, in the machine's order (written and read on one machine)
+_END: Final = "I"  # where each row's keywords end
+_ID_SIZE = array(_ID).itemsize
+
+PackedState = tuple[
+    int,  # the scene's id
+    bytes,  # the rows' ids, ascending (``_ID`` items); position i names the i-th row below
+    bytes,  # the rows' fixed-width fields (``_ROW``)
+    tuple[str, ...],  # every row's keywords, one row after another
+    bytes,  # where each row's keywords end in the tuple above (``_END`` items)
+    tuple[str, ...] | None,  # the rows' names; None: every name is empty (the usual turn rows)
+    dict[int, TopicSlot] | None,  # rows the fixed widths cannot hold
+]
 
 
-@dataclass(frozen=True, slots=True, eq=False)
 class PackedTopics:
-    """The packed rows of one scene (built by ``pack``)."""
+    """A view of one packed scene's rows (``pack`` makes one; keep its ``state``)."""
 
-    scene_id: int
-    ids: array[int]  # ascending; position i names the i-th row of the fields below
-    fields: bytes
-    words: tuple[str, ...]  # every row's keywords, one row after another
-    word_ends: array[int]  # where each row's keywords end in ``words``
-    names: tuple[str, ...] | None  # None: every name is empty (the usual turn rows)
-    loose: dict[int, TopicSlot] | None  # rows the fixed widths cannot hold
+    __slots__ = ("state",)
+
+    def __init__(self, state: PackedState) -> None:
+        self.state = state
+
+    @property
+    def scene_id(self) -> int:
+        return self.state[0]
+
+    @property
+    def loose(self) -> dict[int, TopicSlot] | None:
+        """The rows kept whole (their numbers do not fit the fixed widths), or None."""
+        return self.state[6]
+
+    @property
+    def _ids(self) -> memoryview:
+        return memoryview(self.state[1]).cast(_ID)
 
     def __len__(self) -> int:
-        return len(self.ids) + (len(self.loose) if self.loose else 0)
+        loose = self.state[6]
+        return len(self.state[1]) // _ID_SIZE + (len(loose) if loose else 0)
 
     def rows(self, depths: Container[int] | None = None) -> list[TopicSlot]:
         """Every row, or those whose depth is in ``depths``, ascending by id."""
+        ids, fields, loose = self._ids, self.state[2], self.state[6]
         if depths is None:
-            rows = [self._at(i) for i in range(len(self.ids))]
+            rows = [self._at(i, ids) for i in range(len(ids))]
         else:
-            at = self.fields[_DEPTH_AT::_WIDTH]
-            rows = [self._at(i) for i, depth in enumerate(at) if depth in depths]
-        if self.loose:
-            loose = [t for t in self.loose.values() if depths is None or t.depth in depths]
-            rows = sorted([*rows, *loose], key=_by_id)
+            at = fields[_DEPTH_AT::_WIDTH]
+            rows = [self._at(i, ids) for i, depth in enumerate(at) if depth in depths]
+        if loose:
+            kept = [t for t in loose.values() if depths is None or t.depth in depths]
+            rows = sorted([*rows, *kept], key=_by_id)
         return rows
 
     def count_depth(self, depth: int) -> int:
         """How many rows are at ``depth``."""
-        n = self.fields[_DEPTH_AT::_WIDTH].count(depth) if 0 <= depth <= 0xFF else 0
-        return n + sum(t.depth == depth for t in self.loose.values()) if self.loose else n
+        loose = self.state[6]
+        n = self.state[2][_DEPTH_AT::_WIDTH].count(depth) if 0 <= depth <= 0xFF else 0
+        return n + sum(t.depth == depth for t in loose.values()) if loose else n
 
     def id_set(self) -> frozenset[int]:
         """The rows' ids."""
-        return frozenset(self.ids).union(self.loose or ())
+        return frozenset(self._ids).union(self.state[6] or ())
 
     def row(self, topic_id: int) -> TopicSlot | None:
         """The row with this id, or None."""
         at = self._find(topic_id)
-        return self._loose(topic_id) if at is None else self._at(at)
+        return self._loose(topic_id) if at is None else self._at(at, self._ids)
 
     def keywords(self, topic_id: int) -> tuple[str, ...] | None:
         """The row's keywords, without building it; None: no such row."""
@@ -93,7 +124,7 @@ class PackedTopics:
         if at is None:
             row = self._loose(topic_id)
             return None if row is None else (row.depth, row.parent_id)
-        parent, present, depth, _, _ = _ROW.unpack_from(self.fields, at * _WIDTH)
+        parent, present, depth, _, _ = _ROW.unpack_from(self.state[2], at * _WIDTH)
         return depth, parent if present else None
 
     def holds(self, topic: TopicSlot) -> bool:
@@ -101,51 +132,56 @@ class PackedTopics:
         at = self._find(topic.id)
         if at is None:
             return self._loose(topic.id) == topic
-        parent, present, depth, user_at, agent_at = _ROW.unpack_from(self.fields, at * _WIDTH)
+        scene_id, _, fields, _, _, names, _ = self.state
+        parent, present, depth, user_at, agent_at = _ROW.unpack_from(fields, at * _WIDTH)
         return (
-            topic.scene_id == self.scene_id
+            topic.scene_id == scene_id
             and topic.parent_id == (parent if present else None)
             and topic.depth == depth
             and topic.user_timestamp == user_at
             and topic.agent_timestamp == agent_at
             and topic.fused_keywords == self._words(at)
-            and topic.name == ("" if self.names is None else self.names[at])
+            and topic.name == ("" if names is None else names[at])
         )
 
     def children(self, parent_id: int) -> list[TopicSlot]:
         """The rows naming ``parent_id`` as their parent (any order), the others not built:
         their parent field is found in the fixed-width bytes by a search in C."""
-        fields, found = self.fields, []
+        fields, loose, found = self.state[2], self.state[6], []
         if 0 <= parent_id < 1 << 64:
             key = _PARENT.pack(parent_id, 1)
+            ids = self._ids
             at = fields.find(key)
             while at >= 0:
                 if at % _WIDTH == 0:  # a row's own parent field, not bytes across two
-                    found.append(self._at(at // _WIDTH))
+                    found.append(self._at(at // _WIDTH, ids))
                 at = fields.find(key, at + 1)
-        if self.loose:
-            found += [t for t in self.loose.values() if t.parent_id == parent_id]
+        if loose:
+            found += [t for t in loose.values() if t.parent_id == parent_id]
         return found
 
     def _loose(self, topic_id: int) -> TopicSlot | None:
-        return None if self.loose is None else self.loose.get(topic_id)
+        loose = self.state[6]
+        return None if loose is None else loose.get(topic_id)
 
     def _find(self, topic_id: int) -> int | None:
-        ids = self.ids
+        ids = self._ids
         at = bisect.bisect_left(ids, topic_id)
         return at if at < len(ids) and ids[at] == topic_id else None
 
     def _words(self, i: int) -> tuple[str, ...]:
-        return self.words[self.word_ends[i - 1] if i else 0 : self.word_ends[i]]
+        words, ends = self.state[3], memoryview(self.state[4]).cast(_END)
+        return words[ends[i - 1] if i else 0 : ends[i]]
 
-    def _at(self, i: int) -> TopicSlot:
-        parent, present, depth, user_at, agent_at = _ROW.unpack_from(self.fields, i * _WIDTH)
+    def _at(self, i: int, ids: memoryview) -> TopicSlot:
+        scene_id, _, fields, _, _, names, _ = self.state
+        parent, present, depth, user_at, agent_at = _ROW.unpack_from(fields, i * _WIDTH)
         return TopicSlot(
-            id=self.ids[i],
-            scene_id=self.scene_id,
+            id=ids[i],
+            scene_id=scene_id,
             parent_id=parent if present else None,
             depth=depth,
-            name="" if self.names is None else self.names[i],
+            name="" if names is None else names[i],
             fused_keywords=self._words(i),
             user_timestamp=user_at,
             agent_timestamp=agent_at,
@@ -200,11 +236,13 @@ def pack(scene_id: int, topics: Iterable[TopicSlot]) -> PackedTopics:
         )
     names = tuple(t.name for t in packed)
     return PackedTopics(
-        scene_id=scene_id,
-        ids=array("Q", [t.id for t in packed]),
-        fields=bytes(fields),
-        words=tuple([k for t in packed for k in t.fused_keywords]),
-        word_ends=array("I", accumulate(len(t.fused_keywords) for t in packed)),
-        names=names if any(names) else None,
-        loose=loose or None,
+        (
+            scene_id,
+            array(_ID, [t.id for t in packed]).tobytes(),
+            bytes(fields),
+            tuple([k for t in packed for k in t.fused_keywords]),
+            array(_END, accumulate(len(t.fused_keywords) for t in packed)).tobytes(),
+            names if any(names) else None,
+            loose or None,
+        )
     )

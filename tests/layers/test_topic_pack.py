@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memhop.index.l2meta import L2Meta
-from memhop.index.topic_pack import pack
+from memhop.index.topic_pack import PackedTopics, pack
 from memhop.records import TopicSlot
 
 SCENES = [0x5C_0001, 0x5C_0002, 0x5C_0003]
@@ -70,6 +70,25 @@ def test_pack_refuses_a_row_of_another_scene() -> None:
     with pytest.raises(ValueError, match="of scene 8, not 7"):
         pack(7, [TopicSlot(id=1, scene_id=8)])
     assert len(pack(7, [TopicSlot(id=1, scene_id=7)])) == 1  # its own scene packs
+
+
+def test_a_packed_scene_is_no_object_the_collector_walks() -> None:
+    rows = [
+        TopicSlot(id=5, scene_id=7, depth=1, fused_keywords=("mel", "trip")),
+        TopicSlot(id=6, scene_id=7, parent_id=5, depth=2, name="fused"),
+    ]
+    state = pack(7, rows).state
+    # A tuple leaves the collector's view once its items have: its keywords' tuple at the
+    # first collection, the state at the next (as young collections do in a long run).
+    gc.collect()
+    gc.collect()
+    assert not gc.is_tracked(state)
+    assert PackedTopics(state).rows() == rows  # the state alone holds the rows
+    # Control: a row kept whole is an object, so its scene's state stays in view.
+    wide = pack(7, [*rows, TopicSlot(id=9, scene_id=7, user_timestamp=2**64)]).state
+    gc.collect()
+    gc.collect()
+    assert gc.is_tracked(wide)
 
 
 def test_hot_scenes_must_be_positive() -> None:
