@@ -108,10 +108,10 @@ def _reword(held: Held, cache: L1Cache, now: int, limit: int | None = None) -> l
         reworded.append(node_id)
         if not words.faded(node_id):
             words.put(node_id, keyword_set(meta, nodes[node_id]))
-        for edge_id in nodes[node_id].edge_ids:  # a faint edge kept for its words is judged again
+        for edge_id in nodes.edge_ids_of(node_id):  # a faint edge kept for its words: judged again
             if edge_id in cache.edges:
                 cache.edges.put(edge_id, 0)
-        edges += len(nodes[node_id].edge_ids)
+        edges += len(nodes.edge_ids_of(node_id))
     dirty.difference_update(reworded)
     return reworded
 

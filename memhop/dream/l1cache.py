@@ -219,7 +219,7 @@ class L1Cache(NodeCopies):
             self.meta = meta
         if everything:
             self.dirty_scenes.update(meta.scenes())
-            self.dirty_scenes.update(n.scene_id for n in self.nodes.values())
+            self.dirty_scenes.update(map(self.nodes.scene_of, self.nodes))
             self.dirty_words.update(self.nodes)
             self.samples.clear()
             self.restale.update(self.nodes)
@@ -234,7 +234,7 @@ class L1Cache(NodeCopies):
             for node_id in self._listing(topic_id):
                 self.dirty_words.add(node_id)
                 self.samples.pop(node_id, None)
-                self.dirty_scenes.add(self.nodes[node_id].scene_id)
+                self.dirty_scenes.add(self.nodes.scene_of(node_id))
                 self.restale.add(node_id)
                 self.node_due.put(node_id, 0)  # whether decay skips it (a deep node) may change
             scene_id = meta.scene_of(topic_id)
@@ -352,7 +352,7 @@ class L1Cache(NodeCopies):
         """
         due = []
         for node in grown:
-            stored = self.unsaved.get(node.id_hash, len(self.nodes[node.id_hash].edge_ids))
+            stored = self.unsaved.get(node.id_hash, len(self.nodes.edge_ids_of(node.id_hash)))
             if len(node.edge_ids) >= stored + max(LINK_SLACK, stored // 2):
                 due.append(node)
             else:

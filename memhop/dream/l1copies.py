@@ -24,6 +24,7 @@ import dataclasses
 from collections.abc import Mapping
 
 from memhop.dream import decay
+from memhop.dream.node_table import NodeTable
 from memhop.dream.node_words import NodeWords, keyword_set
 from memhop.dream.schedule import Schedule
 from memhop.index.l2meta import L2Meta
@@ -39,7 +40,7 @@ class NodeCopies:
         # topic id -> the nodes whose list holds it: the node's id alone when one does (the
         # usual case; a tuple a topic of the domain costs 6 MB at 10^5 turns), else a tuple
         self.listed_in: dict[int, int | tuple[int, ...]] = {}
-        self.nodes: dict[int, SceneNode] = {}
+        self.nodes = NodeTable()  # as stored, in tuples the collector leaves alone
         self.node_at: dict[int, int] = {}
         self.edges = Schedule()  # when the next decay must look at each edge
         self.node_due = Schedule()  # when the next decay must look at each node
