@@ -479,16 +479,19 @@ class Outcome:
     # then once closed: what the memory's own objects add to each full collection
     collect_open_ms: float
     collect_closed_ms: float
+    tracked_open: int
+    tracked_closed: int
 
 
-def full_collection_ms() -> float:
-    """The quickest of three full collections in a row, in ms."""
+def full_collection() -> tuple[float, int]:
+    """The quickest of three full collections in a row, in ms, and the objects the
+    collector tracks after them (what each full collection walks)."""
     took = []
     for _ in range(3):
         started = time.perf_counter()
         gc.collect()
         took.append(time.perf_counter() - started)
-    return min(took) * 1e3
+    return min(took) * 1e3, len(gc.get_objects())
 
 
 class Run:
@@ -795,14 +798,17 @@ def run(
             if any(t.origin == "dream" for t in ctx.topics):
                 folded += 1
         l0_changes = sum(p["l0"] for p in bench.all_passes)
-        collect_open = full_collection_ms()  # the run's own process, every structure built
+        collect_open, tracked_open = full_collection()  # the run's process, every structure built
         reopens.append(bench.reopen(count, probe))
         log(f"{label} reopen at {count:,}: {reopens[-1]}")
         bench.db.close()
         all_passes, all_compactions = bench.all_passes, bench.all_compactions
         del bench  # the closed file's objects go with it
-        collect_closed = full_collection_ms()
-        log(f"{label} a full collection: {collect_open:.1f} ms open, {collect_closed:.1f} closed")
+        collect_closed, tracked_closed = full_collection()
+        log(
+            f"{label} a full collection: {collect_open:.1f} ms over {tracked_open:,} objects"
+            f" open, {collect_closed:.1f} ms over {tracked_closed:,} closed"
+        )
     return Outcome(
         label=label,
         turns=count,
@@ -821,6 +827,8 @@ def run(
         longest_full_ms=COLLECTOR.longest_full * 1e3,
         collect_open_ms=collect_open,
         collect_closed_ms=collect_closed,
+        tracked_open=tracked_open,
+        tracked_closed=tracked_closed,
     )
 
 
@@ -942,8 +950,9 @@ def aims(out: Outcome) -> list[tuple[str, str, bool]]:
         (
             "the same less CPython's collector pauses and the holder's own fsyncs inside"
             f" the hold ({out.full_collections} full collections, the longest"
-            f" {out.longest_full_ms:,.0f} ms; one at the end {out.collect_open_ms:,.0f} ms with"
-            f" the file open, {out.collect_closed_ms:,.0f} ms once closed)",
+            f" {out.longest_full_ms:,.0f} ms; one at the end {out.collect_open_ms:,.0f} ms over"
+            f" {out.tracked_open:,} objects with the file open, {out.collect_closed_ms:,.0f} ms"
+            f" over {out.tracked_closed:,} once closed)",
             f"longest {worst_less_gc:,.1f} ms",
             worst_less_gc <= 20,
         ),

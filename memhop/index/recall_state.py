@@ -32,8 +32,9 @@ from memhop.index.recall_packed import Checked, Column, PackedIndex, code_of, co
 from memhop.index.recall_terms import Terms
 from memhop.intmap import IntMap
 
-__all__ = ["RecallState", "body_of", "state_of_body"]
+__all__ = ["RecallState", "body_of", "order_ids", "packed_order", "state_of_body"]
 
+_ROW_ID_SIZE = array("Q").itemsize  # an order's items, in the machine's order
 _COLUMN = struct.Struct("<cQ")  # type code, item count
 _TERMS = b"s"  # the terms, each ended by a NUL, as UTF-8 (the count is their byte length)
 _ITEM_SIZES = {"B": 1, "H": 2, "I": 4, "Q": 8, "q": 8}
@@ -103,9 +104,10 @@ class RecallState:
     members: MutableMapping[int, tuple[int, ...]] = field(default_factory=dict)
     # topic -> its event's id, or their ids when several (a tuple per turn costs 64 bytes)
     events: MutableMapping[int, int | tuple[int, ...]] = field(default_factory=dict)
-    # scene -> its surface rows in order, as last indexed: a row's document holds the
-    # lines of the rows beside it there (a tuple per row cost 27 bytes a record)
-    orders: MutableMapping[int, array[int]] = field(default_factory=dict)
+    # scene -> its surface rows in order, as last indexed (``packed_order``): a row's
+    # document holds the lines of the rows beside it there. Bytes: a tuple per row cost 27
+    # bytes a record, and an array a scene is an object every full collection walks.
+    orders: MutableMapping[int, bytes] = field(default_factory=dict)
     row_scenes: IdMap = field(default_factory=IntMap)  # surface row -> its scene, as indexed
     open_topic: int = 0  # the open turn when last brought up to date (its events take its scene)
     open_scene: int = 0  # and its scene
@@ -184,8 +186,8 @@ def _columns_of(state: RecallState) -> Iterator[bytes]:
         "events_ends": _ends(len(ids) for _, ids in events),
         "events_flat": _joined(ids for _, ids in events),
         "orders_rows": array("Q", (scene for scene, _ in orders)),
-        "orders_ends": _ends(len(rows) for _, rows in orders),
-        "orders_flat": _joined(rows for _, rows in orders),
+        "orders_ends": _ends(len(rows) // _ROW_ID_SIZE for _, rows in orders),
+        "orders_flat": array("Q", b"".join(rows for _, rows in orders)),
         "row_scenes": state.row_scenes.flat(),
     }
     for name, code in _COLUMNS:
@@ -299,7 +301,7 @@ def _state_of(raw_terms: bytes, columns: dict[str, Column]) -> RecallState:
             row_of=PackedMap(col("row_of_topics"), col("row_of_rows")),
             members=Grouped(*_group_columns(columns, "members"), tuple),
             events=Grouped(*_group_columns(columns, "events"), _event_ids),
-            orders=Grouped(*_group_columns(columns, "orders"), _own_array),
+            orders=Grouped(*_group_columns(columns, "orders"), _own_bytes),
             row_scenes=PackedMap(col("row_scenes")),
             read_back=True,
         )
@@ -338,5 +340,15 @@ def _slot_pairs(kinds: Column, ends: Column, flat: Column) -> dict[int, Column]:
     return pairs
 
 
-def _own_array(group: Column) -> array[int]:
-    return copied(group, "Q")
+def _own_bytes(group: Column) -> bytes:
+    return copied(group, "Q").tobytes()
+
+
+def packed_order(row_ids: Iterable[int]) -> bytes:
+    """A scene's surface order as ``RecallState.orders`` holds it."""
+    return array("Q", row_ids).tobytes()
+
+
+def order_ids(order: bytes) -> list[int]:
+    """The row ids of an order ``packed_order`` made."""
+    return memoryview(order).cast("Q").tolist()

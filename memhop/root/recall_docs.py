@@ -13,7 +13,6 @@ the top 5 from 53% to 59%). ``Refresh`` is one pass over a state
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Iterable
 
 from memhop.domain.context import DomainContext
@@ -22,7 +21,7 @@ from memhop.domain.warm import Part
 from memhop.engine import Engine
 from memhop.index.l2meta import L2Meta
 from memhop.index.l4 import L4Index
-from memhop.index.recall_state import RecallState
+from memhop.index.recall_state import RecallState, order_ids, packed_order
 from memhop.records import ArchiveKind, ArchiveSlot, TopicSlot
 
 __all__ = ["EVENT", "NEIGHBOURS", "OWN_WEIGHT", "ROW", "Refresh"]
@@ -127,7 +126,7 @@ class Refresh:
         """The rows whose lines the row's document holds, as it was last indexed."""
         scene_id = self.state.row_scenes.get(row_id)
         order = None if scene_id is None else self.state.orders.get(scene_id)
-        return [] if order is None else _beside(order, row_id)
+        return [] if order is None else _beside(order_ids(order), row_id)
 
     def lines(self, mirrors: Mirrors, topic_ids: Iterable[int]) -> list[ArchiveSlot]:
         """The topics' stored lines as ``mirrors`` list them, topic by topic in seq order
@@ -192,7 +191,7 @@ class Refresh:
         for scene_id in scenes:
             order = self.surface(scene_id)
             if order:
-                state.orders[scene_id] = array("Q", order)
+                state.orders[scene_id] = packed_order(order)
             else:
                 state.orders.pop(scene_id, None)
         for topic_id in sorted(changed):
@@ -273,7 +272,7 @@ def _line_ids(contents: L4Index, topic_ids: Iterable[int]) -> list[int]:
     return [i for t in topic_ids for i in contents.ids_of(t, ArchiveKind.UTTERANCE)]
 
 
-def _beside(order: list[int] | array[int], row_id: int) -> list[int]:
+def _beside(order: list[int], row_id: int) -> list[int]:
     """The rows beside ``row_id`` in ``order`` (``NEIGHBOURS`` each side); none if absent."""
     try:
         at = order.index(row_id)

@@ -21,7 +21,7 @@ from memhop.engine import seed as seed_module
 from memhop.index.grouped import Grouped
 from memhop.index.journal import Journal
 from memhop.index.recall import RecallIndex
-from memhop.index.recall_state import RecallState
+from memhop.index.recall_state import RecallState, order_ids, packed_order
 from memhop.index.recall_terms import Terms
 from memhop.index.split_column import SplitColumn
 from tests.root.recall_files import T0, TABLE, WORDS, answers, written
@@ -151,12 +151,17 @@ def test_a_packed_state_reads_back_what_was_packed(
     state.row_of = {d: d + 1 for _, d, _, _ in docs[:5]}
     state.members = {d: (d, d + 2) for _, d, _, _ in docs[:3]}
     state.events = {d: d if d % 2 else (d, d + 1) for _, d, _, _ in docs[:4]}
+    state.orders = {scene: packed_order([d, 2**64 - 1 - d]) for _, d, scene, _ in docs[:4]}
     searched = [state.index.search([t], 5) for t in ["a", "bé", "dd", "zz"]]
     data = b"".join(encode_sections([(7, 8192, 3, b"d" * 16, state)]))
     back = decode_sections(data)[7].state()
     assert back.index == twin
     assert [back.index.search([t], 5) for t in ["a", "bé", "dd", "zz"]] == searched
     assert (back.row_of, back.members, back.events) == (state.row_of, state.members, state.events)
+    assert dict(back.orders) == state.orders
+    assert {k: order_ids(v) for k, v in back.orders.items()} == {
+        scene: [d, 2**64 - 1 - d] for _, d, scene, _ in docs[:4]
+    }
     # Both go on alike: a document put after the load ranks the same in each.
     for index in (twin, back.index):
         index.put((0, 999), 1, 1, ["a", "new"])
