@@ -31,6 +31,9 @@ def _stage(
     try:
         status = body()
     except MemHopError as exc:
+        # The file closing under the stage (its engine closed meanwhile) ends the pass as a
+        # cancel at the boundary would: nothing failed that a host should be warned of.
+        checkpoint(env.cancel, report, name)
         report.record(name, status_of(exc), started)
         if not soft:
             raise

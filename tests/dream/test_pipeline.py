@@ -5,16 +5,18 @@ from __future__ import annotations
 import dataclasses
 import shutil
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from unittest import mock
 
 import pytest
 
-from memhop.dream import STAGES, decay, flush, hyperedges, run_dream
+from memhop.dream import STAGES, decay, flush, hyperedges, pipeline, run_dream
+from memhop.dream.env import DreamEnv, Held
 from memhop.dream.l1cache import L1Cache
 from memhop.engine import create_engine, open_engine
-from memhop.errors import OperationCancelledError
+from memhop.errors import ClosedError, OperationCancelledError
 from memhop.layers import plan, scene, topic
 from memhop.llm import LocalModel
 from memhop.records import PlanNode, PlanStatusCode, SceneSlot
@@ -101,6 +103,34 @@ def test_cancel_during_distill_is_reported_cancelled(dom: Domain) -> None:
     assert report.stages[-1].name == "l0_distill"
     assert report.stages[-1].status == "cancelled"
     assert not report.l0_updated
+
+
+@pytest.mark.parametrize("closing", [True, False])
+def test_a_stage_failing_as_the_file_closes_is_a_cancel_not_a_warning(
+    dom: Domain, caplog: pytest.LogCaptureFixture, closing: bool
+) -> None:
+    _seed(dom)
+    cancel = threading.Event()
+    real = pipeline._in_holds
+
+    def swept(env: DreamEnv, stage: str, step: Callable[[Held], bool]) -> None:
+        if stage != "l4_prune":
+            return real(env, stage, step)
+        if closing:
+            cancel.set()  # the file's close, under the stage
+        raise ClosedError("engine is closed")
+
+    with mock.patch.object(pipeline, "_in_holds", swept), caplog.at_level("WARNING"):
+        report, error = run_dream(dom.env(cancel=cancel))
+    if closing:
+        assert isinstance(error, OperationCancelledError)
+        assert [(s.name, s.status) for s in report.stages] == [("l4_prune", "cancelled")]
+        assert "failed" not in caplog.text
+    else:  # control: the same failure with the file open is a soft stage's warning
+        assert error is None  # the rest of the pass ran
+        assert report.stages[0].name == "l4_prune"
+        assert report.stages[0].status != "cancelled"
+        assert "l4_prune failed, the pass continues: engine is closed" in caplog.text
 
 
 def _layer(path: str) -> tuple[object, ...]:
