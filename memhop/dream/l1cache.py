@@ -124,11 +124,11 @@ class L1Cache(NodeCopies):
             topic_at = cache._offsets(RecordType.TOPIC)
             node_at = cache._offsets(RecordType.SCENE_NODE)
             cache._load(node_at, engine.ids_of_type(agent_id, RecordType.SCENE_EDGE))
-            rows = topic.all_topics_strict(engine, agent_id)
+            rows = topic.iter_topics_strict(engine, agent_id)  # one at a time, none kept
+            suspect = frozenset(r.id for r in rows if r.id not in topic_at or not meta.holds(r))
         except MemHopError:
             return None
         cache.topic_at = topic_at
-        suspect = frozenset(r.id for r in rows if r.id not in topic_at or not meta.holds(r))
         cache.preload = Preload(begun, meta, start, node_writes, suspect)
         return cache
 
@@ -148,9 +148,10 @@ class L1Cache(NodeCopies):
             self._refresh_preloaded(held, self.preload)
         else:
             self.topic_at = self._offsets(RecordType.TOPIC)
-            rows = topic.all_topics_strict(engine, agent)
             meta = held.mirrors.topics
-            drift = len(rows) != len(meta) or not all(map(meta.holds, rows))
+            rows = topic.iter_topics_strict(engine, agent)  # one at a time, none kept
+            held_now = [meta.holds(r) for r in rows]  # every record read: damage is met
+            drift = len(held_now) != len(meta) or not all(held_now)
             self._load(
                 self._offsets(RecordType.SCENE_NODE),
                 engine.ids_of_type(agent, RecordType.SCENE_EDGE),

@@ -8,7 +8,7 @@ offset, and the engine counts it (``Engine.damage``, reported by ``DB.stats``).
 
 Two families read many records. The contained ones (``collect``,
 ``read_many``), for listings, skip a damaged record, so damage costs only the
-record it hits. The strict ones (``collect_strict``, ``read_many_strict``),
+record it hits. The strict ones (``collect_strict``, ``read_many_strict``, ``iter_strict``),
 used where the records read decide a delete, stop at the first record that
 will not read: a record nobody can read must not decide what else goes.
 ``iter_lenient`` skips every failure.
@@ -149,12 +149,19 @@ def read_many_strict(
     engine: Engine, agent_id: int, ids: Iterable[int], cls: type[R]
 ) -> list[tuple[int, R]]:
     """Return the records among ``ids`` that exist; any failure but absence aborts."""
-    found: list[tuple[int, R]] = []
+    return list(iter_strict(engine, agent_id, ids, cls))
+
+
+def iter_strict(
+    engine: Engine, agent_id: int, ids: Iterable[int], cls: type[R]
+) -> Iterator[tuple[int, R]]:
+    """``read_many_strict`` one record at a time: a pass over a domain that keeps none of
+    them (the failure is raised where the record is reached)."""
     for id_hash in ids:
         try:
-            found.append((id_hash, read(engine, agent_id, id_hash, cls)))
+            record = read(engine, agent_id, id_hash, cls)
         except NotFoundError:
             continue
         except MemHopError as exc:
             raise _will_not_read(id_hash, exc) from exc
-    return found
+        yield id_hash, record

@@ -287,7 +287,7 @@ def test_a_cache_preloaded_without_the_lock_writes_what_a_cold_one_writes(
             with preloading.hold() as held:
                 l1domain.drop(held)
         now += HOUR
-        with mock.patch.object(topic, "all_topics_strict", wraps=topic.all_topics_strict) as spy:
+        with mock.patch.object(topic, "iter_topics_strict", wraps=topic.iter_topics_strict) as spy:
             answers = _dream(preloading, now, cold=False, preload=preload)
         assert answers == _dream(cold, now, cold=True)
         _same_layer(preloading, cold)
@@ -485,7 +485,7 @@ def test_a_preload_is_refused_once_a_stage_began_after_it(
             faint = dataclasses.replace(edge, weight=0.01, last_decay_at=NOW)
             l1domain.of(held).put_edges([(faint, decay.edge_due(faint))])
             l1domain.drop(held)
-    with mock.patch.object(topic, "all_topics_strict", wraps=topic.all_topics_strict) as spy:
+    with mock.patch.object(topic, "iter_topics_strict", wraps=topic.iter_topics_strict) as spy:
         _dream(dom, NOW + 60_000, cold=False, preload=preload)
     edges = scene.list_scene_edges(dom.engine, 0)
     if written_between:

@@ -253,7 +253,7 @@ def test_a_cold_cache_is_read_and_weighed_without_the_domain_lock(dom: Domain) -
     with (
         unlocked(L1Cache, "preloaded"),
         unlocked(decay, "similar_pairs"),
-        mock.patch.object(topic, "all_topics_strict", wraps=topic.all_topics_strict) as reads,
+        mock.patch.object(topic, "iter_topics_strict", wraps=topic.iter_topics_strict) as reads,
     ):
         report, error = run_dream(dom.env())
         assert error is None
