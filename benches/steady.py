@@ -761,6 +761,10 @@ def run(
         passes, comps = Passes(), Passes()
         stack.callback(wrap_passes(passes, comps))
         stack.callback(COLLECTOR.installed())
+        if args.freeze:  # a host that keeps what it imported out of every collection
+            gc.collect()
+            gc.freeze()
+            stack.callback(gc.unfreeze)
         rss0, anon0 = rss_kib(), rss_kib("RssAnon")
         bench = Run(path, defaults, clock, passes, comps, args.think_ms / 1e3)
         bench.holds.syncs = counter
@@ -1020,6 +1024,12 @@ def report(outcomes: list[Outcome], args: argparse.Namespace, workdir: str) -> s
         "",
         f"Fsync: {'a no-op (CPU alone)' if args.fsync_off else 'real'}."
         + (
+            " `gc.freeze()` before each run (a host's choice, docs/integration.md): full"
+            " collections walk what the run made, not the modules imported before it."
+            if args.freeze
+            else ""
+        )
+        + (
             f" The host thinks {args.think_ms:g} ms in each turn, between its recall and its"
             " update (its model's answer: memhop idle, left out of the turn's times)."
             if args.think_ms
@@ -1066,6 +1076,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--reopen-at", type=int, nargs="*", default=[])
     parser.add_argument("--fsync-off", action="store_true", help="os.fsync a no-op: CPU alone")
+    parser.add_argument(
+        "--freeze",
+        action="store_true",
+        help="gc.freeze() before each run, as a host may (docs/integration.md): full"
+        " collections then walk what the run made, not the modules imported before it",
+    )
     parser.add_argument(
         "--think-ms",
         type=float,
