@@ -78,10 +78,6 @@ class NodeTable(MutableMapping[int, SceneNode]):
     def __getitem__(self, node_id: int) -> SceneNode:
         return _node(self._rows[node_id])
 
-    def get(self, node_id: int, default: SceneNode | None = None) -> SceneNode | None:  # type: ignore[override]
-        row = self._rows.get(node_id)
-        return default if row is None else _node(row)
-
     def __setitem__(self, node_id: int, node: SceneNode) -> None:
         self._rows[node_id] = _row(node)
 
