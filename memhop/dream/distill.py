@@ -52,30 +52,31 @@ def collect_samples(held: Held, now: int, cache: L1Cache | None) -> list[NodeDig
     each node's taken once until its topics change (``L1Cache.samples``).
     """
     if cache is not None:
-        nodes = cache.ranked(MAX_DISTILL_SAMPLES)
+        top = cache.ranked(MAX_DISTILL_SAMPLES)  # no record built
     else:
         nodes = scene.list_scene_nodes_lenient(held.engine, held.agent_id)
         nodes.sort(key=lambda n: (-rank(n, now), n.id_hash))
+        top = [(n.id_hash, n.importance, n.topic_ids) for n in nodes[:MAX_DISTILL_SAMPLES]]
     meta = held.mirrors.topics
     taken = {} if cache is None else cache.samples
     kept: dict[int, tuple[str, ...]] = {}
     samples = []
-    for node in nodes[:MAX_DISTILL_SAMPLES]:
-        words = taken.get(node.id_hash)
+    for node_id, importance, topic_ids in top:
+        words = taken.get(node_id)
         if words is None:
-            words = _words_of(meta, node)
-        kept[node.id_hash] = words
+            words = _words_of(meta, topic_ids)
+        kept[node_id] = words
         if words:
-            samples.append(NodeDigest(node.id_hash, node.importance, words))
+            samples.append(NodeDigest(node_id, importance, words))
     if cache is not None:
         cache.samples = kept  # the nodes sampled now: what a node out of the top leaves
     return samples
 
 
-def _words_of(meta: L2Meta, node: SceneNode) -> tuple[str, ...]:
-    """Up to 20 of the node's raw keywords, its topics' in order."""
+def _words_of(meta: L2Meta, topic_ids: tuple[int, ...]) -> tuple[str, ...]:
+    """Up to 20 of a node's raw keywords, its topics' in order."""
     words: list[str] = []
-    for topic_id in node.topic_ids:
+    for topic_id in topic_ids:
         if len(words) >= MAX_DISTILL_KEYWORDS_PER_SAMPLE:
             break
         held_words = meta.keywords(topic_id)

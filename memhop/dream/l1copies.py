@@ -157,9 +157,10 @@ class NodeCopies:
             self._rank_of[node_id] = negated_key
             bisect.insort(self._ranked, (negated_key, node_id))
 
-    def ranked(self, limit: int) -> list[SceneNode]:
-        """The ``limit`` best nodes by distillation rank (``sample_rank_key``), ties by id."""
-        return [self.nodes[node_id] for _, node_id in self._ranked[:limit]]
+    def ranked(self, limit: int) -> list[tuple[int, float, tuple[int, ...]]]:
+        """The ``limit`` best nodes by distillation rank (``sample_rank_key``), ties by id,
+        as what distillation shows of each: (id, importance, topic ids), no record built."""
+        return [self.nodes.digest_of(node_id) for _, node_id in self._ranked[:limit]]
 
     def words_now(self, node_id: int, meta: L2Meta) -> frozenset[str]:
         """The node's keyword set as its topics are now (its own copy may wait for

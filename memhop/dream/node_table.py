@@ -11,8 +11,8 @@ collection it survives (the tuples of ids inside it first), so the table
 costs a full collection nothing but its dict.
 
 Contract: a ``MutableMapping[int, SceneNode]``; a read builds the record anew
-(equal to the one put, about a microsecond); ``scene_of`` and ``edge_ids_of``
-read one field without building it. Not thread-safe (as its owner).
+(equal to the one put, about a microsecond); ``scene_of``, ``edge_ids_of`` and
+``digest_of`` read fields without building it. Not thread-safe (as its owner).
 """
 
 from __future__ import annotations
@@ -99,6 +99,11 @@ class NodeTable(MutableMapping[int, SceneNode]):
     def scene_of(self, node_id: int) -> int:
         """The node's scene id (KeyError: no such node), no record built."""
         return self._rows[node_id][_SCENE]
+
+    def digest_of(self, node_id: int) -> tuple[int, float, tuple[int, ...]]:
+        """The node's (id, importance, topic ids) (KeyError: no such node), no record built."""
+        row = self._rows[node_id]
+        return row[0], row[3], row[2]
 
     def edge_ids_of(self, node_id: int) -> tuple[int, ...]:
         """The node's edge ids (KeyError: no such node), no record built."""

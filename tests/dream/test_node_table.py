@@ -50,6 +50,8 @@ def test_the_table_answers_as_a_dict_of_the_records(ops: list[tuple[str, SceneNo
         if node_id in plain:
             assert table.scene_of(node_id) == plain[node_id].scene_id
             assert table.edge_ids_of(node_id) == plain[node_id].edge_ids
+            held = plain[node_id]
+            assert table.digest_of(node_id) == (node_id, held.importance, held.topic_ids)
             assert type(table[node_id]) is SceneNode
         else:
             with pytest.raises(KeyError):

@@ -257,4 +257,4 @@ def test_the_cache_keeps_nodes_in_the_rank_a_sort_at_any_time_gives(
             dom.engine.close()
     later = NOW + hours_on * HOUR
     wanted = sorted(nodes, key=lambda n: (-distill.rank(n, later), n.id_hash))[:limit]
-    assert [n.id_hash for n in ranked] == [n.id_hash for n in wanted]
+    assert ranked == [(n.id_hash, n.importance, n.topic_ids) for n in wanted]
