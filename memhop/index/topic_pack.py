@@ -8,8 +8,9 @@ more object every full collection of the interpreter walks; a domain of 10^5
 topics held 44 MB that way. Packed, a row is its id and 26 bytes of fixed-width
 fields in two byte strings and its keywords (pooled strings) in one tuple for
 the scene. What a cache keeps is ``state``, an exact tuple of those values: the
-collector stops tracking such a tuple at the first collection it survives, so a
-packed scene costs a full collection nothing (an object of a class, or an
+collector stops tracking such a tuple at a collection it survives once its items
+are untracked (its keywords' tuple at the first), so a packed scene soon costs a
+full collection nothing (an object of a class, or an
 ``array``, stays tracked: at 10^5 turns those were 17 of a full collection's
 32 ms).
 
