@@ -5,12 +5,12 @@ as ``TopicSlot`` records (all of them, or one by id) equal to the ones packed.
 
 Why: a record object a row, with its own ints, costs about 400 bytes and is one
 more object every full collection of the interpreter walks; a domain of 10^5
-topics held 44 MB that way. Packed, a row is its id and 26 bytes of fixed-width
-fields in two byte strings and its keywords (pooled strings) in one tuple for
-the scene. What a cache keeps is ``state``, an exact tuple of those values: the
-collector stops tracking such a tuple at a collection it survives once its items
-are untracked (its keywords' tuple at the first), so a packed scene soon costs a
-full collection nothing (an object of a class, or an
+topics held 44 MB that way. Packed, a row is its id (the int its mirror already
+holds), 26 bytes of fixed-width fields in a byte string and its keywords (pooled
+strings) in one tuple for the scene. What a cache keeps is ``state``, an exact
+tuple of those values: the collector stops tracking such a tuple at a collection
+it survives once its items are untracked (the tuples inside it at the first), so
+a packed scene soon costs a full collection nothing (an object of a class, or an
 ``array``, stays tracked: at 10^5 turns those were 17 of a full collection's
 32 ms).
 
@@ -29,10 +29,8 @@ from __future__ import annotations
 
 import bisect
 import struct
-from array import array
 from collections.abc import Container, Iterable
 from itertools import accumulate
-from typing import Final
 
 from memhop.records import TopicSlot
 
@@ -43,16 +41,13 @@ _ROW = struct.Struct("<QBBqq")
 _WIDTH = _ROW.size
 _PARENT = struct.Struct("<QB")  # a row's first bytes: its parent id, and that it has one
 _DEPTH_AT = 9  # the depth's byte in a row
-_ID: Final = "Q"  # the ids' item, in the machine's order (written and read on one machine)
-_END: Final = "I"  # where each row's keywords end
-_ID_SIZE = array(_ID).itemsize
 
 PackedState = tuple[
     int,  # the scene's id
-    bytes,  # the rows' ids, ascending (``_ID`` items); position i names the i-th row below
+    tuple[int, ...],  # the rows' ids, ascending; position i names the i-th row below
     bytes,  # the rows' fixed-width fields (``_ROW``)
     tuple[str, ...],  # every row's keywords, one row after another
-    bytes,  # where each row's keywords end in the tuple above (``_END`` items)
+    tuple[int, ...],  # where each row's keywords end in the tuple above
     tuple[str, ...] | None,  # the rows' names; None: every name is empty (the usual turn rows)
     dict[int, TopicSlot] | None,  # rows the fixed widths cannot hold
 ]
@@ -75,17 +70,13 @@ class PackedTopics:
         """The rows kept whole (their numbers do not fit the fixed widths), or None."""
         return self.state[6]
 
-    @property
-    def _ids(self) -> memoryview:
-        return memoryview(self.state[1]).cast(_ID)
-
     def __len__(self) -> int:
         loose = self.state[6]
-        return len(self.state[1]) // _ID_SIZE + (len(loose) if loose else 0)
+        return len(self.state[1]) + (len(loose) if loose else 0)
 
     def rows(self, depths: Container[int] | None = None) -> list[TopicSlot]:
         """Every row, or those whose depth is in ``depths``, ascending by id."""
-        ids, fields, loose = self._ids, self.state[2], self.state[6]
+        ids, fields, loose = self.state[1], self.state[2], self.state[6]
         if depths is None:
             rows = [self._at(i, ids) for i in range(len(ids))]
         else:
@@ -104,12 +95,12 @@ class PackedTopics:
 
     def id_set(self) -> frozenset[int]:
         """The rows' ids."""
-        return frozenset(self._ids).union(self.state[6] or ())
+        return frozenset(self.state[1]).union(self.state[6] or ())
 
     def row(self, topic_id: int) -> TopicSlot | None:
         """The row with this id, or None."""
         at = self._find(topic_id)
-        return self._loose(topic_id) if at is None else self._at(at, self._ids)
+        return self._loose(topic_id) if at is None else self._at(at, self.state[1])
 
     def keywords(self, topic_id: int) -> tuple[str, ...] | None:
         """The row's keywords, without building it; None: no such row."""
@@ -151,7 +142,7 @@ class PackedTopics:
         fields, loose, found = self.state[2], self.state[6], []
         if 0 <= parent_id < 1 << 64:
             key = _PARENT.pack(parent_id, 1)
-            ids = self._ids
+            ids = self.state[1]
             at = fields.find(key)
             while at >= 0:
                 if at % _WIDTH == 0:  # a row's own parent field, not bytes across two
@@ -166,15 +157,15 @@ class PackedTopics:
         return None if loose is None else loose.get(topic_id)
 
     def _find(self, topic_id: int) -> int | None:
-        ids = self._ids
+        ids = self.state[1]
         at = bisect.bisect_left(ids, topic_id)
         return at if at < len(ids) and ids[at] == topic_id else None
 
     def _words(self, i: int) -> tuple[str, ...]:
-        words, ends = self.state[3], memoryview(self.state[4]).cast(_END)
+        words, ends = self.state[3], self.state[4]
         return words[ends[i - 1] if i else 0 : ends[i]]
 
-    def _at(self, i: int, ids: memoryview) -> TopicSlot:
+    def _at(self, i: int, ids: tuple[int, ...]) -> TopicSlot:
         scene_id, _, fields, _, _, names, _ = self.state
         parent, present, depth, user_at, agent_at = _ROW.unpack_from(fields, i * _WIDTH)
         return TopicSlot(
@@ -239,10 +230,10 @@ def pack(scene_id: int, topics: Iterable[TopicSlot]) -> PackedTopics:
     return PackedTopics(
         (
             scene_id,
-            array(_ID, [t.id for t in packed]).tobytes(),
+            tuple([t.id for t in packed]),
             bytes(fields),
             tuple([k for t in packed for k in t.fused_keywords]),
-            array(_END, accumulate(len(t.fused_keywords) for t in packed)).tobytes(),
+            tuple(accumulate(len(t.fused_keywords) for t in packed)),
             names if any(names) else None,
             loose or None,
         )
