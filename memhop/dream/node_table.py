@@ -17,53 +17,33 @@ Contract: a ``MutableMapping[int, SceneNode]``; a read builds the record anew
 
 from __future__ import annotations
 
-from collections.abc import Iterator, KeysView, MutableMapping
-from typing import Final, TypeAlias
+import dataclasses
+import operator
+from collections.abc import Callable, Iterator, KeysView, MutableMapping
+from typing import TypeAlias, cast
 
 from memhop.records import SceneNode
 
 __all__ = ["NodeTable"]
 
-# id_hash, scene_id, topic_ids, importance, valence, arousal, emotion_set, created_at,
-# updated_at, edge_ids: the record's fields in order.
-_Row: TypeAlias = tuple[
-    int, int, tuple[int, ...], float, float, float, bool, int, int, tuple[int, ...]
-]
-_SCENE: Final = 1
-_EDGES: Final = 9
+# A node's row: the record's fields in the record's order (taken from the record class,
+# so a field added there is held here too).
+_FIELDS = tuple(f.name for f in dataclasses.fields(SceneNode))
+_Row: TypeAlias = tuple[object, ...]
+_row: Callable[[SceneNode], _Row] = operator.attrgetter(*_FIELDS)
+_ID, _SCENE, _TOPICS, _IMPORTANCE, _EDGES = map(
+    _FIELDS.index, ("id_hash", "scene_id", "topic_ids", "importance", "edge_ids")
+)
 
 _new = object.__new__
 _set = object.__setattr__
 
 
-def _row(node: SceneNode) -> _Row:
-    return (
-        node.id_hash,
-        node.scene_id,
-        node.topic_ids,
-        node.importance,
-        node.valence,
-        node.arousal,
-        node.emotion_set,
-        node.created_at,
-        node.updated_at,
-        node.edge_ids,
-    )
-
-
 def _node(row: _Row) -> SceneNode:
-    # Field by field past the frozen dataclass's __init__: a fifth less, on every read.
+    # Field by field past the frozen dataclass's __init__ (which checks nothing more).
     node = _new(SceneNode)
-    _set(node, "id_hash", row[0])
-    _set(node, "scene_id", row[1])
-    _set(node, "topic_ids", row[2])
-    _set(node, "importance", row[3])
-    _set(node, "valence", row[4])
-    _set(node, "arousal", row[5])
-    _set(node, "emotion_set", row[6])
-    _set(node, "created_at", row[7])
-    _set(node, "updated_at", row[8])
-    _set(node, "edge_ids", row[9])
+    for name, value in zip(_FIELDS, row, strict=True):
+        _set(node, name, value)
     return node
 
 
@@ -98,13 +78,13 @@ class NodeTable(MutableMapping[int, SceneNode]):
 
     def scene_of(self, node_id: int) -> int:
         """The node's scene id (KeyError: no such node), no record built."""
-        return self._rows[node_id][_SCENE]
+        return cast(int, self._rows[node_id][_SCENE])
 
     def digest_of(self, node_id: int) -> tuple[int, float, tuple[int, ...]]:
         """The node's (id, importance, topic ids) (KeyError: no such node), no record built."""
         row = self._rows[node_id]
-        return row[0], row[3], row[2]
+        return cast(tuple[int, float, tuple[int, ...]], (row[_ID], row[_IMPORTANCE], row[_TOPICS]))
 
     def edge_ids_of(self, node_id: int) -> tuple[int, ...]:
         """The node's edge ids (KeyError: no such node), no record built."""
-        return self._rows[node_id][_EDGES]
+        return cast(tuple[int, ...], self._rows[node_id][_EDGES])

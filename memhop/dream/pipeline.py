@@ -31,8 +31,8 @@ def _stage(
     try:
         status = body()
     except MemHopError as exc:
-        # The file closing under the stage (its engine closed meanwhile) ends the pass as a
-        # cancel at the boundary would: nothing failed that a host should be warned of.
+        # A cancel set by the time the stage failed (the file closing under it: its engine
+        # closed meanwhile) ends the pass as at a boundary: no failure to warn a host of.
         checkpoint(env.cancel, report, name)
         report.record(name, status_of(exc), started)
         if not soft:

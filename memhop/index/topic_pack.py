@@ -76,12 +76,12 @@ class PackedTopics:
 
     def rows(self, depths: Container[int] | None = None) -> list[TopicSlot]:
         """Every row, or those whose depth is in ``depths``, ascending by id."""
-        ids, fields, loose = self.state[1], self.state[2], self.state[6]
+        fields, loose = self.state[2], self.state[6]
         if depths is None:
-            rows = [self._at(i, ids) for i in range(len(ids))]
+            rows = [self._at(i) for i in range(len(self.state[1]))]
         else:
             at = fields[_DEPTH_AT::_WIDTH]
-            rows = [self._at(i, ids) for i, depth in enumerate(at) if depth in depths]
+            rows = [self._at(i) for i, depth in enumerate(at) if depth in depths]
         if loose:
             kept = [t for t in loose.values() if depths is None or t.depth in depths]
             rows = sorted([*rows, *kept], key=_by_id)
@@ -100,7 +100,7 @@ class PackedTopics:
     def row(self, topic_id: int) -> TopicSlot | None:
         """The row with this id, or None."""
         at = self._find(topic_id)
-        return self._loose(topic_id) if at is None else self._at(at, self.state[1])
+        return self._loose(topic_id) if at is None else self._at(at)
 
     def keywords(self, topic_id: int) -> tuple[str, ...] | None:
         """The row's keywords, without building it; None: no such row."""
@@ -142,11 +142,10 @@ class PackedTopics:
         fields, loose, found = self.state[2], self.state[6], []
         if 0 <= parent_id < 1 << 64:
             key = _PARENT.pack(parent_id, 1)
-            ids = self.state[1]
             at = fields.find(key)
             while at >= 0:
                 if at % _WIDTH == 0:  # a row's own parent field, not bytes across two
-                    found.append(self._at(at // _WIDTH, ids))
+                    found.append(self._at(at // _WIDTH))
                 at = fields.find(key, at + 1)
         if loose:
             found += [t for t in loose.values() if t.parent_id == parent_id]
@@ -165,8 +164,8 @@ class PackedTopics:
         words, ends = self.state[3], self.state[4]
         return words[ends[i - 1] if i else 0 : ends[i]]
 
-    def _at(self, i: int, ids: tuple[int, ...]) -> TopicSlot:
-        scene_id, _, fields, _, _, names, _ = self.state
+    def _at(self, i: int) -> TopicSlot:
+        scene_id, ids, fields, _, _, names, _ = self.state
         parent, present, depth, user_at, agent_at = _ROW.unpack_from(fields, i * _WIDTH)
         return TopicSlot(
             id=ids[i],
