@@ -161,9 +161,10 @@ def compact(root: Root, *, above: float = 0.0) -> bool:
             root.make_way()  # a short pause while a call is in flight
 
         compact_in_place(root.engine, root.file_path, Hooks(pace=pace, hold=hold, swapped=swapped))
-        return True
     finally:
         running.release()
+    root.heap.after_work()  # the copy's buffers and the old file's index are free now
+    return True
 
 
 def compact_if_due(root: Root, *, after_pass: bool = False) -> None:

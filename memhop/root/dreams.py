@@ -49,6 +49,7 @@ from memhop.domain.context import DomainContext
 from memhop.dream import HOLD_S, AnyEvent, DreamEnv, DreamReport, DreamStage, Held, run_dream
 from memhop.engine import Engine
 from memhop.errors import ClosedError, MemHopError, OperationCancelledError
+from memhop.root.heap import HeapTrim
 
 __all__ = [
     "JOIN_TIMEOUT_S",
@@ -172,6 +173,7 @@ class Root(Protocol):
     clock: Callable[[], int]
     closing: threading.Event
     dreams: DreamThreads
+    heap: HeapTrim
 
     def domain(
         self, agent_id: int, *, background: bool = ...
@@ -318,6 +320,7 @@ def run_pass(
                 ctx.dream_sweeping -= 1
     # The sweeps may have left dead bytes past the policy's ratio; no lock is held here.
     root.compact_if_due(after_pass=True)
+    root.heap.after_work()  # what the pass (and a compaction) freed goes back to the system
     return outcome
 
 

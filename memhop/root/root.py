@@ -33,6 +33,7 @@ from memhop.layers import profile, registry
 from memhop.llm import Model, Usage
 from memhop.records import AgentType, ProfileSlot
 from memhop.root import compaction, dreams, recall_warm
+from memhop.root.heap import HeapTrim, find_trim
 from memhop.root.hold import DomainHold
 
 Clock = Callable[[], int]
@@ -76,8 +77,7 @@ class Root:
         self.closing = threading.Event()  # set first thing in close(): Dream passes stop
         self.dreams = dreams.DreamThreads()  # background passes in flight, joined by close()
         self.policy = compaction.PolicyMark()  # where the dead-bytes policy last measured
-        # Serializes the shared L3 pool across domains; taken inside a domain lock.
-        self.pool_lock = threading.Lock()
+        self.pool_lock = threading.Lock()  # the L3 pool shared by domains; inside a domain lock
         # The file as opened, for an in-place compaction: it must still be this one.
         self.file_path = os.path.abspath(engine.path)
         self.file_identity = compaction.identity(self.file_path)
@@ -85,6 +85,7 @@ class Root:
         self.recall_file = RecallFile(self.file_path)
         engine.watch_deletes(self.recall_file.deleted)
         self.compacting = threading.Lock()  # held by one compaction from start to end
+        self.heap = HeapTrim(find_trim() if self.defaults.trim_heap else None)
 
     # ---- lifecycle -----------------------------------------------------------------------
 
@@ -332,10 +333,8 @@ class Root:
                 ctx.lock.release()
 
     def _point_at(self, agent_id: int, model: Model) -> None:
-        """Make a domain use ``model`` from now on; its usage meter carries over.
-
-        Called under ``_agents_mu``.
-        """
+        """Make a domain use ``model`` from now on (its usage meter carries over); under
+        ``_agents_mu``."""
         meter = self._meters.get(agent_id)
         if meter is None:
             self._meters[agent_id] = MeteredModel(model)
