@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Iterable
 
 from memhop.dream import decay, l1domain
 from memhop.dream.env import DreamEnv, Held
@@ -51,6 +52,7 @@ def collect_samples(held: Held, now: int, cache: L1Cache | None) -> list[NodeDig
     not the domain; the keywords from the topic mirror, which equals the records,
     each node's taken once until its topics change (``L1Cache.samples``).
     """
+    top: Iterable[tuple[int, float, tuple[int, ...]]]
     if cache is not None:
         top = cache.ranked(MAX_DISTILL_SAMPLES)  # no record built
     else:
@@ -59,15 +61,20 @@ def collect_samples(held: Held, now: int, cache: L1Cache | None) -> list[NodeDig
         top = [(n.id_hash, n.importance, n.topic_ids) for n in nodes[:MAX_DISTILL_SAMPLES]]
     meta = held.mirrors.topics
     taken = {} if cache is None else cache.samples
-    kept: dict[int, tuple[str, ...]] = {}
+    kept: dict[int, NodeDigest] = {}
     samples = []
     for node_id, importance, topic_ids in top:
-        words = taken.get(node_id)
-        if words is None:
-            words = _words_of(meta, topic_ids)
-        kept[node_id] = words
-        if words:
-            samples.append(NodeDigest(node_id, importance, words))
+        # The last pass's digest again while nothing it shows moved: a pass makes no
+        # object a node (it runs under the domain lock, where the collector's pauses
+        # start from bursts of new objects).
+        digest = taken.get(node_id)
+        if digest is None:
+            digest = NodeDigest(node_id, importance, _words_of(meta, topic_ids))
+        elif digest.importance != importance:
+            digest = NodeDigest(node_id, importance, digest.keywords)
+        kept[node_id] = digest
+        if digest.keywords:
+            samples.append(digest)
     if cache is not None:
         cache.samples = kept  # the nodes sampled now: what a node out of the top leaves
     return samples

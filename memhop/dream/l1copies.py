@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 from memhop.dream import decay
 from memhop.dream.node_table import NodeTable
 from memhop.dream.node_words import NodeWords, keyword_set
 from memhop.dream.schedule import Schedule
 from memhop.index.l2meta import L2Meta
+from memhop.llm import NodeDigest
 from memhop.records import SceneNode
 
 __all__ = ["NodeCopies"]
@@ -47,9 +48,9 @@ class NodeCopies:
         self.words = NodeWords()  # each node's lowered keywords, indexed, faded ones out
         self.dirty_scenes: set[int] = set()
         self.dirty_words: set[int] = set()
-        # Node -> the words distillation shows of it (``distill``), as its topics were when
-        # they were taken: dropped with every change that makes the node's words dirty.
-        self.samples: dict[int, tuple[str, ...]] = {}
+        # Node -> what distillation last showed of it (``distill``), its words as its topics
+        # were when taken: dropped with every change that makes the node's words dirty.
+        self.samples: dict[int, NodeDigest] = {}
         # Nodes whose words were made again and whose pairs l1_hyperedges has not weighed
         # yet: a stage cut short between its holds leaves them for the next one.
         self.unweighed: set[int] = set()
@@ -157,10 +158,11 @@ class NodeCopies:
             self._rank_of[node_id] = negated_key
             bisect.insort(self._ranked, (negated_key, node_id))
 
-    def ranked(self, limit: int) -> list[tuple[int, float, tuple[int, ...]]]:
+    def ranked(self, limit: int) -> Iterator[tuple[int, float, tuple[int, ...]]]:
         """The ``limit`` best nodes by distillation rank (``sample_rank_key``), ties by id,
-        as what distillation shows of each: (id, importance, topic ids), no record built."""
-        return [self.nodes.digest_of(node_id) for _, node_id in self._ranked[:limit]]
+        as what distillation shows of each: (id, importance, topic ids), no record built,
+        one at a time (a pass asks under the domain lock)."""
+        return (self.nodes.digest_of(node_id) for _, node_id in self._ranked[:limit])
 
     def words_now(self, node_id: int, meta: L2Meta) -> frozenset[str]:
         """The node's keyword set as its topics are now (its own copy may wait for

@@ -36,6 +36,8 @@ __all__ = ["SWEEP_BUDGET", "RetentionQueue", "Step"]
 SWEEP_BUDGET = 256
 """Topics a sweep judges (or a cold queue takes in) under one hold of the domain lock: at
 10^5 turns, beside turns, 512 took 12-28 ms of CPU a hold, 256 mostly under 10 ms."""
+_TOPIC_BITS = 64  # a topic id is a u64
+_TOPIC_MASK = (1 << _TOPIC_BITS) - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +56,9 @@ class RetentionQueue:
     contents: L4Index | None = None
     unfolded: bool | None = None  # the rule it judged by (``sweep_unfolded``)
     _unqueued: list[int] = field(default_factory=list)  # topics of a cold fill not queued yet
-    _heap: list[tuple[int, int]] = field(default_factory=list)  # (key, topic)
+    # (key, topic) as one int, key << 64 | topic: ordered as the pair, and no object the
+    # collector counts (a tuple a queued topic started its pauses inside the domain lock).
+    _heap: list[int] = field(default_factory=list)
     _key: dict[int, int] = field(default_factory=dict)  # topic -> its key in the heap now
     _key_peak: int = 0  # the most ``_key`` held since it was last copied out
     # Topic -> its rows past the line kept: most topics of a domain that folds little,
@@ -99,22 +103,23 @@ class RetentionQueue:
         heap, keys = self._heap, self._key
         self._key_peak = max(self._key_peak, len(keys))  # what follows only takes keys out
         judged = False
-        while heap and heap[0][0] < line and budget > 0 and not (judged and over()):
-            key, topic_id = heapq.heappop(heap)
+        while heap and heap[0] >> _TOPIC_BITS < line and budget > 0 and not (judged and over()):
+            entry = heapq.heappop(heap)
+            key, topic_id = entry >> _TOPIC_BITS, entry & _TOPIC_MASK
             if keys.get(topic_id) != key:
                 continue  # queued again since, under another key
             del keys[topic_id]
             budget -= 1
             judged = True
-            rows = contents.created_in(topic_id)
-            old = [i for i, at in rows if at < line]
+            created = contents.created_in(topic_id)
+            old = [i for i, at in zip(contents.ids_in(topic_id), created, strict=True) if at < line]
             gone = old if sweep_unfolded or not old else sweepable(topic_id, old)
             doomed += gone
             self._count(topic_id, len(old) - len(gone))
-            younger = [at for _, at in rows if at >= line]
-            if younger:
-                self._push(topic_id, min(younger))
-        done = not heap or heap[0][0] >= line
+            younger = min((at for at in created if at >= line), default=None)
+            if younger is not None:
+                self._push(topic_id, younger)
+        done = not heap or heap[0] >> _TOPIC_BITS >= line
         if done and len(keys) * 4 < self._key_peak:
             # A dict keeps the room of its largest size: after a cold fill queued every
             # topic of the domain (5 MB at 10^5 turns), the few left are copied out.
@@ -132,15 +137,15 @@ class RetentionQueue:
     def _queue(self, topic_id: int, contents: L4Index) -> None:
         """Queue a topic by its oldest row: judged by the first sweep whose line passed it."""
         self._count(topic_id, 0)
-        rows = contents.created_in(topic_id)
-        if not rows:
+        created = contents.created_in(topic_id)
+        if not created:
             self._key.pop(topic_id, None)
             return
-        self._push(topic_id, min(at for _, at in rows))
+        self._push(topic_id, min(created))
 
     def _push(self, topic_id: int, key: int) -> None:
         self._key[topic_id] = key
-        heapq.heappush(self._heap, (key, topic_id))
+        heapq.heappush(self._heap, key << _TOPIC_BITS | topic_id)
 
     def _count(self, topic_id: int, rows: int) -> None:
         """Set how many of the topic's rows past the line are kept."""

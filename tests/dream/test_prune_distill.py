@@ -224,6 +224,28 @@ def test_a_warm_cache_takes_a_nodes_words_once_until_its_topics_change(dom: Doma
     assert words[scene_node_id(1)] == ("w1", "shared")
 
 
+def test_a_second_sampling_hands_back_the_same_digests_until_a_node_moves(dom: Domain) -> None:
+    """With nothing changed the samples are the very digests of the last sampling (a pass
+    under the domain lock makes no object a node); a node whose importance moved gets a
+    new digest showing the words it was shown, and the other keeps its own."""
+    for scene_id in (1, 2):
+        dom.turn(scene_id, (f"w{scene_id}", "shared"), scene=scene_id)
+    with dom.hold() as held:
+        structure.sync_nodes(held, NOW)
+        first = {s.id: s for s in distill.collect_samples(held, NOW, l1domain.warm(held))}
+        again = distill.collect_samples(held, NOW, l1domain.warm(held))
+        assert [first[s.id] is s for s in again] == [True, True]
+        node = scene.scene_node_of(dom.engine, 0, 2)
+        assert node is not None
+        moved_to = node.importance / 2
+        scene.put_scene_nodes(dom.engine, 0, [dataclasses.replace(node, importance=moved_to)])
+        moved = {s.id: s for s in distill.collect_samples(held, NOW, l1domain.warm(held))}
+    two, one = scene_node_id(2), scene_node_id(1)
+    assert moved[two] is not first[two]
+    assert (moved[two].importance, moved[two].keywords) == (moved_to, first[two].keywords)
+    assert moved[one] is first[one]  # the node that did not move: the same digest
+
+
 @given(
     st.lists(
         st.tuples(st.sampled_from((1.0, 0.7, 0.3, 0.05, 0.0)), st.integers(0, 400)),
@@ -252,7 +274,7 @@ def test_the_cache_keeps_nodes_in_the_rank_a_sort_at_any_time_gives(
         try:
             scene.put_scene_nodes(dom.engine, 0, nodes)
             with dom.hold() as held:
-                ranked = l1domain.of(held).ranked(limit)
+                ranked = list(l1domain.of(held).ranked(limit))
         finally:
             dom.engine.close()
     later = NOW + hours_on * HOUR

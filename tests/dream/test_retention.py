@@ -91,7 +91,12 @@ def _slots(dom: Domain) -> list[ArchiveSlot]:
 
 
 def _rows(dom: Domain) -> dict[int, int]:
-    return {i: at for t in TURNS for i, at in dom.mirrors.contents.created_in(t)}
+    contents = dom.mirrors.contents
+    return {
+        i: at
+        for t in TURNS
+        for i, at in zip(contents.ids_in(t), contents.created_in(t), strict=True)
+    }
 
 
 @given(OPS, st.booleans(), st.integers(1, 3), st.booleans())
@@ -156,7 +161,7 @@ class _Counted:
         self.inner = inner
         self.reads: Counter[int] = Counter()
 
-    def created_in(self, topic_id: int) -> list[tuple[int, int]]:
+    def created_in(self, topic_id: int) -> list[int]:
         self.reads[topic_id] += 1
         return self.inner.created_in(topic_id)  # type: ignore[attr-defined, no-any-return]
 
@@ -195,6 +200,11 @@ def test_a_changed_turn_is_judged_only_once_a_row_of_it_is_past_the_line(dom: Do
     assert contents.reads[2] == 1  # queued under its oldest row, not judged
     contents.reads.clear()
     world.row(2, -5)  # a row past the line: judged in the same call
-    old = [i for i, at in dom.mirrors.contents.created_in(2) if at < line]
+    contents_now = dom.mirrors.contents
+    old = [
+        i
+        for i, at in zip(contents_now.ids_in(2), contents_now.created_in(2), strict=True)
+        if at < line
+    ]
     assert take() == old
     assert contents.reads[2] == 2
