@@ -10,7 +10,7 @@ blocks in use stay where they are; a page used again later costs a fault).
 
 Contract:
 - ``after_work()`` trims at most once per ``TRIM_INTERVAL_S`` of wall time
-  (monotonic: the library's clock may be a replay's) and never raises.
+  (monotonic: the library's clock may be a replay's).
 - A no-op when turned off (``Defaults.trim_heap``) or where the C library has
   no ``malloc_trim`` (musl, macOS, Windows).
 - Call it with no memhop lock held: the trim runs without the interpreter's
