@@ -1036,7 +1036,7 @@ def report(outcomes: list[Outcome], args: argparse.Namespace, workdir: str) -> s
             else ""
         ),
     ]
-    for out in outcomes:
+    for n, out in enumerate(outcomes):
         parts += [
             "",
             f"### {out.label}: {out.turns:,} turns ({out.seconds:,.0f} s)",
@@ -1059,6 +1059,13 @@ def report(outcomes: list[Outcome], args: argparse.Namespace, workdir: str) -> s
                 [[a, m, verdict(ok)] for a, m, ok in aims(out)],
             ),
         ]
+        if n:
+            parts += [
+                "",
+                "This run followed another in the same process: its memory grew into the"
+                " heap the run before freed, so its KiB a turn read low (the first run's are"
+                " the figure).",
+            ]
     return "\n".join(parts)
 
 
