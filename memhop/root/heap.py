@@ -16,6 +16,8 @@ Contract:
 - Call it with no memhop lock held: the trim runs without the interpreter's
   lock but takes glibc's arena locks, so another thread's allocation may wait
   for it (0.2-4 ms a trim at 30,000 turns).
+- Each open DB paces its own (two DBs share no state): a process with many DBs
+  whose passes run at once trims that many times as often, each finding less.
 """
 
 from __future__ import annotations
