@@ -208,3 +208,38 @@ def test_a_changed_turn_is_judged_only_once_a_row_of_it_is_past_the_line(dom: Do
     ]
     assert take() == old
     assert contents.reads[2] == 2
+
+
+def test_the_queue_orders_turns_by_stamp_over_the_whole_range_of_ids_and_stamps(
+    dom: Domain,
+) -> None:
+    """Turns with the largest u64 id and with stamps at, below and far above 0 are taken in
+    their stamps' order: a line between two stamps takes the older turns and leaves the
+    younger ones queued (the queue keeps each entry as one int, stamp and id together)."""
+    top_id = 2**64 - 1
+    for turn in (7, top_id, 9):
+        dom.turn(turn, (f"k{turn % 100}",), user_ts=NOW)
+    stamps = {7: -HOUR, top_id: 0, 9: NOW}  # a stamp before 1970, the epoch, and now
+    ids = {}
+    for turn, at in stamps.items():
+        slot = ArchiveSlot(id_hash=0, topic_id=turn, seq=3, created_at=at, content="x")
+        stored = archive.write_content(dom.engine, 0, slot)
+        dom.mirrors.contents.put(stored)
+        ids[turn] = stored.id_hash
+    queue = retention.RetentionQueue()
+
+    def take(line: int) -> list[int]:
+        with dom.hold() as held:
+            step = queue.take(
+                held.mirrors.topics,
+                held.mirrors.contents,
+                line,
+                lambda _t, old: old,
+                sweep_unfolded=True,
+            )
+        assert step.done
+        return step.doomed
+
+    assert take(-HOUR) == []  # nothing is older than the oldest stamp
+    assert take(1) == [ids[7], ids[top_id]]  # the two older turns, oldest first
+    assert take(NOW + 1) == [ids[9]]  # and the youngest, still queued, at its line
