@@ -99,7 +99,7 @@ def _reword(held: Held, cache: L1Cache, now: int, limit: int | None = None) -> l
     nodes, meta, words = cache.nodes, held.mirrors.topics, cache.words
     words.fade_by(now, nodes, limit)
     dirty = cache.dirty_words
-    dirty.difference_update(dirty.difference(nodes))  # costs the dirty, not the nodes (in C)
+    dirty.difference_update([n for n in dirty if n not in nodes])  # the dirty, not the nodes
     reworded: list[int] = []
     edges = 0
     for node_id in l1domain.batch(dirty, limit):

@@ -396,3 +396,28 @@ def test_rewording_in_holds_whose_time_is_spent_does_a_node_a_hold(dom: Domain) 
     assert taken[True] == [1] * 12
     assert sets[True] == sets[False]
     assert all(sets[False].values())  # control: every node has words to compare
+
+
+def test_rewording_a_few_changed_nodes_reads_them_not_every_node(
+    dom: Domain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With every node's words current, a changed node's rewording looks at the changed
+    node alone: the node table is not walked (a set meeting a mapping that is not a dict
+    reads all of it: at 10^5 turns most of the edge stage's time, every hold)."""
+    _dense(dom, 12)
+    with dom.hold() as held, l1domain.checked(held) as cache:
+        hyperedges._reword(held, cache, NOW)  # every node's words read once
+        assert not cache.dirty_words
+        table = type(cache.nodes)
+        walked: list[int] = []
+        real_iter = table.__iter__
+
+        def counted(self: object) -> object:
+            walked.append(1)
+            return real_iter(self)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(table, "__iter__", counted)
+        changed = next(real_iter(cache.nodes))
+        cache.dirty_words.add(changed)
+        assert hyperedges._reword(held, cache, NOW) == [changed]  # the changed node, reworded
+        assert walked == []
