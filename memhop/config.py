@@ -192,8 +192,8 @@ class Defaults:
     turn's next write; a scene's first turn is synced before ``search`` returns.
     ``trim_heap`` (memhop's own): after a Dream pass or a compaction, at most
     once every 10 seconds, hand the pages the C heap holds free back to the
-    system (glibc's ``malloc_trim``; at 10^5 turns about a third of the heap
-    was free and resident without it). False leaves them to the allocator; no
+    system (glibc's ``malloc_trim``; at 10^5 turns 74 MiB of its 171 MiB heap
+    were free and resident without it). False leaves them to the allocator; no
     effect where the C library has no ``malloc_trim``.
     """
 
