@@ -108,10 +108,10 @@ def _reword(held: Held, cache: L1Cache, now: int, limit: int | None = None) -> l
         reworded.append(node_id)
         if not words.faded(node_id):
             words.put(node_id, keyword_set(meta, nodes[node_id]))
-        for edge_id in nodes.edge_ids_of(node_id):  # a faint edge kept for its words: judged again
-            if edge_id in cache.edges:
-                cache.edges.put(edge_id, 0)
-        edges += len(nodes.edge_ids_of(node_id))
+        edge_ids = nodes.edge_ids_of(node_id)
+        edges += len(edge_ids)
+        for edge_id in filter(cache.edges.__contains__, edge_ids):
+            cache.edges.put(edge_id, 0)  # a faint edge kept for its words is judged again
     dirty.difference_update(reworded)
     return reworded
 

@@ -212,7 +212,7 @@ class L1Cache(NodeCopies):
         changed = set(meta.l1_journal.drain())
         everything = self.cold or meta is not self.meta
         if drift:
-            meta = L2Meta.from_topics(topic.all_topics_strict(engine, agent))
+            meta = L2Meta.from_topics(topic.iter_topics_strict(engine, agent))  # no list kept
             held.mirrors.topics = meta
             everything = True
         if meta is not self.meta:

@@ -150,7 +150,7 @@ def merge_scenes(
     secondaries = [scene.get_scene(engine, agent, sid) for sid in secondary_ids]
     anchor = _merged_anchor(primary, secondaries)
     swallowed = frozenset(secondary_ids)
-    moving = [t for t in topic.all_topics_strict(engine, agent) if t.scene_id in swallowed]
+    moving = [t for t in topic.iter_topics_strict(engine, agent) if t.scene_id in swallowed]
     nodes = [ids.scene_node_id(s) for s in secondary_ids if scene.scene_node_of(engine, agent, s)]
     held = _held_scene(engine, ctx)
     # Writes: L1 nodes first, then the topics move, then the secondaries go.
