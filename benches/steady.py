@@ -459,6 +459,19 @@ class Reopen:
 
 
 @dataclass
+class Restart:
+    """A restart under load: a new open, then turns back to back (a busy host's)."""
+
+    turns: int
+    build_turn: int | None  # the turn by which the domain's full build had ended (None: not)
+    build_s: float  # seconds from the open to then
+    passes: int  # Dream passes that ended meanwhile
+    most_threads: int  # Dream's threads alive at once, at most
+    during: tuple[float, float]  # turn p50 / p99 (ms) while the build ran
+    after: tuple[float, float]  # the same once it had ended
+
+
+@dataclass
 class Outcome:
     label: str
     turns: int
@@ -481,6 +494,7 @@ class Outcome:
     collect_closed_ms: float
     tracked_open: int
     tracked_closed: int
+    restart: Restart | None = None
 
 
 def full_collection() -> tuple[float, int]:
@@ -647,6 +661,38 @@ class Run:
     def layer_nodes(self) -> dict[int, Any]:
         return {n.id_hash: n for n in scene.list_scene_nodes(self.db._root.engine, 0)}
 
+    def under_load(self, stream: Iterator[Turn]) -> Restart:
+        """Close, open again and play ``stream`` back to back: when the domain's build ends
+        (the first whole Dream pass waits for it), the passes and threads meanwhile."""
+        settle(self.db)
+        self.db.close()
+        gc.collect()
+        self.passes.take()
+        opened = time.perf_counter()
+        self.db = self.open()
+        contexts = self.db._root._contexts
+        build_turn, build_s, most = None, 0.0, 0
+        window = Window(end=0)
+        played = 0
+        for played, turn in enumerate(stream, 1):
+            self.turn(turn, window)
+            most = max(most, sum(t.name.startswith("memhop-dream-") for t in threading.enumerate()))
+            if build_turn is None and all(
+                c.warm is None or c.warm.result() is not None for c in list(contexts.values())
+            ):
+                build_turn, build_s = played, time.perf_counter() - opened
+        cut = build_turn if build_turn is not None else played
+        during, after = window.turn[:cut], window.turn[cut:]
+        return Restart(
+            turns=played,
+            build_turn=build_turn,
+            build_s=build_s,
+            passes=len(self.passes.take()),
+            most_threads=most,
+            during=(pct(during, 0.5) * 1e3, pct(during, 0.99) * 1e3) if during else (0.0, 0.0),
+            after=(pct(after, 0.5) * 1e3, pct(after, 0.99) * 1e3) if after else (0.0, 0.0),
+        )
+
     def reopen(self, at: int, probe: Turn) -> Reopen:
         """Close and open again, ``REOPENS`` times: the first search and recall; a turn
         beside a first recall. Each figure is the median of the rounds (one first recall
@@ -805,6 +851,11 @@ def run(
         collect_open, tracked_open = full_collection()  # the run's process, every structure built
         reopens.append(bench.reopen(count, probe))
         log(f"{label} reopen at {count:,}: {reopens[-1]}")
+        restart = None
+        if args.restart_turns:
+            after = itertools.islice(turns(count + 1 + args.restart_turns), count + 1, None)
+            restart = bench.under_load(after)
+            log(f"{label} restart under load at {count:,}: {restart}")
         bench.db.close()
         all_passes, all_compactions = bench.all_passes, bench.all_compactions
         del bench  # the closed file's objects go with it
@@ -833,6 +884,7 @@ def run(
         collect_closed_ms=collect_closed,
         tracked_open=tracked_open,
         tracked_closed=tracked_closed,
+        restart=restart,
     )
 
 
@@ -1011,6 +1063,23 @@ def aims(out: Outcome) -> list[tuple[str, str, bool]]:
             last_reopen.beside_turn_ms <= 20,
         )
     )
+    if out.restart is not None:
+        r = out.restart
+        ended = (
+            f"the build ended by turn {r.build_turn:,} ({r.build_s:,.1f} s)"
+            if r.build_turn is not None
+            else f"the build had not ended after {r.turns:,} turns"
+        )
+        found.append(
+            (
+                f"after a restart, {r.turns:,} turns back to back: the domain's build ends and"
+                " Dream's passes run again, on at most two threads (memhop's own aim)",
+                f"{ended}; turn p50/p99 {r.during[0]:.1f}/{r.during[1]:.1f} ms until then,"
+                f" {r.after[0]:.1f}/{r.after[1]:.1f} after; {r.passes:,} passes;"
+                f" {r.most_threads} threads at most",
+                r.build_turn is not None and r.passes > 0 and r.most_threads <= 2,
+            )
+        )
     return found
 
 
@@ -1082,6 +1151,12 @@ def main(argv: list[str] | None = None) -> int:
         help="scene_dream_topic_threshold of each run (0: the default Defaults)",
     )
     parser.add_argument("--reopen-at", type=int, nargs="*", default=[])
+    parser.add_argument(
+        "--restart-turns",
+        type=int,
+        default=3000,
+        help="turns played back to back after the last reopen (0: none)",
+    )
     parser.add_argument("--fsync-off", action="store_true", help="os.fsync a no-op: CPU alone")
     parser.add_argument(
         "--freeze",
@@ -1101,8 +1176,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.think_ms < 0:
         parser.error(f"--think-ms must be 0 or more, not {args.think_ms:g}")
+    if args.restart_turns < 0:
+        parser.error(f"--restart-turns must be 0 or more, not {args.restart_turns}")
     if args.quick:
         args.turns, args.window = 2_000, 200
+        args.restart_turns = min(args.restart_turns, 300)
     with tempfile.TemporaryDirectory(dir=args.dir) as workdir:
         outcomes = []
         for threshold in args.threshold:

@@ -2,10 +2,10 @@
 
 Background scheduling (api.md §17): after ``update`` lands a topic, if the
 scene's depth-1 count is above ``scene_dream_topic_threshold`` (> 0), a pass
-scoped to that scene starts on a thread named
-``memhop-dream-<agent hex>-<scene hex>``; at most one per (domain, scene) is
-in flight. Beyond upstream, ``search`` starts one too (``after_search``), at
-a host's natural cadence: for the scene it leaves, folded toward
+scoped to that scene starts on a thread of its own (``dream_threads``: one per
+(domain, scene), a few per domain in flight, the others waiting their turn).
+Beyond upstream, ``search`` starts one too (``after_search``), at a host's
+natural cadence: for the scene it leaves, folded toward
 ``settled_scene_floor``, and for the current scene when the domain comes
 back after ``agent_idle_ttl_ms`` without a turn, folded toward
 ``dream_compress_min_topics`` (a scene per conversation session seldom grows
@@ -21,9 +21,6 @@ Cancellation: every pass reads as cancelled once the file starts closing
 (``closing``); a foreground pass also when the host's ``cancel`` event is
 set. The root's ``close`` sets ``closing``, then joins the background threads
 (``DreamThreads.close_and_join``) before its domain-lock barrier.
-
-Lock order: ``DreamThreads``' own mutex is a leaf (nothing is taken under
-it), so scheduling from inside a domain lock is safe.
 
 Pause: an in-place compaction pauses scheduling (``pause``/``resume``); a
 pass asked for meanwhile starts on resume. Every pass, foreground or not,
@@ -49,10 +46,10 @@ from memhop.domain.context import DomainContext
 from memhop.dream import HOLD_S, AnyEvent, DreamEnv, DreamReport, DreamStage, Held, run_dream
 from memhop.engine import Engine
 from memhop.errors import ClosedError, MemHopError, OperationCancelledError
+from memhop.root.dream_threads import DreamThreads
 from memhop.root.heap import HeapTrim
 
 __all__ = [
-    "JOIN_TIMEOUT_S",
     "SWEEP_INTERVAL_MS",
     "DreamReport",
     "DreamStage",
@@ -62,7 +59,6 @@ __all__ = [
     "flush",
     "rebased",
     "run_pass",
-    "thread_name",
 ]
 
 log = logging.getLogger("memhop.dream")
@@ -79,87 +75,6 @@ SWEEP_INTERVAL_MS = 3_600_000
 In between, it consolidates its scene only: the sweeps, the L1 stages and
 distillation each cost what the whole domain holds, and a pass is scheduled
 for every scene that grows past the threshold."""
-
-JOIN_TIMEOUT_S = 10.0
-"""How long ``close`` waits for background passes in all (a model request on the wire is cut at
-close, so a pass ends well within it; a request still connecting is bounded by its timeout)."""
-
-
-def thread_name(agent_id: int, scene_id: int) -> str:
-    return f"memhop-dream-{agent_id:016x}-{scene_id:016x}"
-
-
-class DreamThreads:
-    """Background passes in flight, one per (domain, scene); joined at close."""
-
-    def __init__(self) -> None:
-        self._mu = threading.Lock()
-        self._running: dict[tuple[int, int], threading.Thread] = {}
-        self._closed = False
-        self._pauses = 0
-        self._deferred: dict[tuple[int, int], Callable[[], None]] = {}
-        self._again: dict[tuple[int, int], Callable[[], None]] = {}
-
-    def start(self, agent_id: int, scene_id: int, body: Callable[[], None]) -> bool:
-        """Start ``body`` on a named thread unless one runs for this scene; True if started.
-
-        Asked while one runs, the last body asked runs once more after it: the pass in
-        flight may have looked at the scene before what asked for it now (the host
-        leaving the scene). While paused, the pass is kept (one per scene) and started
-        by ``resume``.
-        """
-        key = (agent_id, scene_id)
-        with self._mu:
-            if self._closed:
-                return False
-            if key in self._running:
-                self._again[key] = body
-                return False
-            if self._pauses:
-                self._deferred.setdefault(key, body)
-                return False
-            thread = threading.Thread(
-                target=self._run, args=(key, body), name=thread_name(*key), daemon=True
-            )
-            self._running[key] = thread
-            thread.start()
-        return True
-
-    def _run(self, key: tuple[int, int], body: Callable[[], None]) -> None:
-        try:
-            body()
-        finally:
-            with self._mu:
-                self._running.pop(key, None)
-                again = self._again.pop(key, None)
-            if again is not None:
-                self.start(*key, again)
-
-    def pause(self) -> None:
-        """Start no pass until the matching ``resume`` (pauses nest)."""
-        with self._mu:
-            self._pauses += 1
-
-    def resume(self) -> None:
-        """End one ``pause``; the last one starts the passes asked for meanwhile."""
-        with self._mu:
-            self._pauses -= 1
-            if self._pauses:
-                return
-            deferred, self._deferred = self._deferred, {}
-        for (agent_id, scene_id), body in deferred.items():
-            self.start(agent_id, scene_id, body)
-
-    def close_and_join(self, timeout: float = JOIN_TIMEOUT_S) -> None:
-        """Refuse new passes and wait (up to ``timeout`` in all) for those in flight."""
-        with self._mu:
-            self._closed = True
-            threads = list(self._running.values())
-        deadline = time.monotonic() + timeout
-        for thread in threads:
-            thread.join(max(deadline - time.monotonic(), 0.0))
-            if thread.is_alive():
-                log.warning("dream: %s still in a model call at close", thread.name)
 
 
 class Root(Protocol):

@@ -33,15 +33,17 @@ from memhop.layers import profile, registry
 from memhop.llm import Model, Usage
 from memhop.records import AgentType, ProfileSlot
 from memhop.root import compaction, dreams, recall_warm
+from memhop.root.dream_threads import DreamThreads
 from memhop.root.heap import HeapTrim, find_trim
 from memhop.root.hold import DomainHold
+from memhop.root.pacing import SharedPace
 
 Clock = Callable[[], int]
 MAX_SUB_AGENT_NAME_BYTES = registry.MAX_TENANT_NAME_BYTES
 # A build's pause between chunks of its reads while a call is in flight: long enough
 # for the call's thread to take the interpreter (a pause of 0 seldom hands it over).
 BUILD_PAUSE_S = 0.0002
-BUILD_YIELD_S = 0.05  # the longest a build waits for the calls in flight, between two chunks
+BUILD_YIELD_S = 0.05  # the longest a build waits for calls in flight at once (pacing.py)
 
 
 def wall_clock_ms() -> int:
@@ -75,7 +77,7 @@ class Root:
         self._registry = registry.load_registry(engine)
         self._closed = False
         self.closing = threading.Event()  # set first thing in close(): Dream passes stop
-        self.dreams = dreams.DreamThreads()  # background passes in flight, joined by close()
+        self.dreams = DreamThreads()  # background passes in flight, joined by close()
         self.policy = compaction.PolicyMark()  # where the dead-bytes policy last measured
         self.pool_lock = threading.Lock()  # the L3 pool shared by domains; inside a domain lock
         # The file as opened, for an in-place compaction: it must still be this one.
@@ -268,7 +270,7 @@ class Root:
             return self._register(DomainContext(agent_id, meter, mirrors))
 
     def _build_mirrors(self, agent_id: int) -> Mirrors:
-        pace = functools.partial(self.make_way, BUILD_YIELD_S)
+        pace = SharedPace(self.make_way, BUILD_YIELD_S)
         with self.engine.paced(pace):
             built = build_mirrors(self.engine, agent_id, pace)
         # A closed engine lists no ids: a build that ran into the close read nothing.
@@ -283,12 +285,11 @@ class Root:
         domain builds while its scenes are served). Without the pause, each
         time the turn's thread waits (for the engine lock, a write, an fsync)
         it gets the interpreter back only at the build's next switch interval
-        (5 ms): 0.2 s for a first turn at 10^5 turns. A build waits for the call
-        to end (``BUILD_YIELD_S``): a call that runs Python for a while (a warm
-        domain's first recall, taking its saved index) would otherwise share
-        the interpreter with it; so does a first recall's decode of its saved
-        state, which holds no lock. A compaction's copy pauses once, so that it
-        ends while calls go on.
+        (5 ms): 0.2 s for a first turn at 10^5 turns. A build waits for the
+        call to end, as long as ``pacing.SharedPace`` allows: a call running
+        Python for a while (a first recall, taking or decoding its saved
+        state) would otherwise share the interpreter with it. A compaction's
+        copy pauses once, so that it ends while calls go on.
         """
         deadline = time.monotonic() + longest
         while self.recall_file.decoding or any(

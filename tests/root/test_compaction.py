@@ -16,7 +16,7 @@ import pytest
 import memhop
 from memhop.dream.l1cache import L1Cache
 from memhop.root import compaction
-from memhop.root.dreams import DreamThreads
+from memhop.root.dream_threads import DreamThreads
 
 TS = 1_700_000_000_000
 

@@ -1,0 +1,146 @@
+"""The threads background Dream passes run on: named per scene, a few per domain at a time.
+
+A pass is asked for per (domain, scene) and runs on a thread named
+``memhop-dream-<agent hex>-<scene hex>``; at most one runs per (domain, scene),
+and at most ``PASSES_PER_DOMAIN`` per domain. Passes of one domain take turns
+under its lock anyway; two in flight let one wait on the model while the other
+holds. A pass asked for beyond that waits in its domain's queue (one entry a
+scene, the last body asked) and starts as one ends: a domain whose first pass
+waits (for the domain's build after a reopen, say) holds two threads, not one
+for every scene its host leaves meanwhile.
+
+Lock order: the mutex here is a leaf (nothing is taken under it), so passes
+are asked for from inside a domain lock.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+__all__ = ["JOIN_TIMEOUT_S", "PASSES_PER_DOMAIN", "DreamThreads", "thread_name"]
+
+log = logging.getLogger("memhop.dream")
+
+PASSES_PER_DOMAIN = 2
+JOIN_TIMEOUT_S = 10.0
+"""How long ``close`` waits for background passes in all (a model request on the wire is cut at
+close, so a pass ends well within it; a request still connecting is bounded by its timeout)."""
+
+Key = tuple[int, int]  # (agent id, scene id)
+
+
+def thread_name(agent_id: int, scene_id: int) -> str:
+    return f"memhop-dream-{agent_id:016x}-{scene_id:016x}"
+
+
+class DreamThreads:
+    """Background passes in flight and waiting, per (domain, scene); joined at close."""
+
+    def __init__(self, per_domain: int = PASSES_PER_DOMAIN) -> None:
+        if per_domain < 1:
+            msg = f"per_domain must be at least 1, got {per_domain}"
+            raise ValueError(msg)
+        self._per_domain = per_domain
+        self._mu = threading.Lock()
+        self._running: dict[Key, threading.Thread] = {}
+        self._in_domain: dict[int, int] = {}  # agent id -> passes running
+        self._queued: dict[int, dict[int, Callable[[], None]]] = {}  # agent -> scene -> body
+        self._closed = False
+        self._pauses = 0
+        self._deferred: dict[Key, Callable[[], None]] = {}
+        self._again: dict[Key, Callable[[], None]] = {}
+
+    def start(self, agent_id: int, scene_id: int, body: Callable[[], None]) -> bool:
+        """Start ``body`` on a named thread unless one runs for this scene; True if started.
+
+        Asked while one runs, the last body asked runs once more after it: the pass in
+        flight may have looked at the scene before what asked for it now (the host
+        leaving the scene). While its domain runs ``PASSES_PER_DOMAIN`` passes, the
+        body waits its turn (the last asked for a scene). While paused, the pass is
+        kept (one per scene) and started by ``resume``.
+        """
+        key = (agent_id, scene_id)
+        with self._mu:
+            if self._closed:
+                return False
+            if key in self._running:
+                self._again[key] = body
+                return False
+            if self._pauses:
+                self._deferred.setdefault(key, body)
+                return False
+            if self._in_domain.get(agent_id, 0) >= self._per_domain:
+                self._queued.setdefault(agent_id, {})[scene_id] = body
+                return False
+            self._launch(key, body)
+        return True
+
+    def _launch(self, key: Key, body: Callable[[], None]) -> None:
+        """Start ``body`` for ``key`` (called holding ``_mu``)."""
+        thread = threading.Thread(
+            target=self._run, args=(key, body), name=thread_name(*key), daemon=True
+        )
+        self._running[key] = thread
+        self._in_domain[key[0]] = self._in_domain.get(key[0], 0) + 1
+        thread.start()
+
+    def _run(self, key: Key, body: Callable[[], None]) -> None:
+        try:
+            body()
+        finally:
+            with self._mu:
+                self._running.pop(key, None)
+                self._in_domain[key[0]] -= 1
+                if not self._in_domain[key[0]]:
+                    del self._in_domain[key[0]]
+                again = self._again.pop(key, None)
+                if again is not None:  # this scene once more, in its domain's queue
+                    self._queued.setdefault(key[0], {})[key[1]] = again
+                self._next(key[0])
+
+    def _next(self, agent_id: int) -> None:
+        """Start the domain's queued passes its free places allow (called holding ``_mu``)."""
+        queued = self._queued.get(agent_id)
+        while (
+            queued
+            and not self._closed
+            and not self._pauses
+            and self._in_domain.get(agent_id, 0) < self._per_domain
+        ):
+            scene_id = next(iter(queued))
+            self._launch((agent_id, scene_id), queued.pop(scene_id))
+        if not queued:
+            self._queued.pop(agent_id, None)
+
+    def pause(self) -> None:
+        """Start no pass until the matching ``resume`` (pauses nest)."""
+        with self._mu:
+            self._pauses += 1
+
+    def resume(self) -> None:
+        """End one ``pause``; the last one starts the passes asked for meanwhile."""
+        with self._mu:
+            self._pauses -= 1
+            if self._pauses:
+                return
+            deferred, self._deferred = self._deferred, {}
+            for agent_id in list(self._queued):
+                self._next(agent_id)
+        for (agent_id, scene_id), body in deferred.items():
+            self.start(agent_id, scene_id, body)
+
+    def close_and_join(self, timeout: float = JOIN_TIMEOUT_S) -> None:
+        """Refuse new passes, drop those waiting, and wait (up to ``timeout`` in all) for
+        those in flight."""
+        with self._mu:
+            self._closed = True
+            self._queued.clear()
+            threads = list(self._running.values())
+        deadline = time.monotonic() + timeout
+        for thread in threads:
+            thread.join(max(deadline - time.monotonic(), 0.0))
+            if thread.is_alive():
+                log.warning("dream: %s still running at close", thread.name)
