@@ -5,9 +5,9 @@ A pass is asked for per (domain, scene) and runs on a thread named
 and at most ``PASSES_PER_DOMAIN`` per domain. Passes of one domain take turns
 under its lock anyway; two in flight let one wait on the model while the other
 holds. A pass asked for beyond that waits in its domain's queue (one entry a
-scene, the last body asked) and starts as one ends: a domain whose first pass
-waits (for the domain's build after a reopen, say) holds two threads, not one
-for every scene its host leaves meanwhile.
+scene, the last body asked) and runs when one ends, on its thread: a domain whose
+first pass waits (for the domain's build after a reopen, say) holds two threads,
+not one for every scene its host leaves meanwhile.
 
 Lock order: the mutex here is a leaf (nothing is taken under it), so passes
 are asked for from inside a domain lock.
@@ -30,6 +30,7 @@ JOIN_TIMEOUT_S = 10.0
 close, so a pass ends well within it; a request still connecting is bounded by its timeout)."""
 
 Key = tuple[int, int]  # (agent id, scene id)
+Job = tuple[Key, Callable[[], None]]
 
 
 def thread_name(agent_id: int, scene_id: int) -> str:
@@ -79,41 +80,69 @@ class DreamThreads:
         return True
 
     def _launch(self, key: Key, body: Callable[[], None]) -> None:
-        """Start ``body`` for ``key`` (called holding ``_mu``)."""
+        """Start a thread for ``body`` (called holding ``_mu``)."""
         thread = threading.Thread(
             target=self._run, args=(key, body), name=thread_name(*key), daemon=True
         )
-        self._running[key] = thread
-        self._in_domain[key[0]] = self._in_domain.get(key[0], 0) + 1
+        self._hold_place(key, thread)
         thread.start()
 
+    def _hold_place(self, key: Key, thread: threading.Thread) -> None:
+        self._running[key] = thread
+        self._in_domain[key[0]] = self._in_domain.get(key[0], 0) + 1
+
     def _run(self, key: Key, body: Callable[[], None]) -> None:
-        try:
-            body()
-        finally:
-            with self._mu:
-                self._running.pop(key, None)
-                self._in_domain[key[0]] -= 1
-                if not self._in_domain[key[0]]:
-                    del self._in_domain[key[0]]
-                again = self._again.pop(key, None)
-                if again is not None:  # this scene once more, in its domain's queue
-                    self._queued.setdefault(key[0], {})[key[1]] = again
-                self._next(key[0])
+        """Run ``body``, then the domain's queued passes while there are (one thread a place:
+        renamed for each pass, so that the threads alive are the passes in flight)."""
+        job: Job | None = (key, body)
+        while job is not None:
+            key, body = job
+            threading.current_thread().name = thread_name(*key)
+            try:
+                body()
+            except BaseException:
+                self._ended(key, go_on=False)  # the queue goes on, on threads of its own
+                raise
+            job = self._ended(key, go_on=True)
+
+    def _ended(self, key: Key, *, go_on: bool) -> Job | None:
+        """A pass ended: free its place; with ``go_on``, the next queued pass of its domain
+        for this thread to run (its place taken), if any."""
+        agent_id = key[0]
+        with self._mu:
+            self._running.pop(key, None)
+            self._in_domain[agent_id] -= 1
+            if not self._in_domain[agent_id]:
+                del self._in_domain[agent_id]
+            again = self._again.pop(key, None)
+            if again is not None:  # this scene once more, in its domain's queue
+                self._queued.setdefault(agent_id, {})[key[1]] = again
+            job = self._take(agent_id) if go_on else None
+            if job is not None:
+                self._hold_place(job[0], threading.current_thread())
+            self._next(agent_id)  # any other place free (none, unless a pause held them)
+        return job
+
+    def _take(self, agent_id: int) -> Job | None:
+        """The domain's first queued pass, if a place is free for it (holding ``_mu``)."""
+        queued = self._queued.get(agent_id)
+        if (
+            not queued
+            or self._closed
+            or self._pauses
+            or self._in_domain.get(agent_id, 0) >= self._per_domain
+        ):
+            return None
+        scene_id = next(iter(queued))
+        body = queued.pop(scene_id)
+        if not queued:
+            del self._queued[agent_id]
+        return (agent_id, scene_id), body
 
     def _next(self, agent_id: int) -> None:
         """Start the domain's queued passes its free places allow (called holding ``_mu``)."""
-        queued = self._queued.get(agent_id)
-        while (
-            queued
-            and not self._closed
-            and not self._pauses
-            and self._in_domain.get(agent_id, 0) < self._per_domain
-        ):
-            scene_id = next(iter(queued))
-            self._launch((agent_id, scene_id), queued.pop(scene_id))
-        if not queued:
-            self._queued.pop(agent_id, None)
+        while (job := self._take(agent_id)) is not None:
+            self._launch(*job)
 
     def pause(self) -> None:
         """Start no pass until the matching ``resume`` (pauses nest)."""

@@ -5,21 +5,32 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-__all__ = ["BUILD_SHARE", "SharedPace"]
+__all__ = ["BUILD_SHARE", "LEAST_WAY_S", "SharedPace"]
 
-BUILD_SHARE = 1 / 3
-"""The least share of the interpreter a build keeps while calls come without pause. A
-reopened domain's build at 10^5 turns is 4.3 s of CPU; made way for at every chunk, it
-never ended beside a host that called back to back (20,000 turns, and its Dream passes
-waited for it all along). With a third, it ends in about three times its CPU."""
+BUILD_SHARE = 1 / 2
+"""The least share of the wall time a build keeps while calls come without pause. A
+reopened domain's build at 10^5 turns is 4.3 s of CPU alone; made way for at every chunk,
+it never ended beside a host that called back to back (20,000 turns, and its Dream passes
+waited for it all along). The host's calls are slower until it ends (its scenes served
+from the map, a recall's hits read from the file), so the build gets no less than two
+threads that share the interpreter get anyway."""
+
+LEAST_WAY_S = 0.002
+"""The least a build makes way for at once. Each time it lets go of the interpreter, a host
+running Python keeps it until its switch interval (5 ms) or its next wait: handing it over
+at every chunk cost the build more than its share of the wall in those waits alone."""
 
 
 class SharedPace:
     """A build's ``pace``, called between two chunks of its work: make way for the calls in
-    flight (``make_way(longest)`` waits while any is, ``longest`` seconds at most), for at
-    most ``(1 - share) / share`` times the CPU the build spent since it last made way,
-    saved up to ``longest`` (so the first calls after an open go first, as do the calls of
-    a host that pauses now and then)."""
+    flight (``make_way(longest)`` waits while any is, ``longest`` seconds at most) while the
+    build is ahead of ``share`` of the wall time, by ``LEAST_WAY_S`` or more.
+
+    What the build did not spend on CPU between two calls (its waits for the interpreter
+    and for calls to end) was the host's. The lead is kept within ``longest`` either way:
+    the first calls after an open (and those of a host that pauses now and then) go first
+    for up to ``longest``, and a build that fell behind does not starve the host after.
+    """
 
     def __init__(
         self,
@@ -35,16 +46,16 @@ class SharedPace:
             raise ValueError(msg)
         self._make_way = make_way
         self._longest = longest
-        self._ratio = (1 - share) / share
+        self._ratio = (1 - share) / share  # the host's time a second of the build's CPU buys
         self._wall, self._cpu = wall, cpu
-        self._credit = longest
-        self._worked_from = cpu()
+        self._lead = longest
+        self._wall_at, self._cpu_at = wall(), cpu()
 
     def __call__(self) -> None:
-        # CPU, not wall time, for the work: waiting for the interpreter is not working.
-        spent = self._cpu() - self._worked_from
-        self._credit = min(self._credit + spent * self._ratio, self._longest)
-        began = self._wall()
-        self._make_way(self._credit)
-        self._credit = max(self._credit - (self._wall() - began), 0.0)
-        self._worked_from = self._cpu()
+        wall, cpu = self._wall(), self._cpu()
+        worked = cpu - self._cpu_at
+        lead = self._lead + worked * self._ratio - (wall - self._wall_at - worked)
+        self._lead = max(-self._longest, min(lead, self._longest))
+        self._wall_at, self._cpu_at = wall, cpu  # the wait below is the next call's to count
+        if self._lead >= LEAST_WAY_S:
+            self._make_way(self._lead)

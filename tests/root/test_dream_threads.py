@@ -7,28 +7,34 @@ from collections.abc import Callable
 
 import pytest
 
-from memhop.root.dream_threads import PASSES_PER_DOMAIN, DreamThreads
+from memhop.root.dream_threads import PASSES_PER_DOMAIN, DreamThreads, thread_name
 
 WAIT_S = 5.0
 
 
 class Gate:
-    """A pass body that says it began, then waits to be let go."""
+    """A pass body that says it began (and on which thread), then waits to be let go."""
 
     def __init__(self, log: list[str], name: str) -> None:
         self.began = threading.Event()
         self.go = threading.Event()
+        self.thread: threading.Thread | None = None
         self._log, self._name = log, name
 
     def __call__(self) -> None:
+        self.thread = threading.current_thread()
         self.began.set()
         assert self.go.wait(WAIT_S)
         self._log.append(self._name)
 
 
-def _done(log: list[str], name: str, event: threading.Event) -> Callable[[], None]:
+def _done(
+    log: list[str], name: str, event: threading.Event, ran_on: list[threading.Thread] | None = None
+) -> Callable[[], None]:
     def body() -> None:
         log.append(name)
+        if ran_on is not None:
+            ran_on.append(threading.current_thread())
         event.set()
 
     return body
@@ -42,21 +48,22 @@ def test_a_domain_runs_a_few_passes_and_queues_the_rest_one_per_scene() -> None:
         assert threads.start(1, scene, gate)
         assert gate.began.wait(WAIT_S)
     queued_ran = threading.Event()
+    ran_on: list[threading.Thread] = []
     # Past the domain's places: queued, not started; asked twice, the last body wins.
     assert not threads.start(1, 100, lambda: log.append("superseded"))
-    assert not threads.start(1, 100, _done(log, "queued", queued_ran))
+    assert not threads.start(1, 100, _done(log, "queued", queued_ran, ran_on))
     # Control: another domain is not held back by this one's queue.
     other_ran = threading.Event()
     assert threads.start(2, 100, _done(log, "other domain", other_ran))
     assert other_ran.wait(WAIT_S)
     assert not queued_ran.wait(0.05)
-    assert [
-        t
-        for t in threading.enumerate()
-        if t.name.startswith("memhop-dream-") and t.name.endswith(f"{100:016x}")
-    ] == []  # the queued pass holds no thread
-    gates[0].go.set()  # one place frees: the queued pass takes it
+    # The queued pass holds no thread: only those of the passes in flight are named so.
+    assert thread_name(1, 100) not in {t.name for t in threading.enumerate()}
+    assert thread_name(1, 0) in {t.name for t in threading.enumerate()}  # control
+    gates[0].go.set()  # one place frees: the queued pass takes it, and its thread
     assert queued_ran.wait(WAIT_S)
+    assert ran_on == [gates[0].thread]
+    assert ran_on[0].name == thread_name(1, 100)
     gates[1].go.set()
     threads.close_and_join()
     assert log == ["other domain", "scene 0", "queued", "scene 1"]
