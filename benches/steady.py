@@ -27,7 +27,11 @@ of the host's thread: the live bytes a turn adds); fsyncs per turn; RSS.
 At the end: an idle whole pass an hour after the last (bytes it appends, edges it adds and
 removes); then the file is closed and opened again (``--reopen-at`` also does it on the way):
 the open, the first ``search`` and the first ``recall``, a warm ``recall``, and a turn made
-while another thread's first ``recall`` runs. Lock holds are timed by wrapping the domain's
+while another thread's first ``recall`` runs. Last, a restart under load
+(``--restart-turns``, 6,000 turns by default): opened once more, the next turns played back to
+back with nothing between the memory's calls (a busy host): the turn by which the domain's
+full build ended, the Dream passes that ran, the most passes' threads alive at once, and the
+turn's p50 / p99 before and after. Lock holds are timed by wrapping the domain's
 lock (``db._root``, a private hook the bench alone uses), Dream passes and compactions by
 wrapping ``memhop.root.dreams.run_pass`` and ``memhop.root.compaction.compact``.
 
