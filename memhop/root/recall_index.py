@@ -121,7 +121,9 @@ def follow_open_turn(
 ) -> None:
     """Note the turn open now; add the one open before to ``changed`` (and its scene to
     ``scenes``): its events were indexed under its scene, and no journal notes a turn
-    dropped unclosed, so once it is no longer open its events are redone."""
+    dropped unclosed, so once it is no longer open its events are redone. A changed topic
+    that is the open turn's is in the open turn's scene (no row of it is written yet: a
+    warm domain's first recall after a new scene's event would not know where it is)."""
     turn = ctx.open_turn
     open_topic, open_scene = (turn.topic_id, turn.scene_id) if turn is not None else (0, 0)
     if state.open_topic != open_topic:
@@ -129,6 +131,8 @@ def follow_open_turn(
             changed.add(state.open_topic)
             scenes.setdefault(state.open_topic, state.open_scene)
         state.open_topic, state.open_scene = open_topic, open_scene
+    if open_topic in changed:
+        scenes.setdefault(open_topic, open_scene)
 
 
 def ready(ctx: DomainContext) -> bool:
