@@ -119,6 +119,18 @@ def turns(count: int) -> Iterator[Turn]:
                     made += 1
 
 
+def open_turn(me: memhop.Session, turn: Turn) -> None:
+    """A turn's ``search``: a new scene and its ``session_start`` event on a session's first."""
+    me.search(new_scene=turn.first)
+    if turn.first:
+        me.append_archive(
+            content=turn.event,
+            kind=memhop.ArchiveKind.EVENT,
+            event_type="session_start",
+            created_at=turn.at,
+        )
+
+
 def query_of(turn: Turn) -> str:
     """The user's words, without the speaker labels."""
     text = turn.said or turn.answered
@@ -551,14 +563,7 @@ class Run:
         cpu, mine = time.thread_time(), thread_wchar()
         locked, synced = self.holds.host_waited, self.holds.synced()
         t0 = time.perf_counter()
-        me.search(new_scene=turn.first)
-        if turn.first:
-            me.append_archive(
-                content=turn.event,
-                kind=memhop.ArchiveKind.EVENT,
-                event_type="session_start",
-                created_at=turn.at,
-            )
+        open_turn(me, turn)
         t1 = time.perf_counter()
         me.recall(query_of(turn), limit=5)
         t2 = time.perf_counter()
@@ -684,14 +689,7 @@ class Run:
         for turn in stream:  # the memory's calls alone, one after the other: a busy host
             self.clock.now = turn.at
             started = time.perf_counter()
-            me.search(new_scene=turn.first)
-            if turn.first:
-                me.append_archive(
-                    content=turn.event,
-                    kind=memhop.ArchiveKind.EVENT,
-                    event_type="session_start",
-                    created_at=turn.at,
-                )
+            open_turn(me, turn)
             me.recall(query_of(turn), limit=5)
             me.update(input=turn.said, output=turn.answered, created_at=turn.at)
             took.append(time.perf_counter() - started)

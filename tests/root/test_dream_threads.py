@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 
 import pytest
@@ -86,27 +87,34 @@ def test_a_scene_asked_again_while_running_runs_after_it_even_with_a_queue() -> 
     assert log == ["first", "waiting", "again"]
 
 
-def test_close_drops_the_queued_passes_and_joins_the_running() -> None:
+def _one_running() -> tuple[DreamThreads, list[str], Gate]:
+    """A domain of one place, its pass running (held at its gate)."""
     threads = DreamThreads(per_domain=1)
     log: list[str] = []
     running = Gate(log, "running")
     assert threads.start(1, 1, running)
     assert running.began.wait(WAIT_S)
+    return threads, log, running
+
+
+def test_close_drops_the_queued_passes_and_joins_the_running() -> None:
+    threads, log, running = _one_running()
     dropped = threading.Event()
     assert not threads.start(1, 2, dropped.set)
-    running.go.set()  # it ends while close waits for it
-    threads.close_and_join()
+    closer = threading.Thread(target=threads.close_and_join)
+    closer.start()
+    deadline = time.monotonic() + WAIT_S
+    while not threads._closed and time.monotonic() < deadline:  # close has begun
+        time.sleep(0.001)
+    running.go.set()  # the running pass ends while close waits for it
+    closer.join(WAIT_S)
     assert log == ["running"]  # control: the running pass was joined, to its end
     assert not dropped.wait(0.05)
     assert threads.start(1, 3, lambda: None) is False
 
 
 def test_a_pause_holds_the_queue_too() -> None:
-    threads = DreamThreads(per_domain=1)
-    log: list[str] = []
-    running = Gate(log, "running")
-    assert threads.start(1, 1, running)
-    assert running.began.wait(WAIT_S)
+    threads, log, running = _one_running()
     queued_ran = threading.Event()
     assert not threads.start(1, 2, _done(log, "queued", queued_ran))
     threads.pause()
