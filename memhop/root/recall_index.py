@@ -35,10 +35,6 @@ __all__ = [
 BUILD_STEP_S = 0.010
 """How long one step of a first build of the recall index holds the domain lock, about."""
 _TOPICS_PER_UNIT = 256  # topics of one scene (or with no listed row) in one unit of the build
-# Topics a Dream pass changed, in one unit: each is a row redone with its neighbours, up to
-# a few ms at 10^5 turns, and a step ends after its first unit past BUILD_STEP_S (256 of
-# them made a hold of 23 ms of CPU after a whole pass).
-_CHANGES_PER_UNIT = 8
 
 
 def _start(engine: Engine, ctx: DomainContext) -> RecallState:
@@ -109,10 +105,7 @@ def queue_changes(ctx: DomainContext) -> bool:
     mirrors = ctx.mirrors
     changed = mirrors.topics.journal.drain() | mirrors.contents.journal.drain()
     if changed and mirrors.recall is not None:
-        topics = sorted(changed)
-        mirrors.recall.pending += [
-            topics[i : i + _CHANGES_PER_UNIT] for i in range(0, len(topics), _CHANGES_PER_UNIT)
-        ]
+        mirrors.recall.pending += _units([sorted(changed)])
     return bool(changed)
 
 
