@@ -46,7 +46,6 @@ from memhop.domain.context import DomainContext
 from memhop.dream import HOLD_S, AnyEvent, DreamEnv, DreamReport, DreamStage, Held, run_dream
 from memhop.engine import Engine
 from memhop.errors import ClosedError, MemHopError, OperationCancelledError
-from memhop.root import recall_index
 from memhop.root.dream_threads import DreamThreads
 from memhop.root.heap import HeapTrim
 
@@ -234,29 +233,10 @@ def run_pass(
         if sweep:
             with ctx.lock:  # this context's count, even if the file closes meanwhile
                 ctx.dream_sweeping -= 1
-    _index_changes(root, agent_id)
     # The sweeps may have left dead bytes past the policy's ratio; no lock is held here.
     root.compact_if_due(after_pass=True)
     root.heap.after_work()  # what the pass (and a compaction) freed goes back to the system
     return outcome
-
-
-def _index_changes(root: Root, agent_id: int) -> None:
-    """The domain's built recall index takes what the pass changed, a step of it a hold
-    (``recall_index.build_step``), rather than the host's next recall (at 10^5 turns, 2.6
-    of the 8.9 ms of CPU the slowest 1% of turns took). A recall meanwhile takes the
-    steps left itself; a domain whose index is not built is left be."""
-    try:
-        with root.domain(agent_id, background=True) as ctx:
-            if not recall_index.queue_changes(ctx):
-                return
-        while not root.closing.is_set():
-            with root.domain(agent_id, background=True) as ctx:
-                if recall_index.build_step(root.engine, ctx):
-                    return
-            time.sleep(PAUSE_S)  # a call waiting for the lock takes it between two steps
-    except MemHopError as exc:  # the file closed or the domain went: the next recall does it
-        log.debug("dream: recall index of %016x not brought up to date: %s", agent_id, exc)
 
 
 SEARCH_GRACE_S = 0.05

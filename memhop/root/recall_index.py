@@ -28,7 +28,6 @@ __all__ = [
     "current",
     "current_state",
     "follow_open_turn",
-    "queue_changes",
     "ready",
 ]
 
@@ -93,20 +92,6 @@ def build_step(engine: Engine, ctx: DomainContext) -> bool:
         refresh.run(set(state.pending.pop()))
         if not state.pending or time.perf_counter() - started >= BUILD_STEP_S:
             return not state.pending
-
-
-def queue_changes(ctx: DomainContext) -> bool:
-    """Make what the mirrors' journals noted since the last recall units of the index's
-    build, for ``build_step`` to take a hold at a time (a Dream pass, as it ends: what it
-    changed is not left to the host's next recall). False when there is nothing to do:
-    no change, or no index built to keep current (its first recall builds it)."""
-    if not ready(ctx):
-        return False
-    mirrors = ctx.mirrors
-    changed = mirrors.topics.journal.drain() | mirrors.contents.journal.drain()
-    if changed and mirrors.recall is not None:
-        mirrors.recall.pending += _units([sorted(changed)])
-    return bool(changed)
 
 
 def current(engine: Engine, ctx: DomainContext) -> Refresh:
