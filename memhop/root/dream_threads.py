@@ -47,49 +47,34 @@ class DreamThreads:
         self._per_domain = per_domain
         self._mu = threading.Lock()
         self._running: dict[Key, threading.Thread] = {}
-        self._in_domain: dict[int, int] = {}  # agent id -> passes running
-        self._queued: dict[int, dict[int, Callable[[], None]]] = {}  # agent -> scene -> body
+        # Per domain, the passes asked for and not begun, in the order asked (a scene once,
+        # with the last body asked): waiting for a place, for their scene's pass in flight
+        # to end, or for a resume.
+        self._queued: dict[int, dict[int, Callable[[], None]]] = {}
         self._closed = False
         self._pauses = 0
-        self._deferred: dict[Key, Callable[[], None]] = {}
-        self._again: dict[Key, Callable[[], None]] = {}
 
     def start(self, agent_id: int, scene_id: int, body: Callable[[], None]) -> bool:
-        """Start ``body`` on a named thread unless one runs for this scene; True if started.
+        """Start ``body`` on a named thread now if it may; True if started.
 
-        Asked while one runs, the last body asked runs once more after it: the pass in
-        flight may have looked at the scene before what asked for it now (the host
-        leaving the scene). While its domain runs ``PASSES_PER_DOMAIN`` passes, the
-        body waits its turn (the last asked for a scene). While paused, the pass is
-        kept (one per scene) and started by ``resume``.
+        Asked while the scene's pass runs, the last body asked runs once more after it:
+        the pass in flight may have looked at the scene before what asked for it now (the
+        host leaving the scene). While its domain runs ``PASSES_PER_DOMAIN`` passes, or
+        while paused, the body waits its turn (the last asked for a scene).
         """
-        key = (agent_id, scene_id)
         with self._mu:
             if self._closed:
                 return False
-            if key in self._running:
-                self._again[key] = body
-                return False
-            if self._pauses:
-                self._deferred.setdefault(key, body)
-                return False
-            if self._in_domain.get(agent_id, 0) >= self._per_domain:
-                self._queued.setdefault(agent_id, {})[scene_id] = body
-                return False
-            self._launch(key, body)
-        return True
+            self._queued.setdefault(agent_id, {})[scene_id] = body
+            return (agent_id, scene_id) in self._next(agent_id)
 
     def _launch(self, key: Key, body: Callable[[], None]) -> None:
         """Start a thread for ``body`` (called holding ``_mu``)."""
         thread = threading.Thread(
             target=self._run, args=(key, body), name=thread_name(*key), daemon=True
         )
-        self._hold_place(key, thread)
-        thread.start()
-
-    def _hold_place(self, key: Key, thread: threading.Thread) -> None:
         self._running[key] = thread
-        self._in_domain[key[0]] = self._in_domain.get(key[0], 0) + 1
+        thread.start()
 
     def _run(self, key: Key, body: Callable[[], None]) -> None:
         """Run ``body``, then the domain's queued passes while there are (one thread a place:
@@ -108,41 +93,36 @@ class DreamThreads:
     def _ended(self, key: Key, *, go_on: bool) -> Job | None:
         """A pass ended: free its place; with ``go_on``, the next queued pass of its domain
         for this thread to run (its place taken), if any."""
-        agent_id = key[0]
         with self._mu:
-            self._running.pop(key, None)
-            self._in_domain[agent_id] -= 1
-            if not self._in_domain[agent_id]:
-                del self._in_domain[agent_id]
-            again = self._again.pop(key, None)
-            if again is not None:  # this scene once more, in its domain's queue
-                self._queued.setdefault(agent_id, {})[key[1]] = again
-            job = self._take(agent_id) if go_on else None
+            del self._running[key]
+            job = self._take(key[0]) if go_on else None
             if job is not None:
-                self._hold_place(job[0], threading.current_thread())
-            self._next(agent_id)  # any other place free (none, unless a pause held them)
+                self._running[job[0]] = threading.current_thread()
+            self._next(key[0])  # any other place free (none, unless a pause held them)
         return job
 
     def _take(self, agent_id: int) -> Job | None:
-        """The domain's first queued pass, if a place is free for it (holding ``_mu``)."""
+        """The domain's first queued pass that may begin now, if any (holding ``_mu``)."""
         queued = self._queued.get(agent_id)
-        if (
-            not queued
-            or self._closed
-            or self._pauses
-            or self._in_domain.get(agent_id, 0) >= self._per_domain
-        ):
+        if not queued or self._closed or self._pauses:
             return None
-        scene_id = next(iter(queued))
-        body = queued.pop(scene_id)
-        if not queued:
-            del self._queued[agent_id]
-        return (agent_id, scene_id), body
+        if sum(a == agent_id for a, _ in self._running) >= self._per_domain:
+            return None
+        for scene_id in queued:
+            if (agent_id, scene_id) not in self._running:  # else: once that pass ends
+                body = queued.pop(scene_id)
+                if not queued:
+                    del self._queued[agent_id]
+                return (agent_id, scene_id), body
+        return None
 
-    def _next(self, agent_id: int) -> None:
-        """Start the domain's queued passes its free places allow (called holding ``_mu``)."""
+    def _next(self, agent_id: int) -> list[Key]:
+        """Start the domain's queued passes its free places allow (holding ``_mu``)."""
+        started = []
         while (job := self._take(agent_id)) is not None:
             self._launch(*job)
+            started.append(job[0])
+        return started
 
     def pause(self) -> None:
         """Start no pass until the matching ``resume`` (pauses nest)."""
@@ -153,13 +133,9 @@ class DreamThreads:
         """End one ``pause``; the last one starts the passes asked for meanwhile."""
         with self._mu:
             self._pauses -= 1
-            if self._pauses:
-                return
-            deferred, self._deferred = self._deferred, {}
-            for agent_id in list(self._queued):
-                self._next(agent_id)
-        for (agent_id, scene_id), body in deferred.items():
-            self.start(agent_id, scene_id, body)
+            if not self._pauses:
+                for agent_id in list(self._queued):
+                    self._next(agent_id)
 
     def close_and_join(self, timeout: float = JOIN_TIMEOUT_S) -> None:
         """Refuse new passes, drop those waiting, and wait (up to ``timeout`` in all) for

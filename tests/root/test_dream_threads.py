@@ -83,7 +83,7 @@ def test_a_scene_asked_again_while_running_runs_after_it_even_with_a_queue() -> 
     assert waiting_ran.wait(WAIT_S)
     assert again_ran.wait(WAIT_S)
     threads.close_and_join()
-    # Both ran once, in the order asked (the scene asked again joins the queue's end).
+    # Both ran once, in the order asked (the scene asked again waited behind the other).
     assert log == ["first", "waiting", "again"]
 
 
