@@ -15,6 +15,7 @@ from memhop.domain.recall_file import Saved
 from memhop.domain.slot_cache import SlotCache
 from memhop.domain.warm import Part, WarmStart
 from memhop.engine import Engine
+from memhop.index.recall import RecallIndex
 from memhop.llm import Distillation, Group, Model, NodeDigest, ReportsUsage, TopicDigest, Usage
 
 T = TypeVar("T")
@@ -141,6 +142,9 @@ class DomainContext:
     saved_recall: Callable[[], Saved | None] = lambda: None
     on_turn_settled: Callable[[int, int], None] | None = None
     on_turn_opened: Callable[[int, bool, int], None] | None = None
+    # Called under the lock with the domain's recall index when it is due a repack (the
+    # root runs it on a background thread: memhop.root.recall_upkeep).
+    on_repack_due: Callable[[RecallIndex], None] | None = None
 
     @property
     def mirrors(self) -> Mirrors:

@@ -16,12 +16,13 @@ Contract:
   again (``packed``, ``unpacked``), ``search`` ranks the same documents with
   the same scores (tests compare them).
 
-Traps: not thread-safe; the root holds the domain lock around every call.
+Traps: not thread-safe; the root holds the domain lock around every call,
+but for a begun repack's ``run``, which reads only what no edit changes
+(``memhop.index.recall_repack``).
 """
 
 from __future__ import annotations
 
-import itertools
 import operator
 from array import array
 from collections import Counter
@@ -39,6 +40,7 @@ from memhop.index.recall_packed import (
     copied,
 )
 from memhop.index.recall_rank import K1, B, DocFilter, DocKey, Ranking, Scored
+from memhop.index.recall_repack import NO_LENGTH, Columns, Repack
 from memhop.index.split_column import SplitColumn
 from memhop.intmap import NO_IDS, IntMap
 
@@ -49,11 +51,12 @@ __all__ = [
     "DocKey",
     "PackedIndex",
     "RecallIndex",
+    "Repack",
     "Scored",
 ]
 
 _MAX_TF = 255  # a term's count in one document saturates here (BM25 flattens long before)
-_NO_LENGTH = 0xFFFFFFFF  # a term's shortest document before it has one
+_REPACK_DEAD = 1024  # removed documents past which (and past the live ones) a repack is due
 
 
 class RecallIndex(Ranking):
@@ -90,6 +93,7 @@ class RecallIndex(Ranking):
         self._live = 0
         self._total_length = 0
         self._dead = 0
+        self._repacking: Repack | None = None  # begun, not finished
         self.edits = 0  # puts and removes since the index was made or unpacked
 
     def _terms_of_slot(self, slot: int) -> tuple[int, int]:
@@ -182,7 +186,7 @@ class RecallIndex(Ranking):
             term_id = self._vocab[term] = len(self._df)
             self._df.append(0)
             self._max_tf.append(0)
-            self._min_length.append(_NO_LENGTH)
+            self._min_length.append(NO_LENGTH)
             self._post_docs.append(array("H"))
             self._post_tfs.append(array("B"))
             if term_id > NARROW and self._fwd_terms.tail.typecode == "H":
@@ -204,64 +208,81 @@ class RecallIndex(Ranking):
         self._lengths[slot] = 0
         self._dead += 1
         self.edits += 1
-        if self._dead > 1024 and self._dead > len(self):
-            self._repack()
+        if self._repacking is not None:
+            self._repacking.removed.append(slot)
+        return True
+
+    # ---- repack (``memhop.index.recall_repack``) ---------------------------------------
+
+    @property
+    def repack_due(self) -> bool:
+        """Whether removed documents outnumber the live ones (past ``_REPACK_DEAD``): their
+        postings and columns are dropped by a repack, which the root runs off the lock."""
+        return self._dead > _REPACK_DEAD and self._dead > self._live
+
+    def begin_repack(self) -> Repack:
+        """A repack of what the index holds now (called under its lock); ``run`` it with
+        no lock, then ``finish_repack`` it. Another begun after it replaces it."""
+        columns = Columns(
+            kinds=self._kinds,
+            ids=self._ids,
+            scenes=self._scenes,
+            created=self._created,
+            lengths=self._lengths,
+            starts=self._starts,
+            fwd_terms=self._fwd_terms,
+            fwd_counts=self._fwd_counts,
+        )
+        pairs = {kind: slots.flat() for kind, slots in self._slot_of.items()}
+        job = Repack(columns, self._postings, pairs, terms=len(self._df), compiled=self._compiled)
+        self._repacking = job
+        return job
+
+    def finish_repack(self, job: Repack) -> bool:
+        """Take ``job``'s columns, redoing what changed since it began (called under the
+        lock; costs those changes). False, the index as it was, when ``job`` did not run
+        or is not the repack begun last."""
+        new = job.result
+        if self._repacking is not job or new is None:
+            return False
+        self._repacking = None
+        kinds, ids, scenes, created = self._kinds, self._ids, self._scenes, self._created
+        lengths = self._lengths
+        starts, fwd_terms, fwd_counts = self._starts, self._fwd_terms, self._fwd_counts
+        since = [s for s in range(job.slots, len(lengths)) if lengths[s]]
+        added = len(self._df) - job.terms  # terms first met since it began
+        self._post_docs = new.post_docs + [array("H") for _ in range(added)]
+        self._post_tfs = new.post_tfs + [array("B") for _ in range(added)]
+        self._max_tf = new.max_tf + array("B", bytes(added))
+        self._min_length = new.min_length + array("I", [NO_LENGTH]) * added
+        self._base = None
+        self._kinds, self._ids = SplitColumn.of(new.kinds), SplitColumn.of(new.ids)
+        self._scenes, self._created = SplitColumn.of(new.scenes), SplitColumn.of(new.created)
+        self._lengths, self._starts = new.lengths, new.starts
+        self._fwd_terms = SplitColumn.of(new.fwd_terms)
+        self._fwd_counts = SplitColumn.of(new.fwd_counts)
+        if len(self._df) > NARROW + 1 and new.fwd_terms.typecode == "H":
+            self._fwd_terms.widen("I")
+        self._slot_of = dict(new.slot_of)
+        self._dead = 0
+        for slot in job.removed:  # removed after the run read it: removed again
+            if slot < job.slots and new.alive[slot]:
+                self._lengths[new.renumber[slot]] = 0
+                self._slot_of[kinds[slot]].discard(ids[slot])
+                self._dead += 1
+        for slot in since:  # added since it began, and still there: after the rest
+            a = starts[slot]
+            b = starts[slot + 1] if slot + 1 < len(starts) else len(fwd_terms)
+            tfs = zip(fwd_terms.run(a, b), fwd_counts.run(a, b), strict=True)
+            self._append(kinds[slot], ids[slot], scenes[slot], created[slot], lengths[slot], tfs)
+            self._live -= 1  # counted when it was put
         return True
 
     def _repack(self) -> None:
-        """Drop dead slots from the postings and the per-document arrays.
-
-        Filtered column by column in C (``compress``, ``map``): a pass in Python per
-        posting cost 0.35 s at 20,000 turns, and a close repacks before it saves.
-        """
-        lengths = self._lengths
-        alive = bytes(map(bool, lengths))  # 0: a removed document
-        new_slot = array("I", itertools.accumulate(alive, initial=0))  # live slot -> its new
-        slot_code, renumber = code_for(new_slot[-1]), new_slot.__getitem__
-        width = array(slot_code).itemsize
-        for term_id in range(len(self._df)):
-            docs, counts = self._postings(term_id)
-            # the bounds lose the removed documents' counts and lengths
-            if self._compiled:
-                kept_docs, kept_tfs, most, least = kernel.postings_kept(
-                    docs, counts, lengths, new_slot, width
-                )
-                self._post_docs[term_id] = _of_bytes(slot_code, kept_docs)
-                self._post_tfs[term_id] = _of_bytes("B", kept_tfs)
-                self._max_tf[term_id] = most
-                self._min_length[term_id] = _NO_LENGTH if least < 0 else least
-                continue
-            keep = bytes(map(alive.__getitem__, docs))
-            live = list(itertools.compress(docs, keep))
-            kept_counts = array("B", itertools.compress(counts, keep))
-            self._post_docs[term_id] = array(slot_code, map(renumber, live))
-            self._post_tfs[term_id] = kept_counts
-            self._max_tf[term_id] = max(kept_counts, default=0)
-            self._min_length[term_id] = min(map(lengths.__getitem__, live), default=_NO_LENGTH)
-        starts = self._starts
-        ends = starts[1:]
-        ends.append(len(self._fwd_terms))
-        sizes = list(map(operator.sub, ends, starts))
-        kept = b"".join(
-            b"\1" * n if live else b"\0" * n for n, live in zip(sizes, alive, strict=True)
-        )
-        fwd_code = self._fwd_terms.tail.typecode
-        self._fwd_terms = self._kept(fwd_code, self._fwd_terms, kept)
-        self._fwd_counts = self._kept("B", self._fwd_counts, kept)
-        new_starts = array("Q", itertools.accumulate(itertools.compress(sizes, alive), initial=0))
-        new_starts.pop()  # the end of the last document
-        self._starts = new_starts
-        self._kinds = self._kept("B", self._kinds, alive)
-        self._ids = self._kept("Q", self._ids, alive)
-        self._scenes = self._kept("Q", self._scenes, alive)
-        self._created = self._kept("q", self._created, alive)
-        self._lengths = array("I", itertools.compress(self._lengths, alive))
-        for kind, slots in self._slot_of.items():
-            flat = slots.flat()
-            flat[1::2] = array("Q", map(renumber, flat[1::2]))
-            self._slot_of[kind] = IntMap.from_sorted_pairs(flat)
-        self._base = None
-        self._dead = 0
+        """Repack now, in one go."""
+        job = self.begin_repack()
+        job.run()
+        self.finish_repack(job)
 
     # ---- packed form (the side file's) -----------------------------------------------
 
@@ -372,17 +393,5 @@ class RecallIndex(Ranking):
                 out[(kind, doc_id)] = (self._scenes[slot], self._created[slot], counts)
         return out
 
-    def _kept(self, code: str, column: SplitColumn, keep: bytes) -> SplitColumn:
-        """The items of ``column`` that ``keep`` marks, as a column of their own."""
-        if self._compiled:
-            return SplitColumn.of(_of_bytes(code, kernel.kept(column.whole(code), keep)))
-        return SplitColumn.of(array(code, itertools.compress(column, keep)))
-
     def __repr__(self) -> str:
         return f"RecallIndex(docs={len(self)}, terms={len(self._vocab)})"
-
-
-def _of_bytes(code: str, raw: bytes) -> array[int]:
-    items = array(code)
-    items.frombytes(raw)
-    return items

@@ -7,7 +7,7 @@ one column; a document's run of items lies wholly in one part or the other.
 
 Contract: ``len``, ``[i]`` (i >= 0), iteration and ``run(a, b)`` as a list of
 the base's items followed by the tail's; ``append`` adds to the tail;
-``whole`` is one array of every item (a copy).
+``whole`` is one array of every item (a copy), ``head`` of the first items.
 """
 
 from __future__ import annotations
@@ -73,6 +73,16 @@ class SplitColumn:
         out = array(code)
         append_column(out, self._base)
         append_column(out, self.tail)
+        return out
+
+    def head(self, n: int, code: str) -> array[int]:
+        """The first ``n`` items in one array of ``code`` (a copy). Safe beside appends:
+        it reads no item past ``n`` (a repack reads an index another thread edits)."""
+        out = array(code)
+        base_n = self._n
+        append_column(out, self._base if n >= base_n else self._base[:n])
+        if n > base_n:
+            append_column(out, self.tail[: n - base_n])
         return out
 
     def find(self, value: int, a: int, b: int) -> int:

@@ -1,13 +1,16 @@
 """The threads background Dream passes run on: named per scene, a few per domain at a time.
 
 A pass is asked for per (domain, scene) and runs on a thread named
-``memhop-dream-<agent hex>-<scene hex>``; at most one runs per (domain, scene),
-and at most ``PASSES_PER_DOMAIN`` per domain. Passes of one domain take turns
-under its lock anyway; two in flight let one wait on the model while the other
-holds. A pass asked for beyond that waits in its domain's queue (one entry a
-scene, the last body asked) and runs when one ends, on its thread: a domain whose
-first pass waits (for the domain's build after a reopen, say) holds two threads,
-not one for every scene its host leaves meanwhile.
+``memhop-dream-<agent hex>-<scene hex>``; the domain's own upkeep (its recall
+index's repack: ``memhop.root.recall_upkeep``) takes the key of scene 0, which
+no scene has, on a thread named ``memhop-recall-<agent hex>``. At most one
+runs per (domain, scene), and at most ``PASSES_PER_DOMAIN`` per domain. Passes
+of one domain take turns under its lock anyway; two in flight let one wait on
+the model while the other holds. A pass asked for beyond that waits in its
+domain's queue (one entry a scene, the last body asked) and runs when one
+ends, on its thread: a domain whose first pass waits (for the domain's build
+after a reopen, say) holds two threads, not one for every scene its host
+leaves meanwhile.
 
 Lock order: the mutex here is a leaf (nothing is taken under it), so passes
 are asked for from inside a domain lock.
@@ -20,7 +23,7 @@ import threading
 import time
 from collections.abc import Callable
 
-__all__ = ["JOIN_TIMEOUT_S", "PASSES_PER_DOMAIN", "DreamThreads", "thread_name"]
+__all__ = ["DOMAIN_UPKEEP", "JOIN_TIMEOUT_S", "PASSES_PER_DOMAIN", "DreamThreads", "thread_name"]
 
 log = logging.getLogger("memhop.dream")
 
@@ -29,11 +32,16 @@ JOIN_TIMEOUT_S = 10.0
 """How long ``close`` waits for background passes in all (a model request on the wire is cut at
 close, so a pass ends well within it; a request still connecting is bounded by its timeout)."""
 
+DOMAIN_UPKEEP = 0
+"""The scene key of a domain's upkeep, not of a scene's pass (scene id 0 is reserved)."""
+
 Key = tuple[int, int]  # (agent id, scene id)
-Job = tuple[Key, Callable[[], None]]
+Job = tuple[Key, Callable[[], object]]
 
 
 def thread_name(agent_id: int, scene_id: int) -> str:
+    if scene_id == DOMAIN_UPKEEP:
+        return f"memhop-recall-{agent_id:016x}"
     return f"memhop-dream-{agent_id:016x}-{scene_id:016x}"
 
 
@@ -50,11 +58,11 @@ class DreamThreads:
         # Per domain, the passes asked for and not begun, in the order asked (a scene once,
         # with the last body asked): waiting for a place, for their scene's pass in flight
         # to end, or for a resume.
-        self._queued: dict[int, dict[int, Callable[[], None]]] = {}
+        self._queued: dict[int, dict[int, Callable[[], object]]] = {}
         self._closed = False
         self._pauses = 0
 
-    def start(self, agent_id: int, scene_id: int, body: Callable[[], None]) -> bool:
+    def start(self, agent_id: int, scene_id: int, body: Callable[[], object]) -> bool:
         """Start ``body`` on a named thread now if it may; True if started.
 
         Asked while the scene's pass runs, the last body asked runs once more after it:
@@ -68,7 +76,7 @@ class DreamThreads:
             self._queued.setdefault(agent_id, {})[scene_id] = body
             return (agent_id, scene_id) in self._next(agent_id)
 
-    def _launch(self, key: Key, body: Callable[[], None]) -> None:
+    def _launch(self, key: Key, body: Callable[[], object]) -> None:
         """Start a thread for ``body`` (called holding ``_mu``)."""
         thread = threading.Thread(
             target=self._run, args=(key, body), name=thread_name(*key), daemon=True
@@ -76,7 +84,7 @@ class DreamThreads:
         self._running[key] = thread
         thread.start()
 
-    def _run(self, key: Key, body: Callable[[], None]) -> None:
+    def _run(self, key: Key, body: Callable[[], object]) -> None:
         """Run ``body``, then the domain's queued passes while there are (one thread a place:
         renamed for each pass, so that the threads alive are the passes in flight)."""
         job: Job | None = (key, body)

@@ -46,6 +46,7 @@ from memhop.domain.context import DomainContext
 from memhop.dream import HOLD_S, AnyEvent, DreamEnv, DreamReport, DreamStage, Held, run_dream
 from memhop.engine import Engine
 from memhop.errors import ClosedError, MemHopError, OperationCancelledError
+from memhop.root import recall_upkeep
 from memhop.root.dream_threads import DreamThreads
 from memhop.root.heap import HeapTrim
 
@@ -233,6 +234,7 @@ def run_pass(
         if sweep:
             with ctx.lock:  # this context's count, even if the file closes meanwhile
                 ctx.dream_sweeping -= 1
+    recall_upkeep.take_changes(root, agent_id)  # not left to the host's next recall
     # The sweeps may have left dead bytes past the policy's ratio; no lock is held here.
     root.compact_if_due(after_pass=True)
     root.heap.after_work()  # what the pass (and a compaction) freed goes back to the system

@@ -196,6 +196,9 @@ class Refresh:
                 state.orders.pop(scene_id, None)
         for topic_id in sorted(changed):
             self.redo_events(topic_id)
+        hook = self.ctx.on_repack_due
+        if hook is not None and state.index.repack_due:  # done off the lock, not here
+            hook(state.index)
 
     def redo_row(self, row_id: int) -> int | None:
         """Index the row anew (or drop it); return the scene it is indexed under now."""

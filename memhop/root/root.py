@@ -32,7 +32,7 @@ from memhop.errors import AgentNotFoundError, ClosedError, InvalidQueryError
 from memhop.layers import profile, registry
 from memhop.llm import Model, Usage
 from memhop.records import AgentType, ProfileSlot
-from memhop.root import compaction, dreams, recall_warm
+from memhop.root import compaction, dreams, recall_upkeep, recall_warm
 from memhop.root.dream_threads import DreamThreads
 from memhop.root.heap import HeapTrim, find_trim
 from memhop.root.hold import DomainHold
@@ -68,16 +68,15 @@ class Root:
         self.clock = clock
         self._agents_mu = threading.Lock()
         self._contexts: dict[int, DomainContext] = {}
-        # Domains whose mirrors are being built outside the registry lock (a build reads
-        # the whole domain: seconds at 10^5 turns, which calls on other domains need not
-        # wait for). Whoever needs one of them, or all, waits on ``_loaded``.
+        # Domains whose mirrors are being built outside the registry lock (a build reads the
+        # whole domain: seconds at 10^5 turns). Whoever needs one of them waits on ``_loaded``.
         self._loading: set[int] = set()
         self._loaded = threading.Condition(self._agents_mu)
         self._meters: dict[int, MeteredModel] = {ids.PRIMARY_AGENT_ID: MeteredModel(model)}
         self._registry = registry.load_registry(engine)
         self._closed = False
         self.closing = threading.Event()  # set first thing in close(): Dream passes stop
-        self.dreams = DreamThreads()  # background passes in flight, joined by close()
+        self.dreams = DreamThreads()  # background passes (and upkeep), joined by close()
         self.policy = compaction.PolicyMark()  # where the dead-bytes policy last measured
         self.pool_lock = threading.Lock()  # the L3 pool shared by domains; inside a domain lock
         # The file as opened, for an in-place compaction: it must still be this one.
@@ -304,6 +303,7 @@ class Root:
         ctx.saved_recall = functools.partial(self.recall_file.take, ctx.agent_id)
         ctx.on_turn_settled = functools.partial(dreams.after_update, self, ctx.agent_id)
         ctx.on_turn_opened = functools.partial(dreams.after_search, self, ctx.agent_id)
+        ctx.on_repack_due = functools.partial(recall_upkeep.ask_repack, self, ctx.agent_id)
         ctx.last_used_ms = self.clock()
         self._contexts[ctx.agent_id] = ctx
         return ctx

@@ -258,7 +258,13 @@ def test_repack_after_many_removals_keeps_results_equal(compiled: bool) -> None:
         if i % 5:  # 1200 removals: past the 1024 dead slots and more dead than live
             index.remove((0, i))
             del corpus[(0, i)]
+            assert index.repack_due == (i > 1280)  # control: due only past both bounds
     assert len(index) == len(corpus) == 300
+    job = index.begin_repack()
+    job.run()
+    assert index.finish_repack(job)
+    assert not index.repack_due
+    assert not index.finish_repack(job)  # taken once
     assert index == build(corpus, compiled)
     fresh = build(corpus, compiled)
     for query in (["w0"], ["w3", "w5"], ["w1", "w2", "w12"], ["w6", "w10"]):
