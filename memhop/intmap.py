@@ -23,9 +23,9 @@ Contract:
   of its lock between steps; a page put to before it is read stays untyped
   until then (the frame's byte is the type; the tag only spares its read).
 - ``put`` answers the tag the id had: ``NEW`` when it was not live, ``UNTYPED``
-  when its page holds no tags yet (the engine keeps its recurring typed answers
-  current by it).
-- Not thread-safe on its own: the engine calls it under its lock.
+  when its page holds no tags yet (the engine keeps its typed answers by it).
+- Not thread-safe on its own: its owner calls it under a lock (``copy`` gives one
+  another thread may read).
 """
 
 from __future__ import annotations
@@ -285,6 +285,14 @@ class IntMap(Mapping[int, int]):
             self._types[low] = None  # its untyped entries are read with the rest
         del self._firsts[high]
         del self._ids[high], self._offs[high], self._types[high]
+
+    def copy(self) -> IntMap:
+        """A map of its own with the same entries (its pages copied in C)."""
+        twin = IntMap()
+        twin._firsts, twin._new, twin._count = self._firsts[:], self._new.copy(), self._count
+        twin._ids, twin._offs = [p[:] for p in self._ids], [p[:] for p in self._offs]
+        twin._types = [None if p is None else p[:] for p in self._types]
+        return twin
 
     def flat(self) -> array[int]:
         """The (id, offset) pairs interleaved, ascending by id (a snapshot's entries)."""

@@ -99,6 +99,12 @@ class PackedMap:
     def discard(self, key: int) -> bool:
         return self._map().discard(key)
 
+    def copy(self) -> IdMap:
+        """A map of its own with the same pairs (the file's views are shared: read only)."""
+        if self._made is not None:
+            return self._made.copy()
+        return PackedMap(self._keys, None if self._step == 2 else self._values)
+
     def flat(self) -> array[int]:
         """The pairs interleaved, keys ascending (as ``IntMap.flat``)."""
         return self._map().flat()

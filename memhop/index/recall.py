@@ -233,7 +233,7 @@ class RecallIndex(Ranking):
             fwd_terms=self._fwd_terms,
             fwd_counts=self._fwd_counts,
         )
-        pairs = {kind: slots.flat() for kind, slots in self._slot_of.items()}
+        pairs = {kind: slots.copy() for kind, slots in self._slot_of.items()}
         job = Repack(columns, self._postings, pairs, terms=len(self._df), compiled=self._compiled)
         self._repacking = job
         return job
@@ -251,6 +251,7 @@ class RecallIndex(Ranking):
         starts, fwd_terms, fwd_counts = self._starts, self._fwd_terms, self._fwd_counts
         since = [s for s in range(job.slots, len(lengths)) if lengths[s]]
         added = len(self._df) - job.terms  # terms first met since it began
+        job.retire(self._post_docs, self._post_tfs)  # freed with no lock (``let_go``)
         self._post_docs = new.post_docs + [array("H") for _ in range(added)]
         self._post_tfs = new.post_tfs + [array("B") for _ in range(added)]
         self._max_tf = new.max_tf + array("B", bytes(added))

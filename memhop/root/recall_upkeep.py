@@ -71,7 +71,9 @@ def repack(root: Root, agent_id: int, index: RecallIndex) -> bool:
             job = index.begin_repack()
         job.run()
         with root.domain(agent_id, background=True):
-            return index.finish_repack(job)
+            taken = index.finish_repack(job)
+        job.let_go()
+        return taken
     except MemHopError as exc:  # the file closed, or a saved state's bytes did not check
         log.debug("recall: repack of %016x not done: %s", agent_id, exc)
     except Exception:

@@ -45,6 +45,7 @@ def test_a_packed_map_reads_and_writes_as_the_map_it_was_packed_from(
     for key in [*probes, *keys[:5]]:  # absent keys too (a probe is almost never held)
         assert packed.get(key) == expected.get(key)
         assert (key in packed) == (key in expected)
+    before, unwritten = dict(expected), packed.copy()
     for put, key, value in ops:  # the first write makes the map its own
         if put:
             packed.put(key, value)
@@ -54,6 +55,15 @@ def test_a_packed_map_reads_and_writes_as_the_map_it_was_packed_from(
             expected.pop(key, None)
     assert packed == expected
     assert list(packed.flat()) == [x for k in sorted(expected) for x in (k, expected[k])]
+    assert unwritten == before  # a copy made before the writes does not see them
+    written, its_own = packed.copy(), dict(expected)  # nor does a map see its copy's writes
+    written.put(1, 7)
+    its_own[1] = 7
+    for key in keys[:1]:
+        written.discard(key)
+        its_own.pop(key, None)
+    assert written == its_own
+    assert packed == expected
 
 
 def test_pairs_of_odd_length_or_columns_of_two_lengths_are_refused() -> None:
