@@ -43,6 +43,7 @@ __all__ = ["NO_LENGTH", "Repack", "Repacked", "kept"]
 
 NO_LENGTH = 0xFFFFFFFF  # a term's shortest document before it has one
 _FREE_RUN = 2048  # a term's postings freed at a time: well under a millisecond
+_PACED_TERMS = 1024  # terms repacked between two calls of the run's pace (about 2 ms)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,13 +131,14 @@ class Repack:
                 del postings[-_FREE_RUN:]
         self._retired.clear()
 
-    def run(self) -> None:
-        """Make the repacked columns (``result``)."""
+    def run(self, pace: Callable[[], None] = lambda: None) -> None:
+        """Make the repacked columns (``result``); ``pace`` is called between chunks of the
+        work (a few ms each at 10^5 documents: the root makes way for calls there)."""
         n, cols = self.slots, self._columns
         lengths = cols.lengths[:n]  # a copy: a removal after this is in ``removed``
         alive = bytes(map(bool, lengths))
         renumber = array("I", itertools.accumulate(alive, initial=0))
-        post_docs, post_tfs, max_tf, min_length = self._postings_kept(lengths, renumber)
+        post_docs, post_tfs, max_tf, min_length = self._postings_kept(lengths, renumber, pace)
         starts = cols.starts[:n]
         ends = starts[1:]
         ends.append(self._fwd_end)
@@ -146,6 +148,7 @@ class Repack:
         )
         new_starts = array("Q", itertools.accumulate(itertools.compress(sizes, alive), initial=0))
         new_starts.pop()  # the end of the last document
+        pace()
         self.result = Repacked(
             alive=alive,
             renumber=renumber,
@@ -167,7 +170,7 @@ class Repack:
         )
 
     def _postings_kept(
-        self, lengths: array[int], renumber: array[int]
+        self, lengths: array[int], renumber: array[int], pace: Callable[[], None]
     ) -> tuple[list[array[int] | None], list[array[int] | None], array[int], array[int]]:
         """Each covered term's postings of kept documents, renumbered, and its bounds (they
         lose the removed documents' counts and lengths)."""
@@ -178,6 +181,8 @@ class Repack:
         post_tfs: list[array[int] | None] = []
         max_tf, min_length = array("B"), array("I")
         for term_id in range(self.terms):
+            if term_id % _PACED_TERMS == 0:
+                pace()
             docs, counts = self._postings(term_id)
             # an edit appends slots from n on at the end; what lies before stays as it is
             cut = bisect_left(docs, n)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-__all__ = ["BUILD_SHARE", "LEAST_WAY_S", "SharedPace"]
+__all__ = ["BUILD_SHARE", "BUILD_YIELD_S", "LEAST_WAY_S", "SharedPace"]
 
 BUILD_SHARE = 1 / 2
 """The least share of the wall time a build keeps while calls come without pause. A
@@ -14,6 +14,9 @@ it never ended beside a host that called back to back (20,000 turns, and its Dre
 waited for it all along). The host's calls are slower until it ends (its scenes served
 from the map, a recall's hits read from the file), so the build gets no less than two
 threads that share the interpreter get anyway."""
+
+BUILD_YIELD_S = 0.05
+"""The longest a build (or a repack) waits for the calls in flight at once."""
 
 LEAST_WAY_S = 0.002
 """The least a build makes way for at once. Each time it lets go of the interpreter, a host

@@ -7,7 +7,8 @@ Two kinds of work a host's recall would otherwise do under the domain lock:
   ms at 10^5 documents, run inside a host's recall before this module). Asked
   for by the hold that found it due (``DomainContext.on_repack_due``), it runs
   on the domain's upkeep thread: begun in one short hold, made with no lock
-  while turns go on, finished in another short hold that redoes only what
+  while turns go on (making way for the calls in flight, as a build does:
+  ``pacing.SharedPace``), finished in another short hold that redoes only what
   changed since it began.
 - **What a Dream pass changed** (``take_changes``): the pass, as it ends, brings
   the built index up to date a step a hold (``recall_index.build_step``), so the
@@ -33,6 +34,7 @@ from memhop.errors import MemHopError
 from memhop.index.recall import RecallIndex
 from memhop.root import recall_index
 from memhop.root.dream_threads import DOMAIN_UPKEEP, DreamThreads
+from memhop.root.pacing import BUILD_YIELD_S, SharedPace
 
 __all__ = ["ask_repack", "repack", "take_changes"]
 
@@ -42,25 +44,32 @@ STEP_PAUSE_S = 0.0002  # between two holds: a call waiting for the lock takes it
 
 
 class Root(Protocol):
-    """What the upkeep needs of the open file (``memhop.root.root.Root`` provides it)."""
+    """What a Dream pass's part needs of the open file (``memhop.root.root.Root``)."""
 
     engine: Engine
     closing: threading.Event
-    dreams: DreamThreads
 
     def domain(
         self, agent_id: int, *, background: bool = ...
     ) -> AbstractContextManager[DomainContext]: ...
 
 
-def ask_repack(root: Root, agent_id: int, index: RecallIndex) -> None:
+class UpkeepRoot(Root, Protocol):
+    """What a repack needs of it besides: its background threads and its way-making."""
+
+    dreams: DreamThreads
+
+    def make_way(self, longest: float = ...) -> None: ...
+
+
+def ask_repack(root: UpkeepRoot, agent_id: int, index: RecallIndex) -> None:
     """Repack ``index``, the domain's, on its upkeep thread (called under the domain lock by
     the hold that found it due; asked again meanwhile, it runs once more, and finds it done)."""
     if not root.closing.is_set():
         root.dreams.start(agent_id, DOMAIN_UPKEEP, functools.partial(repack, root, agent_id, index))
 
 
-def repack(root: Root, agent_id: int, index: RecallIndex) -> bool:
+def repack(root: UpkeepRoot, agent_id: int, index: RecallIndex) -> bool:
     """Repack ``index`` if it is still due: begun and finished in two short holds of the
     domain lock, made between them with none; True if it was taken. An index the domain
     let go of meanwhile is repacked for nothing and harms nothing."""
@@ -69,7 +78,7 @@ def repack(root: Root, agent_id: int, index: RecallIndex) -> bool:
             if not index.repack_due:
                 return False
             job = index.begin_repack()
-        job.run()
+        job.run(SharedPace(root.make_way, BUILD_YIELD_S))  # calls in flight first, as for a build
         with root.domain(agent_id, background=True):
             taken = index.finish_repack(job)
         job.let_go()

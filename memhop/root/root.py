@@ -36,14 +36,13 @@ from memhop.root import compaction, dreams, recall_upkeep, recall_warm
 from memhop.root.dream_threads import DreamThreads
 from memhop.root.heap import HeapTrim, find_trim
 from memhop.root.hold import DomainHold
-from memhop.root.pacing import SharedPace
+from memhop.root.pacing import BUILD_YIELD_S, SharedPace
 
 Clock = Callable[[], int]
 MAX_SUB_AGENT_NAME_BYTES = registry.MAX_TENANT_NAME_BYTES
 # A build's pause between chunks of its reads while a call is in flight: long enough
 # for the call's thread to take the interpreter (a pause of 0 seldom hands it over).
 BUILD_PAUSE_S = 0.0002
-BUILD_YIELD_S = 0.05  # the longest a build waits for calls in flight at once (pacing.py)
 
 
 def wall_clock_ms() -> int:
