@@ -57,7 +57,10 @@ def assert_same(index: RecallIndex, corpus: Corpus, compiled: bool) -> None:
     assert index == fresh
     assert len(index) == len(corpus)
     for query in (["tea"], ["ferry", "storm"], ["kite", "moss", "owl"], ["fig", "lamp", "tea"]):
-        assert index.search(query, 5) == fresh.search(query, 5)
+        # every match (no cut among ties); a score may differ in its last bit, as the terms'
+        # bounds (which order the sums) stay loose after a removal and are exact when built
+        got = {h.key: h.score for h in index.search(query, 100)}
+        assert got == pytest.approx({h.key: h.score for h in fresh.search(query, 100)})
 
 
 def interleaved(read: Callable[[int], tuple[Postings, Postings]], step: Callable[[], None]):
