@@ -27,15 +27,21 @@ def _counted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return runs
 
 
+def _three_turns(path: str) -> memhop.DB:
+    """A new file whose primary has said three turns (one scene, which a pass folds)."""
+    db = memhop.open(path, DreamModel(), defaults(), memhop.ProfileInput(name="me"))
+    for i, lines in enumerate((FERRY, KITTEN, GARDEN)):
+        say(db.primary(), lines, TS + i)
+    return db
+
+
 def test_the_pass_redoes_what_it_changed_and_the_next_recall_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = str(tmp_path / "mem.meh")
     runs = _counted(monkeypatch)
-    with memhop.open(path, DreamModel(), defaults(), memhop.ProfileInput(name="me")) as db:
+    with _three_turns(path) as db:
         me = db.primary()
-        for i, lines in enumerate((FERRY, KITTEN, GARDEN)):
-            say(me, lines, TS + i)
         me.recall("kitten")  # the index is built: from here the pass keeps it current
         runs.clear()
         assert me.dream().consolidated_scenes == 1
@@ -54,12 +60,9 @@ def test_the_pass_redoes_what_it_changed_and_the_next_recall_nothing(
 def test_a_pass_builds_no_index_a_recall_never_asked_for(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = str(tmp_path / "mem.meh")
     runs = _counted(monkeypatch)
-    with memhop.open(path, DreamModel(), defaults(), memhop.ProfileInput(name="me")) as db:
+    with _three_turns(str(tmp_path / "mem.meh")) as db:
         me = db.primary()
-        for i, lines in enumerate((FERRY, KITTEN, GARDEN)):
-            say(me, lines, TS + i)
         assert me.dream().consolidated_scenes == 1
         assert runs == []  # no recall yet: nothing to keep current
         assert me.recall("kitten")  # control: the first recall builds it then
