@@ -15,8 +15,10 @@ Two kinds of work a host's recall would otherwise do under the domain lock:
   host's next recall does not redo the rows the pass folded (at 10^5 turns, 2.6
   of the 8.9 ms of CPU of the slowest 1% of turns).
 
-A failure here loses nothing: the index is what it was, and the next recall or
-the next close (which repacks before it saves) does the work.
+A failure here loses nothing: the index is what it was (or, if a repack failed
+while it was being taken, let go of, and indexed again from the records by the
+next recall), and the next recall or close (which repacks before it saves)
+does the work.
 """
 
 from __future__ import annotations
@@ -79,8 +81,12 @@ def repack(root: UpkeepRoot, agent_id: int, index: RecallIndex) -> bool:
                 return False
             job = index.begin_repack()
         job.run(SharedPace(root.make_way, BUILD_YIELD_S))  # calls in flight first, as for a build
-        with root.domain(agent_id, background=True):
-            taken = index.finish_repack(job)
+        with root.domain(agent_id, background=True) as ctx:
+            try:
+                taken = index.finish_repack(job)
+            except BaseException:
+                _let_go(ctx, index)  # half taken: the next recall indexes the domain again
+                raise
         job.let_go()
         return taken
     except MemHopError as exc:  # the file closed, or a saved state's bytes did not check
@@ -88,6 +94,16 @@ def repack(root: UpkeepRoot, agent_id: int, index: RecallIndex) -> bool:
     except Exception:
         log.exception("recall: repack of %016x failed", agent_id)
     return False
+
+
+def _let_go(ctx: DomainContext, index: RecallIndex) -> None:
+    """Drop the domain's recall state if ``index`` is its index (called under the lock)."""
+    states = (
+        None if ctx.built is None else ctx.built.recall,
+        None if ctx.warm is None else ctx.warm.recall,
+    )
+    if any(state is not None and state.index is index for state in states):
+        ctx.drop_recall()
 
 
 def take_changes(root: Root, agent_id: int) -> None:

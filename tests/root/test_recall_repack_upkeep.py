@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -93,3 +94,44 @@ def test_without_removals_past_the_bound_no_repack_is_asked_for(
         _turns(db.primary(), 30)
         _upkeep_ended()
         assert seen  # control: past a lower bound, the same turns ask for one
+
+
+class _Exploding(list[int]):
+    """A repack's log of removals that fails as the finish reads it: after the new columns
+    are in, before what changed since the repack began is redone (a half-taken index)."""
+
+    def __iter__(self) -> Iterator[int]:
+        raise MemoryError("injected while the repack was taken")
+
+
+def test_a_repack_that_fails_while_taken_leaves_no_half_index_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(recall, "_REPACK_DEAD", 8)
+    ran, go_on = threading.Event(), threading.Event()
+    run = Repack.run
+
+    def held_after_its_run(self: Repack, pace: Callable[[], None] = lambda: None) -> None:
+        run(self, pace)
+        if not ran.is_set():  # the first repack: the host changes the index meanwhile
+            self.removed = _Exploding(self.removed)
+            ran.set()
+            go_on.wait(10)
+
+    monkeypatch.setattr(Repack, "run", held_after_its_run)
+    path = str(tmp_path / "mem.meh")
+    with open_new(path) as db:
+        me = db.primary()
+        _turns(me, 60)
+        assert ran.wait(10)  # control: a repack ran
+        for i in range(3):  # rows the half-taken index would not hold
+            say(me, (f"the lighthouse keeper {i} saw a storm", "it passed by noon"), TS + 100 + i)
+            me.recall("lighthouse storm")
+        go_on.set()
+        _upkeep_ended()
+        assert "repack" in caplog.text  # logged on its thread, not raised into a call
+        kept = answers(me, QUERIES)  # from an index made again from the records
+        assert any(hit.text.startswith("the lighthouse keeper") for hit in kept[-1])
+    os.remove(path + ".recall")
+    with memhop.open(path, memhop.LocalModel()) as again:
+        assert answers(again.primary(), QUERIES) == kept
