@@ -123,9 +123,9 @@ class Repack:
         self._retired.extend(postings)
 
     def let_go(self) -> None:
-        """Free what ``retire`` kept, ``_FREE_RUN`` lists at a time (called with no lock:
-        the 10^5 arrays of a large index freed in one statement hold the interpreter for
-        15 ms, which a host's call beside it would wait out)."""
+        """Free what ``retire`` kept, ``_FREE_RUN`` postings at a time (called with no lock:
+        the 40,000 arrays of 20,000 terms freed in one statement held the interpreter for
+        4.6 ms, and a host's call beside it would wait that out)."""
         for postings in self._retired:
             while postings:
                 del postings[-_FREE_RUN:]
