@@ -27,12 +27,13 @@ import functools
 import logging
 import threading
 import time
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Protocol
 
 from memhop.domain.context import DomainContext
 from memhop.engine import Engine
-from memhop.errors import MemHopError
+from memhop.errors import ClosedError, MemHopError
 from memhop.index.recall import RecallIndex
 from memhop.root import recall_index
 from memhop.root.dream_threads import DOMAIN_UPKEEP, DreamThreads
@@ -80,7 +81,7 @@ def repack(root: UpkeepRoot, agent_id: int, index: RecallIndex) -> bool:
             if not index.repack_due:
                 return False
             job = index.begin_repack()
-        job.run(SharedPace(root.make_way, BUILD_YIELD_S))  # calls in flight first, as for a build
+        job.run(_pace(root))
         with root.domain(agent_id, background=True) as ctx:
             try:
                 taken = index.finish_repack(job)
@@ -94,6 +95,21 @@ def repack(root: UpkeepRoot, agent_id: int, index: RecallIndex) -> bool:
     except Exception:
         log.exception("recall: repack of %016x failed", agent_id)
     return False
+
+
+def _pace(root: UpkeepRoot) -> Callable[[], None]:
+    """A repack's pace: calls in flight go first, as for a build (``SharedPace``); once the
+    file closes, the repack stops (``ClosedError``: the close, which waits for this
+    thread, repacks before it saves)."""
+    shared = SharedPace(root.make_way, BUILD_YIELD_S)
+
+    def pace() -> None:
+        if root.closing.is_set():
+            msg = "the file closes: its recall index's repack is dropped"
+            raise ClosedError(msg)
+        shared()
+
+    return pace
 
 
 def _let_go(ctx: DomainContext, index: RecallIndex) -> None:

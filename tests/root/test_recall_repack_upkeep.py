@@ -19,6 +19,7 @@ import pytest
 import memhop
 from memhop.index import recall
 from memhop.index.recall import RecallIndex, Repack
+from memhop.root import recall_upkeep
 from tests.interface.conftest import TS, open_new
 from tests.interface.test_recall import answers, say
 
@@ -134,4 +135,37 @@ def test_a_repack_that_fails_while_taken_leaves_no_half_index_behind(
         assert any(hit.text.startswith("the lighthouse keeper") for hit in kept[-1])
     os.remove(path + ".recall")
     with memhop.open(path, memhop.LocalModel()) as again:
+        assert answers(again.primary(), QUERIES) == kept
+
+
+def test_a_repack_under_way_stops_when_the_file_closes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(recall, "_REPACK_DEAD", 8)
+    entered, release = threading.Event(), threading.Event()
+    paces: list[bool] = []  # one entry a pace the run made, True once the file closed
+
+    class HeldPace:  # the run's pace, held at its first call until the test lets it go
+        def __init__(self, *_: object) -> None:
+            self.closing = closing
+
+        def __call__(self) -> None:
+            paces.append(self.closing.is_set())
+            entered.set()
+            release.wait(10)
+
+    monkeypatch.setattr(recall_upkeep, "SharedPace", HeldPace)
+    path = str(tmp_path / "mem.meh")
+    db = open_new(path)
+    closing = db._root.closing  # what the close sets first
+    me = db.primary()
+    _turns(me, 60)
+    assert entered.wait(10)  # control: a repack's run is under way, held at a pace
+    kept = answers(me, QUERIES)
+    threading.Timer(0.2, release.set).start()  # let it go once the close has begun
+    db.close()
+    _upkeep_ended()
+    assert paces[0] is False  # the pace held was asked before the close
+    assert True not in paces  # and none after it: the run stopped at its next pace
+    with memhop.open(path, memhop.LocalModel()) as again:  # the close repacked and saved
         assert answers(again.primary(), QUERIES) == kept
