@@ -252,10 +252,12 @@ class RecallIndex(Ranking):
         since = [s for s in range(job.slots, len(lengths)) if lengths[s]]
         added = len(self._df) - job.terms  # terms first met since it began
         job.retire(self._post_docs, self._post_tfs)  # freed with no lock (``let_go``)
-        self._post_docs = new.post_docs + [array("H") for _ in range(added)]
-        self._post_tfs = new.post_tfs + [array("B") for _ in range(added)]
-        self._max_tf = new.max_tf + array("B", bytes(added))
-        self._min_length = new.min_length + array("I", [NO_LENGTH]) * added
+        new.post_docs.extend(array("H") for _ in range(added))
+        new.post_tfs.extend(array("B") for _ in range(added))
+        new.max_tf.frombytes(bytes(added))
+        new.min_length.extend([NO_LENGTH] * added)
+        self._post_docs, self._post_tfs = new.post_docs, new.post_tfs  # grown, not copied
+        self._max_tf, self._min_length = new.max_tf, new.min_length
         self._base = None
         self._kinds, self._ids = SplitColumn.of(new.kinds), SplitColumn.of(new.ids)
         self._scenes, self._created = SplitColumn.of(new.scenes), SplitColumn.of(new.created)

@@ -7,7 +7,6 @@ best rows and events, each rendered as the host reads it.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -23,14 +22,12 @@ from memhop.root.content import check_ms
 from memhop.root.ops import AgentOps
 from memhop.root.provenance import TURN, Provenance, of_row
 from memhop.root.recall_docs import EVENT, Refresh
-from memhop.root.recall_index import build_step, current, ready
+from memhop.root.recall_index import between_steps, build_step, current, ready
 
 __all__ = [
     "MAX_RECALL_LIMIT",
-    "STEP_PAUSE_S",
     "RecallFound",
     "RecallQuery",
-    "between_steps",
     "recall",
     "recall_in_steps",
 ]
@@ -38,8 +35,6 @@ __all__ = [
 MAX_RECALL_LIMIT = 100
 _MATCHED_MEMBER_LINES = 3  # a Dream row's answer quotes at most this many folded lines
 _QUOTE_RUN = 4  # folded rows whose lines are read at a time, until enough are quoted
-STEP_PAUSE_S = 0.0002
-"""The pause between two steps: long enough for a call waiting on the lock to take it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,11 +111,6 @@ def _recall_now(engine: Engine, ctx: DomainContext, query: RecallQuery) -> list[
     if refresh is None and ready(ctx):
         refresh = current(engine, ctx)
     return None if refresh is None else _answer(refresh, query)
-
-
-def between_steps() -> None:
-    """The pause between two steps of a build, the lock free: a call waiting for it takes it."""
-    time.sleep(STEP_PAUSE_S)
 
 
 def recall(engine: Engine, ctx: DomainContext, query: RecallQuery) -> list[RecallFound]:

@@ -23,6 +23,8 @@ from memhop.root.recall_docs import Refresh
 
 __all__ = [
     "BUILD_STEP_S",
+    "STEP_PAUSE_S",
+    "between_steps",
     "build_step",
     "built_state",
     "current",
@@ -34,6 +36,8 @@ __all__ = [
 
 BUILD_STEP_S = 0.010
 """How long one step of a first build of the recall index holds the domain lock, about."""
+STEP_PAUSE_S = 0.0002
+"""The pause between two steps: long enough for a call waiting on the lock to take it."""
 _TOPICS_PER_UNIT = 256  # topics of one scene (or with no listed row) in one unit of the build
 # Topics a Dream pass changed, in one unit: each is a row redone with its neighbours, up to
 # a few ms at 10^5 turns, and a step ends after its first unit past BUILD_STEP_S (256 of
@@ -66,8 +70,8 @@ def _start(engine: Engine, ctx: DomainContext) -> RecallState:
     return state
 
 
-def _units(units: list[list[int]]) -> list[list[int]]:
-    return [u[i : i + _TOPICS_PER_UNIT] for u in units for i in range(0, len(u), _TOPICS_PER_UNIT)]
+def _units(units: list[list[int]], size: int = _TOPICS_PER_UNIT) -> list[list[int]]:
+    return [u[i : i + size] for u in units for i in range(0, len(u), size)]
 
 
 def _replaced(ctx: DomainContext) -> bool:
@@ -108,11 +112,13 @@ def queue_changes(ctx: DomainContext) -> bool:
     mirrors = ctx.mirrors
     changed = mirrors.topics.journal.drain() | mirrors.contents.journal.drain()
     if changed and mirrors.recall is not None:
-        topics = sorted(changed)
-        mirrors.recall.pending += [
-            topics[i : i + _CHANGES_PER_UNIT] for i in range(0, len(topics), _CHANGES_PER_UNIT)
-        ]
+        mirrors.recall.pending += _units([sorted(changed)], _CHANGES_PER_UNIT)
     return bool(changed)
+
+
+def between_steps() -> None:
+    """The pause between two steps of a build, the lock free: a call waiting for it takes it."""
+    time.sleep(STEP_PAUSE_S)
 
 
 def current(engine: Engine, ctx: DomainContext) -> Refresh:

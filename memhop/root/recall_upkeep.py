@@ -26,7 +26,6 @@ from __future__ import annotations
 import functools
 import logging
 import threading
-import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Protocol
@@ -42,8 +41,6 @@ from memhop.root.pacing import BUILD_YIELD_S, SharedPace
 __all__ = ["ask_repack", "repack", "take_changes"]
 
 log = logging.getLogger("memhop.recall")
-
-STEP_PAUSE_S = 0.0002  # between two holds: a call waiting for the lock takes it
 
 
 class Root(Protocol):
@@ -135,6 +132,6 @@ def take_changes(root: Root, agent_id: int) -> None:
             with root.domain(agent_id, background=True) as ctx:
                 if recall_index.build_step(root.engine, ctx):
                     return
-            time.sleep(STEP_PAUSE_S)
+            recall_index.between_steps()  # a call waiting for the lock takes it
     except MemHopError as exc:  # the file closed or the domain went: the next recall does it
         log.debug("recall: index of %016x not brought up to date: %s", agent_id, exc)
