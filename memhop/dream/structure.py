@@ -165,7 +165,7 @@ def rebuild_from_l2(held: Held, limit: int | None = None) -> tuple[int, int]:
 
     Only nodes whose topics (or their scene's) changed since the last rebuild are
     judged (``L1Cache.restale``; at most ``limit`` of them, None: all, fewer once the
-    hold has run its time after a stale one; the rest left for the next call:
+    hold has run its time; the rest left for the next call:
     ``l1domain.stale_pending``); nothing is written before ``commit``, so a read
     failure changes nothing.
     """
@@ -176,8 +176,8 @@ def rebuild_from_l2(held: Held, limit: int | None = None) -> tuple[int, int]:
         due.difference_update([n for n in due if n not in nodes])
         graph = GraphEdit(held, cache)
         stale = edges_removed = 0
-        for node_id in l1domain.batch(due, limit):
-            if stale and held.over():
+        for judged, node_id in enumerate(l1domain.batch(due, limit)):
+            if judged and held.over():
                 break  # the rest stay due: the next hold's
             due.discard(node_id)
             node = nodes[node_id]

@@ -161,12 +161,15 @@ class Refresh:
         state = self.state
         rows: set[int] = set()
         for topic_id in changed:
-            # A row's own topic is its member without an entry in row_of.
+            # A row's own topic is its member without an entry in row_of. A turn folded
+            # since it was indexed has both: its own row's document (gone now) and, once
+            # an earlier pass of the same changes redid the row it folded into, an entry
+            # in row_of (a pass's changes are redone a few topics a hold).
             indexed = topic_id if (ROW, topic_id) in state.index else None
             scene_id = self.topic_scene(topic_id)
             topics = None if scene_id is None else self.mirrors(scene_id).topics
             now = None if topics is None else _surface_row(topics, topic_id)
-            for row in (state.row_of.get(topic_id, indexed), now):
+            for row in (state.row_of.get(topic_id), indexed, now):
                 if row is not None:
                     rows.add(row)
                     if scene_id is not None and self.whole is None:

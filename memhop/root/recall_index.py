@@ -24,6 +24,7 @@ from memhop.root.recall_docs import Refresh
 __all__ = [
     "BUILD_STEP_S",
     "STEP_PAUSE_S",
+    "UPKEEP_STEP_S",
     "between_steps",
     "build_step",
     "built_state",
@@ -36,13 +37,18 @@ __all__ = [
 
 BUILD_STEP_S = 0.010
 """How long one step of a first build of the recall index holds the domain lock, about."""
+UPKEEP_STEP_S = 0.001
+"""The same for a step of background upkeep (a pass's changes, ``recall_upkeep``): one unit
+past it, as a Dream pass's hold, since no call of the host's waits for it to end."""
 STEP_PAUSE_S = 0.0002
 """The pause between two steps: long enough for a call waiting on the lock to take it."""
 _TOPICS_PER_UNIT = 256  # topics of one scene (or with no listed row) in one unit of the build
-# Topics a Dream pass changed, in one unit: each is a row redone with its neighbours, up to
-# a few ms at 10^5 turns, and a step ends after its first unit past BUILD_STEP_S (256 of
-# them made a hold of 23 ms of CPU after a whole pass).
-_CHANGES_PER_UNIT = 8
+# Topics a Dream pass changed, in one unit: each is its row redone with its neighbours, a
+# row 0.1-5 ms at 60,000 turns (a Dream row of a long scene, 1,200 terms, 3-5 ms), and a
+# step ends after its first unit past its budget (256 topics a unit made a hold of 23 ms
+# of CPU after a whole pass; eight with steps of BUILD_STEP_S, holds of 13-19 ms; four,
+# units of up to 16 ms: eleven rows redone).
+_CHANGES_PER_UNIT = 2
 
 
 def _start(engine: Engine, ctx: DomainContext) -> RecallState:
@@ -81,9 +87,9 @@ def _replaced(ctx: DomainContext) -> bool:
     return not (mirrors.topics.journal.watching and mirrors.contents.journal.watching)
 
 
-def build_step(engine: Engine, ctx: DomainContext) -> bool:
-    """Index the domain for recall for about ``BUILD_STEP_S`` of one hold; True once what is
-    left is what changed since (``current_state`` takes it in one hold).
+def build_step(engine: Engine, ctx: DomainContext, step_s: float | None = None) -> bool:
+    """Index the domain for recall for about ``step_s`` (``BUILD_STEP_S``) of one hold; True
+    once what is left is what changed since (``current_state`` takes it in one hold).
 
     A domain's first recall indexes every row and event: seconds at 10^5 turns. Run
     in steps, each under its own hold of the domain lock (``recall_in_steps``), it
@@ -96,10 +102,11 @@ def build_step(engine: Engine, ctx: DomainContext) -> bool:
     if not state.pending:
         return True
     refresh = Refresh(engine, ctx, state)
+    budget = BUILD_STEP_S if step_s is None else step_s
     started = time.perf_counter()
     while True:  # a unit at least, then as many as fit the step
         refresh.run(set(state.pending.pop()))
-        if not state.pending or time.perf_counter() - started >= BUILD_STEP_S:
+        if not state.pending or time.perf_counter() - started >= budget:
             return not state.pending
 
 

@@ -130,7 +130,7 @@ def take_changes(root: Root, agent_id: int) -> None:
                 return
         while not root.closing.is_set():
             with root.domain(agent_id, background=True) as ctx:
-                if recall_index.build_step(root.engine, ctx):
+                if recall_index.build_step(root.engine, ctx, recall_index.UPKEEP_STEP_S):
                     return
             recall_index.between_steps()  # a call waiting for the lock takes it
     except MemHopError as exc:  # the file closed or the domain went: the next recall does it

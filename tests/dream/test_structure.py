@@ -201,6 +201,30 @@ def test_rebuild_takes_a_stale_node_and_its_edge(dom: Domain) -> None:
     assert scene.list_scene_edges(dom.engine, 0) == []
 
 
+def test_a_spent_hold_judges_one_node_whether_or_not_it_is_stale(dom: Domain) -> None:
+    """A cold cache has every node to judge: once the hold's time is spent, the check stops
+    after the node at hand, stale or not (a run of live nodes held the lock 14 ms at
+    60,000 turns), and the next holds find the stale one the one hold found."""
+    for n in range(6):
+        dom.turn(n + 1, (f"w{n}",), scene=100 + n)
+    _sync_and_link(dom)
+    topic.delete_topics(dom.engine, 0, [4])  # scene 103's only topic: its node is stale
+    with dom.hold() as held:
+        structure.rebuild_index(held)
+        due = len(l1domain.of(held).restale)
+    assert due == 6  # a rebuilt cache judges every node
+    removed, holds = [], 0
+    while True:
+        with dom.spent_hold() as held:
+            removed.append(structure.rebuild_from_l2(held))
+            holds += 1
+            if not l1domain.stale_pending(held):
+                break
+    assert holds == due  # one node a hold, though five of them are not stale
+    assert sum(r[0] for r in removed) == 1
+    assert {n.scene_id for n in scene.list_scene_nodes(dom.engine, 0)} == {100, 101, 102, 104, 105}
+
+
 def test_a_node_faded_below_0_15_is_weighed_against_no_new_scene(dom: Domain) -> None:
     """Its words leave the cache's keyword index, so a new scene sharing them is not even
     weighed against it (it could take no edge): a domain's pairs are its recent scenes'."""

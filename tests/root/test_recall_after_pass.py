@@ -3,11 +3,13 @@ next recall redoes nothing of what the pass changed (it was 2.6 ms of the slowes
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
 import memhop
+from memhop.root import recall_index
 from memhop.root.recall_docs import Refresh
 from tests.interface.conftest import TS
 from tests.interface.test_dream import DreamModel, defaults
@@ -67,3 +69,37 @@ def test_a_pass_builds_no_index_a_recall_never_asked_for(
         assert runs == []  # no recall yet: nothing to keep current
         assert me.recall("kitten")  # control: the first recall builds it then
         assert runs
+
+
+@pytest.mark.parametrize("fused_first", [True, False])
+def test_a_pass_taken_a_topic_a_hold_in_either_order_answers_as_a_fresh_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fused_first: bool
+) -> None:
+    """A pass's changes are redone a few topics a hold: when the row a fold made is redone
+    before the turns it folded, those turns' own rows still go (they stayed in the index,
+    answering as turns beside the row that folded them, until this was fixed)."""
+    monkeypatch.setattr(recall_index, "_CHANGES_PER_UNIT", 1)
+    monkeypatch.setattr(recall_index, "UPKEEP_STEP_S", 0.0)  # a unit a hold
+    said: set[int] = set()
+    real_units = recall_index._units
+
+    def units(groups: list[list[int]], size: int = 256) -> list[list[int]]:
+        # The build takes the last unit first: the fold's row last, or first.
+        return sorted(real_units(groups, size), key=lambda u: (u[0] in said) == fused_first)
+
+    monkeypatch.setattr(recall_index, "_units", units)
+    path = tmp_path / "mem.meh"
+    with memhop.open(str(path), DreamModel(), defaults(), memhop.ProfileInput(name="me")) as db:
+        me = db.primary()
+        for i, lines in enumerate((FERRY, KITTEN, GARDEN)):
+            said.add(int(say(me, lines, TS + i).id, 16))
+        me.recall("kitten")  # built: the pass keeps it current from here
+        assert me.dream().consolidated_scenes == 1
+        (hit,) = me.recall("kitten vaccinations")
+        assert hit.origin == "dream"  # the fold's row, and no folded turn beside it
+        kept = answers(me)
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    shutil.copy(path, fresh / "mem.meh")  # the records alone: no saved index beside them
+    with memhop.open(str(fresh / "mem.meh"), memhop.LocalModel()) as again:
+        assert answers(again.primary()) == kept
