@@ -156,7 +156,8 @@ class DomainContext:
         return self.built
 
     def _adopt(self, built: Mirrors) -> None:
-        """Take a warm domain's full build, with the turn writes its views took meanwhile.
+        """Take a warm domain's full build, with the turn writes its views took meanwhile
+        (most of them taken by the build's thread before this hold: ``WarmStart.left``).
 
         Each change puts a record as written, so applying one the build already
         read changes nothing; they are applied in the order they were made.
@@ -166,7 +167,11 @@ class DomainContext:
             built.recall = self.warm.recall  # noting the changes the views took meanwhile
             built.topics.journal.drain()
             built.contents.journal.drain()
-        for change in self.warm.pending:
+            # The build took most of them before this hold, unwatched (``_catch_up``): what
+            # the views noted since the state last read them is what it has to redo.
+            for topic_id in self.warm.drain_views():
+                built.topics.journal.note(topic_id)
+        for change in self.warm.left():
             change(built)
         self.built, self.warm = built, None
 

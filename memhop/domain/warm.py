@@ -173,8 +173,10 @@ class WarmStart:
         # (``reading``), for a recall's hits; given up once a view is made.
         self._readings: dict[int, tuple[Mirrors, Part]] = {}
         self._noted: set[int] = set()  # the scenes whose views noted a change since a drain
-        # Turn writes the views took, for the full build (``DomainContext.apply``).
+        # Turn writes the views took, for the full build (``DomainContext.apply``), and how
+        # many of them the build has taken (``_catch_up``).
         self.pending: list[Callable[[Mirrors], object]] = []
+        self._taken = 0
         self._fill: _Fill | None = None
         self._hurry = threading.Event()  # set: someone waits for the build, so no grace
         self._built: Mirrors | None = None
@@ -295,10 +297,27 @@ class WarmStart:
         # The domain's first calls (a recall after the first search, say) run before the
         # build takes the interpreter from them, unless a call needs the build itself.
         self._hurry.wait(BUILD_GRACE_S)
+        self._taken = 0  # a build again after one failed reads the file anew
         try:
-            self._built = self._build()
+            built = self._build()
+            self._catch_up(built)
+            self._built = built
         except BaseException as exc:  # handed to whoever waits for the build
             self._error = exc
+
+    def _catch_up(self, built: Mirrors) -> None:
+        """Apply to ``built`` the turn writes the views took while it ran, in order and
+        without the domain lock: nothing reads a build before it is published, and the
+        writers only append. The hold that adopts it takes the few after (``left``); a
+        restart under a busy host left it 5,000 of them, 14-18 ms in that one hold."""
+        pending = self.pending
+        while self._taken < len(pending):
+            pending[self._taken](built)
+            self._taken += 1
+
+    def left(self) -> list[Callable[[Mirrors], object]]:
+        """The turn writes the finished build has yet to take, in the order they were made."""
+        return self.pending[self._taken :]
 
     def running(self) -> bool:
         """Whether a build is in flight."""

@@ -62,6 +62,40 @@ def test_a_warm_domain_recalls_before_its_build_and_the_build_takes_the_state_ov
         assert [me.recall("heron dawn", limit=2), *answers(me)] == after
 
 
+def test_turns_after_the_last_warm_recall_are_redone_once_the_build_takes_over(
+    tmp_path: Path, held_builds: threading.Event
+) -> None:
+    """The build's thread takes the turns the views took before the hold that adopts it
+    (``WarmStart.left``): those the warm recall state had not read yet are still redone by
+    the next recall, as an index of the records alone has them."""
+    path = str(tmp_path / "mem.meh")
+    written(path, 12)
+    held_builds.clear()
+    with memhop.open(path, memhop.LocalModel(), TABLE) as db:
+        me = db.primary()
+        me.search()
+        ctx = db._root._contexts[0]
+        answers(me)  # the warm state taken, and a view of every scene
+        warm = ctx.warm
+        assert warm is not None
+        me.update(input="a heron on the pier at dawn", output="herons", created_at=T0 + 99)
+        held_builds.set()  # the warm state has not read that turn: its view noted it
+        for _ in range(400):  # the build runs on a thread of its own
+            if warm.result() is not None:
+                break
+            time.sleep(0.05)
+        assert warm.left() == []  # the build's thread took the turn, not the adopting hold
+        hits = me.recall("heron dawn", limit=2)
+        assert ctx.built is not None  # the recall took the build over
+        assert hits[0].text.startswith("a heron on the pier")
+        after = [hits, *answers(me)]
+    for side in (".recall", ".scenemap"):
+        Path(path + side).unlink()
+    with memhop.open(path, memhop.LocalModel(), TABLE) as db:  # control: the records alone
+        me = db.primary()
+        assert [me.recall("heron dawn", limit=2), *answers(me)] == after
+
+
 def test_a_warm_recall_takes_the_finished_build_and_reads_only_views_that_changed(
     tmp_path: Path, held_builds: threading.Event, monkeypatch: pytest.MonkeyPatch
 ) -> None:
