@@ -40,7 +40,7 @@ from itertools import repeat
 
 from memhop.engine.catchup import Copy
 from memhop.engine.engine import Engine
-from memhop.engine.frame import LENGTH_AT, LENGTH_FIELD, RECORD_HEADER_SIZE
+from memhop.engine.frame import LENGTH_AT, LENGTH_FIELD, RECORD_HEADER_SIZE, ByteView
 from memhop.engine.header import DATA_START
 from memhop.engine.publish import build_beside
 from memhop.engine.seed import write_seed
@@ -87,22 +87,47 @@ def occupancy(engine: Engine, *, sample: int = 0) -> Occupancy:
 
     ``sample`` > 0 reads about that many records, evenly spread over each
     domain, and scales their frame sizes to the domain's count: an estimate
-    whose cost hardly grows with the file, for a cheap policy check.
+    whose cost hardly grows with the file, for a cheap policy check. It picks
+    its records from the durable index as it stands and reads their lengths
+    after letting the engine lock go, so writers wait neither for an fsync in
+    flight nor for its reads of cold pages (the bytes of writes still waiting
+    for their fsync count as dead until then).
     """
-    with engine.exclusive():
+    if sample <= 0:
+        with engine.exclusive():
+            view, size = engine.log_view()
+            counts, picks = _picked(engine, 0)
+            return _measured(size, counts, picks, view)
+    with engine.exclusive(drained=False):
         view, size = engine.log_view()
-        live = engine.live_index()
-        count = sum(map(len, live.values()))
-        step = max(count // sample, 1) if sample > 0 else 1
-        unpack = LENGTH_FIELD.unpack_from
-        frames = 0.0
-        for by_id in live.values():
-            picked = [o + LENGTH_AT for o in by_id.sample(step)]
-            if picked:
-                read = sum(n for (n,) in map(unpack, repeat(view), picked))
-                frames += (read / len(picked) + RECORD_HEADER_SIZE) * len(by_id)
-        agents = sum(1 for i in live.values() if i)
-        return Occupancy(file_bytes=size, live_bytes=min(_live_bytes(frames, agents, count), size))
+        counts, picks = _picked(engine, sample)
+        # An export keeps the mapping open past the lock: a remap meanwhile (a read
+        # after a write) cannot close it. Frames are never cut while the file is open.
+        held = memoryview(view)
+    try:
+        return _measured(size, counts, picks, held)
+    finally:
+        held.release()
+
+
+def _picked(engine: Engine, sample: int) -> tuple[list[int], list[list[int]]]:
+    """Each domain's count of live records and the length fields of about ``sample`` of
+    them in all (every one for 0), evenly spread; under the engine lock."""
+    live = [by_id for by_id in engine.live_index().values() if by_id]
+    total = sum(map(len, live))
+    step = max(total // sample, 1) if sample > 0 else 1
+    return [len(i) for i in live], [[o + LENGTH_AT for o in i.sample(step)] for i in live]
+
+
+def _measured(size: int, counts: list[int], picks: list[list[int]], view: ByteView) -> Occupancy:
+    unpack = LENGTH_FIELD.unpack_from
+    frames = 0.0
+    for count, picked in zip(counts, picks, strict=True):
+        if picked:
+            read = sum(n for (n,) in map(unpack, repeat(view), picked))
+            frames += (read / len(picked) + RECORD_HEADER_SIZE) * count
+    live_bytes = _live_bytes(frames, len(counts), sum(counts))
+    return Occupancy(file_bytes=size, live_bytes=min(live_bytes, size))
 
 
 def _no_pause() -> None:

@@ -156,14 +156,18 @@ class EngineMutations(EngineState):
             self._commits.wait_durable(self._file.size, "sync")
 
     @contextmanager
-    def exclusive(self) -> Iterator[None]:
+    def exclusive(self, *, drained: bool = True) -> Iterator[None]:
         """Hold the engine lock across several calls (writes from other threads wait).
 
         Every write still waiting for its fsync is made durable and indexed
-        first, so the live index matches the log for the whole block.
+        first, so the live index matches the log for the whole block; with
+        ``drained`` False the block reads the index as it stands (the durable
+        records) and waits on no disk: for an estimate, which must not hold
+        every writer while an fsync in flight ends.
         """
         with self._lock:
             self._check_open()
-            self._commits.drain()
+            if drained:
+                self._commits.drain()
             with self._commits.held():
                 yield
