@@ -36,7 +36,6 @@ import contextlib
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from itertools import repeat
 
 from memhop.engine.catchup import Copy
 from memhop.engine.engine import Engine
@@ -93,14 +92,12 @@ def occupancy(engine: Engine, *, sample: int = 0) -> Occupancy:
     flight nor for its reads of cold pages (the bytes of writes still waiting
     for their fsync count as dead until then).
     """
-    if sample <= 0:
-        with engine.exclusive():
-            view, size = engine.log_view()
-            counts, picks = _picked(engine, 0)
-            return _measured(size, counts, picks, view)
-    with engine.exclusive(drained=False):
+    exact = sample <= 0
+    with engine.exclusive(drained=exact):
         view, size = engine.log_view()
         counts, picks = _picked(engine, sample)
+        if exact:
+            return _measured(size, counts, picks, view)
         # An export keeps the mapping open past the lock: a remap meanwhile (a read
         # after a write) cannot close it. Frames are never cut while the file is open.
         held = memoryview(view)
@@ -111,20 +108,21 @@ def occupancy(engine: Engine, *, sample: int = 0) -> Occupancy:
 
 
 def _picked(engine: Engine, sample: int) -> tuple[list[int], list[list[int]]]:
-    """Each domain's count of live records and the length fields of about ``sample`` of
-    them in all (every one for 0), evenly spread; under the engine lock."""
+    """Each domain's count of live records and the offsets of about ``sample`` of them in
+    all (every one for 0), evenly spread; under the engine lock, so no more than that."""
     live = [by_id for by_id in engine.live_index().values() if by_id]
     total = sum(map(len, live))
     step = max(total // sample, 1) if sample > 0 else 1
-    return [len(i) for i in live], [[o + LENGTH_AT for o in i.sample(step)] for i in live]
+    return [len(i) for i in live], [i.sample(step) for i in live]
 
 
 def _measured(size: int, counts: list[int], picks: list[list[int]], view: ByteView) -> Occupancy:
+    """The occupancy the picked frames' lengths give, scaled to each domain's count."""
     unpack = LENGTH_FIELD.unpack_from
     frames = 0.0
     for count, picked in zip(counts, picks, strict=True):
         if picked:
-            read = sum(n for (n,) in map(unpack, repeat(view), picked))
+            read = sum(unpack(view, offset + LENGTH_AT)[0] for offset in picked)
             frames += (read / len(picked) + RECORD_HEADER_SIZE) * count
     live_bytes = _live_bytes(frames, len(counts), sum(counts))
     return Occupancy(file_bytes=size, live_bytes=min(live_bytes, size))
