@@ -38,9 +38,10 @@ class L4Index(SlotRows):
         self.retention_journal = Journal()  # the same notes, drained by Dream's content sweep
         # Topics whose slot 1 is a Dream summary, so a scene's provenance costs its
         # Dream rows rather than a lookup per row; a summary stored at another
-        # topic's address (a foreign payload) is kept apart by its address.
-        self._dreamed: set[int] = set()
-        self._foreign_dreamed: set[int] = set()
+        # topic's address (a foreign payload) is kept apart by its address. Dicts of
+        # ids as keys, not sets: a dict of ints stays out of the collector's view.
+        self._dreamed: dict[int, None] = {}
+        self._foreign_dreamed: dict[int, None] = {}
 
     @classmethod
     def from_records(cls, slots: Iterable[ArchiveSlot]) -> L4Index:
@@ -68,7 +69,7 @@ class L4Index(SlotRows):
 
     # ---- updates -----------------------------------------------------------------------
 
-    def _summary_mark(self, at: int) -> tuple[set[int], int] | None:
+    def _summary_mark(self, at: int) -> tuple[dict[int, None], int] | None:
         """Where the row is noted if it is a Dream summary: its topic, or its foreign address."""
         if not self._holds_summary(at):
             return None
@@ -80,13 +81,13 @@ class L4Index(SlotRows):
     def _stored(self, at: int) -> None:
         mark = self._summary_mark(at)
         if mark is not None:
-            mark[0].add(mark[1])
+            mark[0][mark[1]] = None
 
     def _dropped(self, at: int) -> None:
         self._row_of.discard(self._ids[at])
         mark = self._summary_mark(at)
         if mark is not None:
-            mark[0].discard(mark[1])
+            mark[0].pop(mark[1], None)
 
     def put(self, slot: ArchiveSlot) -> None:
         """Record a slot just written; it replaces whatever held its id or its (topic, seq)."""
@@ -221,7 +222,7 @@ class L4Index(SlotRows):
         None when some summary sits at an address its payload does not name:
         then only a lookup per row (``get(content_id(topic, 1))``) is exact.
         """
-        return None if self._foreign_dreamed else self._dreamed
+        return None if self._foreign_dreamed else self._dreamed.keys()
 
     def highest_node_seq(self, topic_id: int) -> int:
         """The highest plan ordinal an event of the topic names; 0 when none does.

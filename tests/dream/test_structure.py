@@ -238,8 +238,8 @@ def test_a_node_faded_below_0_15_is_weighed_against_no_new_scene(dom: Domain) ->
         structure.rebuild_index(held)
         assert hyperedges.build_edges(held, structure.sync_nodes(held, later), later) == 1
         cache = l1domain.of(held)
-        assert old not in cache.words.holders.get("harbour", set())
-        assert {scene_node_id(200), scene_node_id(300)} <= cache.words.holders["harbour"]
+        assert old not in cache.words.holders.get("harbour", {})
+        assert {scene_node_id(200), scene_node_id(300)} <= cache.words.holders["harbour"].keys()
     (edge,) = scene.list_scene_edges(dom.engine, 0)
     assert old not in edge.node_ids
 
