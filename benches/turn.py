@@ -12,7 +12,10 @@ in this one process, with the in-process ``memhop.LocalModel()`` (so no network 
    ``os.fsync`` made during the turns is counted (``os.fsync`` is wrapped), per call; in a
    separate run with fsync a no-op, the same turns' CPU beside the sqlite3 table and beside
    ``FormatFloor`` (the records alone, in format 0x0012, with memhop's own encoders);
-3. ``scene_context(scene_id)`` of a 300-turn scene in a file that holds only that scene, in a
+3. where valgrind is installed, the instructions a turn executes, memhop's and the sqlite3
+   table's (and the ``LocalModel`` call both make): ``_turn_count.py`` under cachegrind,
+   the turns less none, a figure the machine's hour does not move;
+4. ``scene_context(scene_id)`` of a 300-turn scene in a file that holds only that scene, in a
    file that also holds ~20,000 records of a sub-agent domain, and in one that also holds
    ~20,000 records in other scenes of the scene's own domain: the first read after opening the
    closed file, and the warm median after it.
@@ -27,9 +30,11 @@ from __future__ import annotations
 import gc
 import json
 import os
+import re
 import shutil
 import sqlite3
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -411,7 +416,38 @@ def bench_long_turn(tmp: str, sizes: Sizes, lines: list[tuple[str, str]]) -> Lon
     return LongTurn(sizes.long_turn, cpu[:LONG_TURN_SAMPLE], cpu[-LONG_TURN_SAMPLE:])
 
 
-# ---- 3: scene_context of a 300-turn scene, alone and among other records -----------------
+# ---- 3: instructions a turn executes ------------------------------------------------------
+
+COUNTER = REPO / "benches" / "_turn_count.py"
+STORES = ("memhop", "sqlite", "model")
+
+
+def instructions(turns: int) -> dict[str, float] | None:
+    """Instructions a turn executes in each store (``_turn_count.py`` under cachegrind, the
+    turns less none, one hash seed), or None where valgrind is not installed."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        return None
+    env = {**os.environ, "PYTHONHASHSEED": "0"}  # dict layouts, and so the count, repeat
+    tool = [valgrind, "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
+
+    def counted(store: str, n: int) -> int:
+        done = subprocess.run(
+            [*tool, sys.executable, str(COUNTER), store, str(n)],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=env,
+        )
+        found = re.search(r"I\s+refs:\s+([\d,]+)", done.stderr)
+        if found is None:
+            raise RuntimeError(f"cachegrind gave no count for {store}: {done.stderr[-500:]}")
+        return int(found.group(1).replace(",", ""))
+
+    return {store: (counted(store, turns) - counted(store, 0)) / turns for store in STORES}
+
+
+# ---- 4: scene_context of a 300-turn scene, alone and among other records -----------------
 
 
 @dataclass(frozen=True)
@@ -547,6 +583,7 @@ def counts(xs: Sequence[int]) -> str:
 def report(
     turns: TurnResult,
     long_turn: LongTurn,
+    counts_of: dict[str, float] | None,
     scenes: list[SceneReadResult],
     sizes: Sizes,
     quick: bool,
@@ -702,6 +739,19 @@ def report(
         )
         + "\n"
     )
+    if counts_of is None:
+        out.append("Instructions a turn executes: not counted (valgrind is not installed).\n")
+    else:
+        mine, table_s, model = (counts_of[store] for store in STORES)
+        out.append(
+            "Instructions a turn executes (cachegrind; the same turns, fsync a no-op, less a "
+            f"run of none): memhop {mine:,.0f}, the sqlite3 table {table_s:,.0f} (ratio "
+            f"{mine / table_s:.2f}); of each, the `LocalModel` keyword call {model:,.0f}, "
+            f"so {mine - model:,.0f} against {table_s - model:,.0f} besides it "
+            f"({(mine - model) / (table_s - model):.2f}x). A count, not a time: it does not "
+            "move with the machine's hour, and a change's effect shows to a few tenths of a "
+            "per cent.\n"
+        )
     if med(turns.fsyncs_update) > 1:
         out.append(
             f"`update()` makes {counts(turns.fsyncs_update)} fsyncs: its dialogue records are "
@@ -763,6 +813,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         bench_nosync(tmp, sizes, lines, turns)
         log(f"one turn of {sizes.long_turn:,} events")
         long_turn = bench_long_turn(tmp, sizes, lines)
+        log("instructions a turn executes (cachegrind)")
+        counts_of = instructions(sizes.turns)
         busy.append(f"turns: {busy_processes() or 'none'}")
         scenes = bench_scene_reads(tmp, sizes, lines)
         busy.append(f"scene reads: {busy_processes() or 'none'}")
@@ -778,7 +830,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             + "), so absolute numbers carry some noise; the fsync probe is interleaved with the "
             "turns, so the turn/fsync ratio is steadier than either number alone."
         )
-    section = report(turns, long_turn, scenes, sizes, args.quick, info, notes)
+    section = report(turns, long_turn, counts_of, scenes, sizes, args.quick, info, notes)
     return publish(args, "turn.py", section)
 
 

@@ -1,0 +1,56 @@
+"""The turn loop of ``benches/turn.py`` alone, for an instruction count under cachegrind.
+
+``python benches/_turn_count.py STORE N`` runs N turns of one store and exits:
+``memhop`` (fsync a no-op), ``sqlite`` (the in-memory table) or ``model`` (the
+``LocalModel`` keyword call alone, which both stores make). ``turn.py --instructions``
+runs it with N = 0 and N = the turns measured, so the difference is the turns' own
+instructions: a count that does not move with the machine's hour, unlike time.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+
+from _common import fsync_off
+from turn import BASE_MS, NO_AUTO_DREAM, TURNS_PER_SCENE, SqliteTurns, load_lines
+
+import memhop
+
+
+def run(store: str, turns: int) -> None:
+    lines = load_lines()
+    if store == "sqlite":
+        table = SqliteTurns(memhop.LocalModel())
+        for i in range(turns):
+            said, answered = lines[i % len(lines)]
+            table.turn(said, answered, BASE_MS + i * 1000, new_scene=i % TURNS_PER_SCENE == 0)
+    elif store == "model":
+        model = memhop.LocalModel()
+        for i in range(turns):
+            said, answered = lines[i % len(lines)]
+            model.extract_keywords(f"User: {said}\nAssistant: {answered}")
+    elif store == "memhop":
+        path = os.path.join(tempfile.mkdtemp(prefix="memhop-count-"), "turns.meh")
+        profile = memhop.ProfileInput(name="bench agent")
+        with fsync_off(), memhop.open(path, memhop.LocalModel(), NO_AUTO_DREAM, profile) as db:
+            session = db.primary()
+            for i in range(turns):
+                said, answered = lines[i % len(lines)]
+                at = BASE_MS + i * 1000
+                session.search(new_scene=i % TURNS_PER_SCENE == 0)
+                for event_type, body in (("tool_call", said[:60]), ("tool_result", answered[:100])):
+                    session.append_archive(
+                        kind=memhop.ArchiveKind.EVENT,
+                        event_type=event_type,
+                        content=body,
+                        created_at=at,
+                    )
+                session.update(input=said, output=answered, created_at=at)
+    else:
+        raise SystemExit(f"unknown store {store!r}: memhop, sqlite or model")
+
+
+if __name__ == "__main__":
+    run(sys.argv[1], int(sys.argv[2]))
