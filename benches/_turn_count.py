@@ -14,7 +14,7 @@ import sys
 import tempfile
 
 from _common import fsync_off
-from turn import BASE_MS, NO_AUTO_DREAM, TURNS_PER_SCENE, SqliteTurns, load_lines
+from turn import BASE_MS, NO_AUTO_DREAM, TURNS_PER_SCENE, SqliteTurns, load_lines, memhop_turn
 
 import memhop
 
@@ -39,15 +39,7 @@ def run(store: str, turns: int) -> None:
             for i in range(turns):
                 said, answered = lines[i % len(lines)]
                 at = BASE_MS + i * 1000
-                session.search(new_scene=i % TURNS_PER_SCENE == 0)
-                for event_type, body in (("tool_call", said[:60]), ("tool_result", answered[:100])):
-                    session.append_archive(
-                        kind=memhop.ArchiveKind.EVENT,
-                        event_type=event_type,
-                        content=body,
-                        created_at=at,
-                    )
-                session.update(input=said, output=answered, created_at=at)
+                memhop_turn(session, said, answered, at, new_scene=i % TURNS_PER_SCENE == 0)
     else:
         raise SystemExit(f"unknown store {store!r}: memhop, sqlite or model")
 

@@ -354,6 +354,18 @@ def bench_turns(tmp: str, sizes: Sizes, lines: list[tuple[str, str]]) -> TurnRes
     return res
 
 
+def memhop_turn(
+    session: memhop.Session, said: str, answered: str, at: int, *, new_scene: bool
+) -> None:
+    """One turn of the CPU comparison: search, two events, update (``SqliteTurns.turn``'s)."""
+    session.search(new_scene=new_scene)
+    for event_type, body in (("tool_call", said[:60]), ("tool_result", answered[:100])):
+        session.append_archive(
+            kind=memhop.ArchiveKind.EVENT, event_type=event_type, content=body, created_at=at
+        )
+    session.update(input=said, output=answered, created_at=at)
+
+
 def bench_nosync(tmp: str, sizes: Sizes, lines: list[tuple[str, str]], res: TurnResult) -> None:
     """A separate run of the same turns with fsync a no-op, beside the sqlite3 table: CPU."""
     path = os.path.join(tmp, "turns-nosync.meh")
@@ -371,15 +383,7 @@ def bench_nosync(tmp: str, sizes: Sizes, lines: list[tuple[str, str]], res: Turn
             t0 = time.thread_time_ns()
             table.turn(said, answered, at, new_scene=new_scene)
             t1 = time.thread_time_ns()
-            session.search(new_scene=new_scene)
-            for event_type, body in (("tool_call", said[:60]), ("tool_result", answered[:100])):
-                session.append_archive(
-                    kind=memhop.ArchiveKind.EVENT,
-                    event_type=event_type,
-                    content=body,
-                    created_at=at,
-                )
-            session.update(input=said, output=answered, created_at=at)
+            memhop_turn(session, said, answered, at, new_scene=new_scene)
             t2 = time.thread_time_ns()
             if i >= sizes.warmup:
                 res.floor_cpu.append((t0 - f0) / 1e9)
