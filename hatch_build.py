@@ -1,8 +1,9 @@
-"""Build hook: compiles memhop's optional ranking kernel (``memhop/index/_bm25.c``).
+"""Build hook: compiles memhop's optional kernels (``KERNELS``).
 
-The wheel (and an editable install, in place) gets ``memhop.index._bm25`` when the
-interpreter's C compiler works; otherwise the build goes on pure Python and recall
-ranks the same documents with the same scores in Python, slower on a large domain.
+The wheel (and an editable install, in place) gets each compiled module when the
+interpreter's C compiler works: ``memhop.index._bm25`` (recall's ranking) and
+``memhop.intmap._core`` (the id maps' reads and puts). Otherwise the build goes on pure
+Python, and memhop gives the same answers from its Python code, slower.
 ``MEMHOP_NO_KERNEL=1`` skips the compiler on purpose.
 """
 
@@ -20,8 +21,12 @@ from typing import Any
 
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
-SOURCE = Path("memhop") / "index" / "_bm25.c"
-# No fused multiply-add: the kernel's sums must equal Python's bit for bit.
+# Each kernel's source, and what runs in its place without it.
+KERNELS = {
+    Path("memhop") / "index" / "_bm25.c": "recall ranks in Python",
+    Path("memhop") / "intmap" / "_core.c": "the id maps read and put in Python",
+}
+# No fused multiply-add: the ranking kernel's sums must equal Python's bit for bit.
 FLAGS = ["-O2", "-fPIC", "-ffp-contract=off"]
 
 
@@ -40,7 +45,7 @@ def _compile(source: Path, target: Path) -> str | None:
 
 
 class KernelHook(BuildHookInterface):  # type: ignore[type-arg]
-    """Adds the compiled kernel to the wheel, or says why it is left out."""
+    """Adds the compiled kernels to the wheel, or says why one is left out."""
 
     PLUGIN_NAME = "custom"
 
@@ -48,20 +53,22 @@ class KernelHook(BuildHookInterface):  # type: ignore[type-arg]
         if self.target_name != "wheel" or os.environ.get("MEMHOP_NO_KERNEL") == "1":
             return
         root = Path(self.root)
-        name = "_bm25" + (sysconfig.get_config_var("EXT_SUFFIX") or ".so")
-        if version == "editable":  # the source tree is what gets imported
-            target = root / SOURCE.parent / name
-        else:  # removed again once the wheel holds it (``finalize``)
+        if version != "editable":  # removed again once the wheel holds them (``finalize``)
             self._scratch = tempfile.mkdtemp(prefix="memhop-kernel-")
-            target = Path(self._scratch) / name
-        why = _compile(root / SOURCE, target)
-        if why is not None:
-            print(f"memhop: no ranking kernel, recall ranks in Python ({why})", file=sys.stderr)
-            return
-        if version != "editable":
-            build_data["force_include"][str(target)] = str(SOURCE.parent / name)
-        build_data["pure_python"] = False
-        build_data["infer_tag"] = True
+        for source, instead in KERNELS.items():
+            name = source.stem + (sysconfig.get_config_var("EXT_SUFFIX") or ".so")
+            if version == "editable":  # the source tree is what gets imported
+                target = root / source.parent / name
+            else:
+                target = Path(self._scratch) / name
+            why = _compile(root / source, target)
+            if why is not None:
+                print(f"memhop: no {source.name} kernel, {instead} ({why})", file=sys.stderr)
+                continue
+            if version != "editable":
+                build_data["force_include"][str(target)] = str(source.parent / name)
+            build_data["pure_python"] = False
+            build_data["infer_tag"] = True
 
     def finalize(self, version: str, build_data: dict[str, Any], artifact_path: str) -> None:
         scratch = getattr(self, "_scratch", None)

@@ -1,7 +1,13 @@
-"""IntMap against a plain dict model: every answer equal after any sequence of changes."""
+"""IntMap against a plain dict model: every answer equal after any sequence of changes.
+
+Every test runs on both cores: the Python one (``PyIntMap``) and the compiled one, the
+``IntMap`` an install with a C compiler uses (skipped where it was not built, unless
+``MEMHOP_REQUIRE_KERNEL=1``, which CI sets, makes its absence a failure).
+"""
 
 from __future__ import annotations
 
+import os
 from array import array
 from collections import Counter
 
@@ -9,8 +15,20 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memhop import intmap
-from memhop.intmap import IntMap
+from memhop.intmap import COMPILED, NEW, UNTYPED
+from memhop.intmap import pages as intmap
+from memhop.intmap.pages import IntMap, PyIntMap
+
+REQUIRED = os.environ.get("MEMHOP_REQUIRE_KERNEL") == "1"
+CORES = [
+    pytest.param(PyIntMap, id="python"),
+    pytest.param(
+        IntMap,
+        id="compiled",
+        marks=pytest.mark.skipif(not (COMPILED or REQUIRED), reason="no compiled core here"),
+    ),
+]
+Map = type[IntMap] | type[PyIntMap]
 
 SIZE = 256  # the fake log: frame offsets 1..255, offset 255 and up read as past it
 IDS = st.integers(min_value=0, max_value=40)
@@ -21,7 +39,7 @@ OPS = st.lists(
 FIRST_FRAME = 120
 
 
-def _check(ids: IntMap, model: dict[int, tuple[int, int]], view: bytes) -> None:
+def _check(ids: IntMap | PyIntMap, model: dict[int, tuple[int, int]], view: bytes) -> None:
     offsets = {i: o for i, (o, _) in model.items()}
     assert dict(ids.items()) == offsets
     assert sorted(ids.unordered_items()) == sorted(offsets.items())  # each once, in any order
@@ -55,9 +73,10 @@ SEED = st.dictionaries(
 PAGES = [(1, 1, 1, 0), (2, 2, 2, 1), (3, 2, 2, 3), (4, 3, 2, 0), (1_024, 768, 128, 4_096)]
 
 
+@pytest.mark.parametrize("cls", CORES)
 @given(ops=OPS, seed=SEED)
 def test_packed_ids_answer_as_a_dict_does(
-    ops: list[tuple[str, int, int]], seed: dict[int, int]
+    cls: Map, ops: list[tuple[str, int, int]], seed: dict[int, int]
 ) -> None:
     """Seeded as a snapshot would seed it, then changed: every read equals the dict model's,
     whatever the page sizes (tiny ones split and merge pages within a short run)."""
@@ -71,7 +90,7 @@ def test_packed_ids_answer_as_a_dict_does(
             model: dict[int, tuple[int, int]] = {}
             for id_hash, offset in seed.items():
                 model[id_hash] = (offset, view[offset] if offset < SIZE else -1)
-            ids = IntMap.from_mapping({i: o for i, (o, _) in model.items()})
+            ids = cls.from_mapping({i: o for i, (o, _) in model.items()})
             _check(ids, model, bytes(view))
             for at, (op, id_hash, rec_type) in enumerate(ops):
                 if op == "put":
@@ -84,9 +103,14 @@ def test_packed_ids_answer_as_a_dict_does(
                 _check(ids, model, bytes(view))
 
 
+@pytest.mark.parametrize("cls", CORES)
 @given(ops=OPS, seed=SEED, data=st.data(), budget=st.sampled_from([1, 3, 16_384]))
 def test_tags_read_a_few_at_a_time_between_changes_answer_as_the_frames_say(
-    ops: list[tuple[str, int, int]], seed: dict[int, int], data: st.DataObject, budget: int
+    cls: Map,
+    ops: list[tuple[str, int, int]],
+    seed: dict[int, int],
+    data: st.DataObject,
+    budget: int,
 ) -> None:
     """A typed question's tags read a budget at a time (``type_some``), with puts and
     deletes between the steps: every typed answer after equals the dict model's, and the
@@ -98,7 +122,7 @@ def test_tags_read_a_few_at_a_time_between_changes_answer_as_the_frames_say(
         mp.setattr(intmap, "_PAGE_MERGE", 2)
         view = bytearray(SIZE)
         model = {i: (o, view[o] if o < SIZE else -1) for i, o in seed.items()}
-        ids = IntMap.from_mapping(seed)  # its pages untyped, as a snapshot's are
+        ids = cls.from_mapping(seed)  # its pages untyped, as a snapshot's are
         steps = 0
         for at, (op, id_hash, rec_type) in enumerate(ops):
             if data.draw(st.booleans(), label="a step of reading tags first"):
@@ -119,14 +143,15 @@ def test_tags_read_a_few_at_a_time_between_changes_answer_as_the_frames_say(
         _check(ids, model, bytes(view))
 
 
-def test_a_put_costs_the_same_moves_whatever_the_map_holds() -> None:
+@pytest.mark.parametrize("cls", CORES)
+def test_a_put_costs_the_same_moves_whatever_the_map_holds(cls: Map) -> None:
     """A new id moves one page's entries at most when it goes to its page: pages stay within
     their bounds as a map grows to 50,000 random ids, the recent ones wait in a bounded
     dict, and a read of each id answers (a positive control)."""
     import random
 
     rng = random.Random(7)
-    ids = IntMap()
+    ids = cls()
     keys = [rng.getrandbits(64) for _ in range(50_000)]
     for n, key in enumerate(keys):
         ids.put(key, n + 1)
@@ -137,18 +162,20 @@ def test_a_put_costs_the_same_moves_whatever_the_map_holds() -> None:
     assert all(ids.get(key) == n + 1 for n, key in enumerate(keys))
 
 
-def test_snapshot_pairs_in_map_order_with_repeats_keep_the_last() -> None:
+@pytest.mark.parametrize("cls", CORES)
+def test_snapshot_pairs_in_map_order_with_repeats_keep_the_last(cls: Map) -> None:
     """Go writes entries in map order: they are sorted, and a repeated id keeps its last offset."""
     flat = array("Q", [9, 8192, 3, 8300, 9, 8400, 5, 0])
-    ids = IntMap.from_pairs(flat)
+    ids = cls.from_pairs(flat)
     assert dict(ids.items()) == {3: 8300, 5: 0, 9: 8400}
     assert list(ids) == [3, 5, 9]
-    ordered = IntMap.from_pairs(array("Q", [3, 8300, 9, 8400]))  # positive control: sorted
+    ordered = cls.from_pairs(array("Q", [3, 8300, 9, 8400]))  # positive control: sorted
     assert dict(ordered.items()) == {3: 8300, 9: 8400}
 
 
+@pytest.mark.parametrize("cls", CORES)
 @pytest.mark.parametrize("deleted", [False, True])
-def test_typed_ids_of_a_large_map_rare_and_common_types_alike(deleted: bool) -> None:
+def test_typed_ids_of_a_large_map_rare_and_common_types_alike(cls: Map, deleted: bool) -> None:
     """20,000 entries in the arrays: a rare type (found a few at a time) and a common one
     (taken in one pass) both answer as the entries say, with deletes and an entry past the
     log (no type) among them."""
@@ -160,7 +187,7 @@ def test_typed_ids_of_a_large_map_rare_and_common_types_alike(deleted: bool) -> 
         view[offset] = 7 if n % 1_000 == 3 else 2  # 20 of type 7, the rest type 2
         entries[n * 3 + 1] = offset
     entries[999_999] = size + 5  # past the log: no type
-    ids = IntMap.from_mapping(entries)
+    ids = cls.from_mapping(entries)
     gone = set(list(entries)[::7]) if deleted else set()
     for id_hash in gone:
         ids.discard(id_hash)
@@ -173,20 +200,22 @@ def test_typed_ids_of_a_large_map_rare_and_common_types_alike(deleted: bool) -> 
     assert ids.ids_of_type(0x100, bytes(view), size) == []  # no frame's type byte: asked of none
 
 
-def test_a_map_made_from_arrays_keeps_zero_values() -> None:
+@pytest.mark.parametrize("cls", CORES)
+def test_a_map_made_from_arrays_keeps_zero_values(cls: Map) -> None:
     """Zero values are values like any other, wherever they stand."""
     ids = array("Q", [1, 2, 3, 4])
     for values in ([7, 0, 9, 0], [7, 0, 9, 5], [7, 8, 9, 5]):
-        m = IntMap.from_arrays(array("Q", ids), array("Q", values))
+        m = cls.from_arrays(array("Q", ids), array("Q", values))
         assert dict(m.items()) == dict(zip(ids, values, strict=True))
 
 
-def test_a_put_answers_the_tag_the_id_had() -> None:
+@pytest.mark.parametrize("cls", CORES)
+def test_a_put_answers_the_tag_the_id_had(cls: Map) -> None:
     """A new id answers NEW, a live one the tag it had (recent or in its page), and one in a
     page built without tags UNTYPED; each put leaves the tag it was given, so the answers
     are the map's own record of types, not a constant."""
-    fresh = IntMap()
-    assert fresh.put(7, 100, 0x03) == intmap.NEW
+    fresh = cls()
+    assert fresh.put(7, 100, 0x03) == NEW
     assert fresh.put(7, 200, 0x05) == 0x03  # a recent id: its tag from the dict
     assert fresh.put(7, 300, 0x05) == 0x05
     for i in range(intmap._RECENT_MAX + 1):  # settles every recent id into its page
@@ -194,7 +223,7 @@ def test_a_put_answers_the_tag_the_id_had() -> None:
     assert 7 not in fresh._new
     assert fresh.put(7, 400, 0x09) == 0x05  # now from its page
     assert fresh.put(1_000, 1, 0x02) == 0x02
-    untagged = IntMap.from_mapping({1: 10, 2: 20})
-    assert untagged.put(1, 11, 0x04) == intmap.UNTYPED
-    assert untagged.put(3, 30, 0x04) == intmap.NEW
+    untagged = cls.from_mapping({1: 10, 2: 20})
+    assert untagged.put(1, 11, 0x04) == UNTYPED
+    assert untagged.put(3, 30, 0x04) == NEW
     assert (untagged[1], untagged[3]) == (11, 30)

@@ -13,8 +13,8 @@ import threading
 import pytest
 
 import memhop.engine.reads as engine_reads
-from memhop import intmap
 from memhop.engine import create_engine, open_engine
+from memhop.intmap import pages as intmap
 
 AGENT = 0x5
 TYPE = 0x08

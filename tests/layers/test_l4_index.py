@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memhop import intmap
 from memhop.ids import content_id
 from memhop.index import l4_rows
 from memhop.index.l4 import L4Index
+from memhop.intmap import pages as intmap
 from memhop.records import ArchiveKind, ArchiveRole, ArchiveSlot, SlotHeader
 
 TOPIC = 77

@@ -26,6 +26,9 @@ Contract:
   when its page holds no tags yet (the engine keeps its typed answers by it).
 - Not thread-safe on its own: its owner calls it under a lock (``copy`` gives one
   another thread may read).
+
+Its reads and puts run on a core (``core.PyCore`` in Python, or the compiled ``_core.Core``
+where the install built it: ``COMPILED``); this module does the rest on the same state.
 """
 
 from __future__ import annotations
@@ -33,18 +36,16 @@ from __future__ import annotations
 import sys
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import ItemsView, Iterator, Mapping, ValuesView
+from collections.abc import Callable, ItemsView, Iterator, Mapping, ValuesView
 from itertools import chain, compress, islice
 from mmap import mmap
 from operator import itemgetter, lt
 from types import MappingProxyType
+from typing import TYPE_CHECKING, Self
 
-__all__ = ["NEW", "NO_IDS", "UNTYPED", "IntMap"]
+from memhop.intmap.core import TAG_BITS, TAG_MASK, PyCore
 
-NEW = -1
-"""``put``'s answer for an id that was not live."""
-UNTYPED = -2
-"""``put``'s answer for a live id whose page holds no tags yet."""
+__all__ = ["COMPILED", "NO_IDS", "IntMap", "PagedMap", "PyIntMap"]
 
 _Bytes = bytes | bytearray | memoryview | mmap
 
@@ -59,8 +60,6 @@ _PAGE_MAX = 1_024
 _PAGE_FILL = 768
 _PAGE_MERGE = 128
 _RECENT_MAX = 512  # new ids held in the dict before they go to their pages (~1 ms)
-_TAG_BITS = 9  # a recent entry's value is offset << 9 | tag
-_TAG_MASK = 0x1FF
 _NO_TYPE = 0x100  # the offset lies past the log: no type byte to read
 
 
@@ -68,33 +67,41 @@ def _strictly_ascending(ids: array[int]) -> bool:
     return all(map(lt, ids, ids[1:]))
 
 
-class IntMap(Mapping[int, int]):
-    """``id -> value`` with a tag per entry (see the module contract)."""
+class PagedMap(Mapping[int, int]):
+    """``id -> value`` with a tag per entry (see the module contract), on a core's state."""
 
-    __slots__ = ("_count", "_firsts", "_ids", "_new", "_offs", "_types")
+    __slots__ = ()
+
+    # The core's state (``core.PyCore`` says what each holds) and its calls.
+    _firsts: list[int]
+    _ids: list[array[int]]
+    _offs: list[array[int]]
+    _types: list[array[int] | None]
+    _new: dict[int, int]
+    _count: int
+    _recent_max: int
+    _page_max: int
+    _settle: Callable[[], None]
 
     def __init__(self) -> None:
-        # Page p holds the ids in [_firsts[p], _firsts[p + 1]); _firsts[0] is 0, and
-        # there is always one page, empty or not. A list: a bisect of a list reads its ints
-        # as they are, of an array makes an int object at each step (about 100 ns a search
-        # more), and there is one bound a page, not one an entry.
-        self._firsts: list[int] = [0]
-        self._ids: list[array[int]] = [array("Q")]
-        self._offs: list[array[int]] = [array("Q")]
-        # A page's tags, or None until a typed question reads them (a snapshot's pages).
-        self._types: list[array[int] | None] = [array("H")]
-        self._new: dict[int, int] = {}  # id -> value << 9 | tag, for ids in no page
+        self._firsts = [0]
+        self._ids = [array("Q")]
+        self._offs = [array("Q")]
+        self._types = [array("H")]
+        self._new = {}
         self._count = 0
+        self._recent_max = _RECENT_MAX
+        self._page_max = _PAGE_MAX
 
     @classmethod
-    def from_pairs(cls, flat: array[int]) -> IntMap:
+    def from_pairs(cls, flat: array[int]) -> Self:
         """Build from interleaved (id, offset) pairs (a snapshot's entries); a later id wins."""
         return cls.from_arrays(flat[0::2], flat[1::2])
 
     @classmethod
     def from_arrays(
         cls, ids: array[int], values: array[int], types: array[int] | None = None
-    ) -> IntMap:
+    ) -> Self:
         """Build from keys and their values (and ``types``, the tags, when known); a later
         key wins."""
         if not _strictly_ascending(ids):
@@ -103,21 +110,21 @@ class IntMap(Mapping[int, int]):
         return cls._of(ids, values, types)
 
     @classmethod
-    def from_sorted_pairs(cls, flat: array[int]) -> IntMap:
+    def from_sorted_pairs(cls, flat: array[int]) -> Self:
         """``from_pairs`` of pairs known to be strictly ascending by id (``flat()``'s, read
         back from a file whose checksum vouches for them): not checked again."""
         return cls._of(flat[0::2], flat[1::2])
 
     @classmethod
-    def from_mapping(cls, offsets: Mapping[int, int]) -> IntMap:
+    def from_mapping(cls, offsets: Mapping[int, int]) -> Self:
         """Build from a plain mapping (a log scan's result)."""
-        if isinstance(offsets, IntMap):
+        if isinstance(offsets, cls):
             return offsets
         ids = sorted(offsets)
         return cls._of(array("Q", ids), array("Q", map(offsets.__getitem__, ids)))
 
     @classmethod
-    def _of(cls, ids: array[int], offs: array[int], types: array[int] | None = None) -> IntMap:
+    def _of(cls, ids: array[int], offs: array[int], types: array[int] | None = None) -> Self:
         packed = cls()
         count = len(ids)
         if count:
@@ -133,30 +140,6 @@ class IntMap(Mapping[int, int]):
         return packed
 
     # ---- Mapping -----------------------------------------------------------------------
-
-    def __getitem__(self, id_hash: int) -> int:
-        found = self.get(id_hash)
-        if found is None:
-            raise KeyError(id_hash)
-        return found
-
-    def get(self, id_hash: int, default: int | None = None) -> int | None:  # type: ignore[override]
-        value = self._new.get(id_hash)
-        if value is not None:
-            return value >> _TAG_BITS
-        # The hot path of every read of an older id: the page, then the id in it.
-        page = bisect_right(self._firsts, id_hash) - 1
-        ids = self._ids[page]
-        i = bisect_left(ids, id_hash)
-        if i < len(ids) and ids[i] == id_hash:
-            return self._offs[page][i]
-        return default
-
-    def __contains__(self, id_hash: object) -> bool:
-        return isinstance(id_hash, int) and self.get(id_hash) is not None
-
-    def __len__(self) -> int:
-        return self._count
 
     def __iter__(self) -> Iterator[int]:
         paged = chain.from_iterable(self._ids)
@@ -184,34 +167,10 @@ class IntMap(Mapping[int, int]):
         return chain.from_iterable(map(zip, self._ids, self._offs))
 
     def _new_pairs(self) -> Iterator[tuple[int, int]]:
-        shift = _TAG_BITS
+        shift = TAG_BITS
         return ((i, v >> shift) for i, v in self._new.items())
 
     # ---- changes -----------------------------------------------------------------------
-
-    def put(self, id_hash: int, offset: int, rec_type: int = 0) -> int:
-        """Point ``id_hash`` at ``offset`` (a frame whose type byte is ``rec_type``); return
-        the tag it had (``NEW`` when it was not live, ``UNTYPED`` when its page is untyped)."""
-        new = self._new
-        was = new.get(id_hash)
-        if was is not None:  # never also in a page: no search there
-            new[id_hash] = offset << _TAG_BITS | rec_type
-            return was & _TAG_MASK
-        page = bisect_right(self._firsts, id_hash) - 1
-        ids = self._ids[page]
-        i = bisect_left(ids, id_hash)
-        if i < len(ids) and ids[i] == id_hash:
-            self._offs[page][i] = offset
-            types = self._types[page]
-            if types is None:
-                return UNTYPED
-            tag, types[i] = types[i], rec_type
-            return tag
-        new[id_hash] = offset << _TAG_BITS | rec_type
-        self._count += 1
-        if len(new) > _RECENT_MAX:
-            self._settle()
-        return NEW
 
     def discard(self, id_hash: int) -> bool:
         """Forget ``id_hash``; False when it was not live."""
@@ -232,24 +191,6 @@ class IntMap(Mapping[int, int]):
         if len(ids) < _PAGE_MERGE:
             self._merge(page)
         return True
-
-    def _settle(self) -> None:
-        """Put the recent ids into their pages (about a microsecond an id, at any size)."""
-        new, self._new = self._new, {}
-        shift, mask = _TAG_BITS, _TAG_MASK
-        firsts, pages = self._firsts, self._ids
-        for id_hash in sorted(new):
-            value = new[id_hash]
-            page = bisect_right(firsts, id_hash) - 1
-            ids = pages[page]
-            i = bisect_left(ids, id_hash)
-            ids.insert(i, id_hash)
-            self._offs[page].insert(i, value >> shift)
-            types = self._types[page]
-            if types is not None:
-                types.insert(i, value & mask)
-            if len(ids) > _PAGE_MAX:
-                self._split(page)
 
     def _split(self, page: int) -> None:
         ids, offs, types = self._ids[page], self._offs[page], self._types[page]
@@ -286,9 +227,10 @@ class IntMap(Mapping[int, int]):
         del self._firsts[high]
         del self._ids[high], self._offs[high], self._types[high]
 
-    def copy(self) -> IntMap:
+    def copy(self) -> Self:
         """A map of its own with the same entries (its pages copied in C)."""
-        twin = IntMap()
+        twin = type(self)()
+        twin._recent_max, twin._page_max = self._recent_max, self._page_max
         twin._firsts, twin._new, twin._count = self._firsts[:], self._new.copy(), self._count
         twin._ids, twin._offs = [p[:] for p in self._ids], [p[:] for p in self._offs]
         twin._types = [None if p is None else p[:] for p in self._types]
@@ -327,7 +269,7 @@ class IntMap(Mapping[int, int]):
             picked_values += offs[(-at) % step :: step]
             at += len(offs)
         if self._new:
-            shift = _TAG_BITS
+            shift = TAG_BITS
             picked_values += [v >> shift for v in islice(self._new.values(), 0, None, step)]
         return picked_values
 
@@ -339,7 +281,7 @@ class IntMap(Mapping[int, int]):
         tags = array("H", b"".join(map(bytes, self._types)))  # type: ignore[arg-type]
         wanted = _tagged(tags, rec_type)
         found = _picked(self._ids, wanted) if wanted.count(1) else []
-        recent = [i for i, v in self._new.items() if (v & _TAG_MASK) == rec_type]
+        recent = [i for i, v in self._new.items() if (v & TAG_MASK) == rec_type]
         return sorted(chain(found, sorted(recent))) if recent else found
 
 
@@ -387,14 +329,39 @@ def _types_at(offs: array[int], view: _Bytes, size: int) -> array[int]:
 
 
 class _Items(ItemsView[int, int]):
-    _mapping: IntMap
+    _mapping: PagedMap
 
     def __iter__(self) -> Iterator[tuple[int, int]]:
         return self._mapping._pairs()
 
 
 class _Values(ValuesView[int]):
-    _mapping: IntMap
+    _mapping: PagedMap
 
     def __iter__(self) -> Iterator[int]:
         return (value for _, value in self._mapping._pairs())
+
+
+# The core's get takes an int default only, narrower than Mapping's overloads (as before).
+class PyIntMap(PyCore, PagedMap):  # type: ignore[misc]
+    """An IntMap on the Python core: the reference the compiled one is tested against."""
+
+    __slots__ = ()
+
+
+if TYPE_CHECKING:
+    IntMap = PyIntMap
+    COMPILED = False
+else:
+    try:
+        from memhop.intmap._core import Core
+    except ImportError:  # built without a C compiler (hatch_build.py says why)
+        IntMap, COMPILED = PyIntMap, False
+    else:
+
+        class IntMap(Core, PagedMap):
+            """An IntMap on the compiled core."""
+
+            __slots__ = ()
+
+        COMPILED = True

@@ -1,0 +1,543 @@
+/* memhop.intmap._core: an IntMap's reads and puts, compiled.
+ *
+ * Responsibility: the calls every record's write and read makes of an id map (``get``,
+ * ``in``, ``len``, ``[]``, ``put``, ``_settle``), answered from the same state and with
+ * the same results as ``core.PyCore``, the Python reference (the tests run every IntMap
+ * test on both). The state stays Python objects that ``pages.PagedMap`` also works on:
+ * a list of each page's lowest bound, lists of each page's ids and values
+ * (``array('Q')``) and tags (``array('H')`` or None), a dict of recent ids
+ * (``id -> value << 9 | tag``), the count and two bounds. Here a search reads a page's
+ * ids in place through the buffer protocol, where Python makes an int object at each
+ * step of a bisection; what that saves grows with the map, since the pages are reached
+ * through more of the cache as the map grows.
+ *
+ * Safety: every object is checked for its type where it is taken (a setter refuses a
+ * wrong one, a page must be an array of the item size it holds), so a misuse raises
+ * rather than reads out of bounds. Buffers are held only within a call and released
+ * before an array is resized. Optional: an install without a C compiler uses PyCore.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <structmember.h>
+
+#define TAG_BITS 9
+#define TAG_MASK 0x1FF
+#define NEW_TAG (-1)
+#define UNTYPED_TAG (-2)
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *firsts; /* list of int: page p holds the ids in [firsts[p], firsts[p + 1]) */
+    PyObject *ids;    /* list of array('Q') */
+    PyObject *offs;   /* list of array('Q') */
+    PyObject *types;  /* list of array('H') or None */
+    PyObject *recent; /* dict: id -> value << TAG_BITS | tag */
+    Py_ssize_t count;
+    Py_ssize_t recent_max;
+    Py_ssize_t page_max;
+} Core;
+
+static PyObject *str_insert; /* interned method names */
+static PyObject *str_split;
+
+/* ---- conversions ------------------------------------------------------------------ */
+
+/* An int as a u64: 1, or 0 when it is an int out of range (negative or past 64 bits),
+ * or -1 with TypeError when it is not an int. */
+static int as_u64(PyObject *obj, uint64_t *out) {
+    if (!PyLong_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "an IntMap id must be an int, not %.100s",
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    unsigned long long v = PyLong_AsUnsignedLongLong(obj);
+    if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+        if (!PyErr_ExceptionMatches(PyExc_OverflowError)) return -1;
+        PyErr_Clear();
+        return 0;
+    }
+    *out = (uint64_t)v;
+    return 1;
+}
+
+/* ``value >> TAG_BITS`` of a recent entry (an int of any size, as Python's would be). */
+static PyObject *unpack_value(PyObject *packed) {
+    unsigned long long v = PyLong_AsUnsignedLongLong(packed);
+    if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        PyObject *bits = PyLong_FromLong(TAG_BITS);
+        if (bits == NULL) return NULL;
+        PyObject *out = PyNumber_Rshift(packed, bits);
+        Py_DECREF(bits);
+        return out;
+    }
+    return PyLong_FromUnsignedLongLong(v >> TAG_BITS);
+}
+
+/* ``value & TAG_MASK`` of a recent entry, as a C long (-1 with an error set). */
+static long unpack_tag(PyObject *packed) {
+    unsigned long long v = PyLong_AsUnsignedLongLong(packed);
+    if (!(v == (unsigned long long)-1 && PyErr_Occurred())) return (long)(v & TAG_MASK);
+    PyErr_Clear();
+    PyObject *mask = PyLong_FromLong(TAG_MASK);
+    if (mask == NULL) return -1;
+    PyObject *tag = PyNumber_And(packed, mask);
+    Py_DECREF(mask);
+    if (tag == NULL) return -1;
+    long out = PyLong_AsLong(tag);
+    Py_DECREF(tag);
+    return out;
+}
+
+/* ``offset << TAG_BITS | tag``, as Python computes it for any ints. */
+static PyObject *pack(PyObject *offset, PyObject *tag) {
+    if (PyLong_Check(offset) && PyLong_Check(tag)) {
+        unsigned long long off = PyLong_AsUnsignedLongLong(offset);
+        if (!(off == (unsigned long long)-1 && PyErr_Occurred()) &&
+            off <= (UINT64_MAX >> TAG_BITS)) {
+            unsigned long long t = PyLong_AsUnsignedLongLong(tag);
+            if (!(t == (unsigned long long)-1 && PyErr_Occurred())) {
+                return PyLong_FromUnsignedLongLong(off << TAG_BITS | t);
+            }
+        }
+        PyErr_Clear();
+    }
+    PyObject *bits = PyLong_FromLong(TAG_BITS);
+    if (bits == NULL) return NULL;
+    PyObject *shifted = PyNumber_Lshift(offset, bits);
+    Py_DECREF(bits);
+    if (shifted == NULL) return NULL;
+    PyObject *out = PyNumber_Or(shifted, tag);
+    Py_DECREF(shifted);
+    return out;
+}
+
+/* ---- pages ------------------------------------------------------------------------ */
+
+static int state_ready(Core *self) {
+    if (self->firsts == NULL || self->ids == NULL || self->offs == NULL ||
+        self->types == NULL || self->recent == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "IntMap state is not set (no __init__?)");
+        return 0;
+    }
+    return 1;
+}
+
+/* The page that holds ``id``: the last whose lowest bound is at most ``id`` (-1 on
+ * error). The bounds ascend from 0 and there is a page for each. */
+static Py_ssize_t page_of(Core *self, uint64_t id) {
+    Py_ssize_t lo = 0, hi = PyList_GET_SIZE(self->firsts);
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        uint64_t bound;
+        int ok = as_u64(PyList_GET_ITEM(self->firsts, mid), &bound);
+        if (ok <= 0) {
+            if (ok == 0) PyErr_SetString(PyExc_ValueError, "an IntMap page bound is not a u64");
+            return -1;
+        }
+        if (id < bound) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    if (lo == 0 || lo > PyList_GET_SIZE(self->ids) || lo > PyList_GET_SIZE(self->offs) ||
+        lo > PyList_GET_SIZE(self->types)) {
+        PyErr_SetString(PyExc_ValueError, "IntMap pages do not match their bounds");
+        return -1;
+    }
+    return lo - 1;
+}
+
+/* Page ``page`` of ``pages`` as a buffer of ``itemsize``-byte items (released by the
+ * caller); 0 with an error set when it is not one. */
+static int page_view(PyObject *pages, Py_ssize_t page, Py_ssize_t itemsize, int writable,
+                     Py_buffer *view) {
+    PyObject *arr = PyList_GET_ITEM(pages, page);
+    int flags = PyBUF_FORMAT | PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(arr, view, flags) < 0) return 0;
+    if (view->itemsize != itemsize || view->len % itemsize != 0) {
+        PyBuffer_Release(view);
+        PyErr_Format(PyExc_TypeError, "an IntMap page must hold %zd-byte items", itemsize);
+        return 0;
+    }
+    return 1;
+}
+
+/* The first position in ascending ``ids`` holding at least ``id``. */
+static Py_ssize_t lower_bound(const uint64_t *ids, Py_ssize_t n, uint64_t id) {
+    Py_ssize_t lo = 0, hi = n;
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (ids[mid] < id) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+/* Where ``id`` is or would go: its page, its position there, and whether it is there
+ * (-1 on error). */
+static int locate(Core *self, uint64_t id, Py_ssize_t *page, Py_ssize_t *at) {
+    *page = page_of(self, id);
+    if (*page < 0) return -1;
+    Py_buffer view;
+    if (!page_view(self->ids, *page, 8, 0, &view)) return -1;
+    const uint64_t *ids = (const uint64_t *)view.buf;
+    Py_ssize_t n = view.len / 8;
+    Py_ssize_t i = lower_bound(ids, n, id);
+    int found = i < n && ids[i] == id;
+    PyBuffer_Release(&view);
+    *at = i;
+    return found;
+}
+
+/* The value at (page, at) as an int. */
+static PyObject *value_at(Core *self, Py_ssize_t page, Py_ssize_t at) {
+    Py_buffer view;
+    if (!page_view(self->offs, page, 8, 0, &view)) return NULL;
+    PyObject *out = NULL;
+    if (at < view.len / 8) {
+        out = PyLong_FromUnsignedLongLong(((const uint64_t *)view.buf)[at]);
+    } else {
+        PyErr_SetString(PyExc_ValueError, "an IntMap page's values are fewer than its ids");
+    }
+    PyBuffer_Release(&view);
+    return out;
+}
+
+/* The value of ``key``, a new reference; NULL without an error when it is not live. */
+static PyObject *lookup(Core *self, PyObject *key) {
+    if (!state_ready(self)) return NULL;
+    PyObject *packed = PyDict_GetItemWithError(self->recent, key);
+    if (packed != NULL) return unpack_value(packed);
+    if (PyErr_Occurred()) return NULL;
+    uint64_t id;
+    int ok = as_u64(key, &id);
+    if (ok <= 0) return NULL; /* not an int: TypeError; out of range: not live */
+    Py_ssize_t page, at;
+    int found = locate(self, id, &page, &at);
+    if (found <= 0) return NULL;
+    return value_at(self, page, at);
+}
+
+/* ---- calls ------------------------------------------------------------------------ */
+
+static int arity(const char *name, Py_ssize_t nargs, Py_ssize_t least, Py_ssize_t most) {
+    if (nargs >= least && nargs <= most) return 1;
+    PyErr_Format(PyExc_TypeError, "%s expected %zd to %zd arguments, got %zd", name, least,
+                 most, nargs);
+    return 0;
+}
+
+static PyObject *Core_get(Core *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (!arity("get", nargs, 1, 2)) return NULL;
+    PyObject *found = lookup(self, args[0]);
+    if (found != NULL || PyErr_Occurred()) return found;
+    PyObject *fallback = nargs > 1 ? args[1] : Py_None;
+    return Py_NewRef(fallback);
+}
+
+static PyObject *Core_subscript(Core *self, PyObject *key) {
+    PyObject *found = lookup(self, key);
+    if (found == NULL && !PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, key);
+    return found;
+}
+
+static int Core_contains(Core *self, PyObject *key) {
+    if (!PyLong_Check(key)) return 0;
+    PyObject *found = lookup(self, key);
+    if (found == NULL) return PyErr_Occurred() ? -1 : 0;
+    Py_DECREF(found);
+    return 1;
+}
+
+static Py_ssize_t Core_length(Core *self) { return self->count; }
+
+/* Call ``obj.name(*args)`` by vectorcall; a new reference or NULL. */
+static PyObject *call_method(PyObject *name, PyObject *obj, PyObject *a, PyObject *b) {
+    PyObject *stack[3] = {obj, a, b};
+    size_t n = b != NULL ? 3 : 2;
+    return PyObject_VectorcallMethod(name, stack, n | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+}
+
+/* ``arr.insert(at, value)`` for a new reference ``value`` (stolen); 0 on error. */
+static int insert_at(PyObject *arr, PyObject *at, PyObject *value) {
+    if (value == NULL) return 0;
+    PyObject *done = call_method(str_insert, arr, at, value);
+    Py_DECREF(value);
+    if (done == NULL) return 0;
+    Py_DECREF(done);
+    return 1;
+}
+
+/* Put every recent id into its page, in ascending order, splitting a page past
+ * ``page_max`` (by the map's own ``_split``). */
+static PyObject *Core_settle(Core *self, PyObject *Py_UNUSED(ignored)) {
+    if (!state_ready(self)) return NULL;
+    PyObject *recent = self->recent;
+    PyObject *fresh = PyDict_New();
+    if (fresh == NULL) return NULL;
+    self->recent = fresh; /* the map's reference moves to ``recent`` below */
+    PyObject *keys = PyDict_Keys(recent);
+    if (keys == NULL || PyList_Sort(keys) < 0) goto fail;
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(keys); k++) {
+        PyObject *key = PyList_GET_ITEM(keys, k);
+        PyObject *packed = PyDict_GetItemWithError(recent, key);
+        if (packed == NULL) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "IntMap changed in _settle");
+            goto fail;
+        }
+        uint64_t id;
+        int ok = as_u64(key, &id);
+        if (ok <= 0) {
+            if (ok == 0) PyErr_SetString(PyExc_OverflowError, "an IntMap id must be a u64");
+            goto fail;
+        }
+        Py_ssize_t page, at;
+        if (locate(self, id, &page, &at) < 0) goto fail;
+        PyObject *pos = PyLong_FromSsize_t(at);
+        if (pos == NULL) goto fail;
+        PyObject *ids = PyList_GET_ITEM(self->ids, page);
+        PyObject *offs = PyList_GET_ITEM(self->offs, page);
+        PyObject *types = PyList_GET_ITEM(self->types, page);
+        Py_INCREF(ids); /* a split below replaces the lists' items */
+        int done = insert_at(ids, pos, Py_NewRef(key)) &&
+                   insert_at(offs, pos, unpack_value(packed));
+        if (done && types != Py_None) {
+            long tag = unpack_tag(packed);
+            done = !(tag == -1 && PyErr_Occurred()) && insert_at(types, pos, PyLong_FromLong(tag));
+        }
+        Py_DECREF(pos);
+        Py_ssize_t size = done ? PyObject_Size(ids) : -1;
+        Py_DECREF(ids);
+        if (size < 0) goto fail;
+        if (size > self->page_max) {
+            PyObject *index = PyLong_FromSsize_t(page);
+            if (index == NULL) goto fail;
+            PyObject *split = call_method(str_split, (PyObject *)self, index, NULL);
+            Py_DECREF(index);
+            if (split == NULL) goto fail;
+            Py_DECREF(split);
+        }
+    }
+    Py_DECREF(keys);
+    Py_DECREF(recent);
+    Py_RETURN_NONE;
+fail:
+    Py_XDECREF(keys);
+    Py_DECREF(recent);
+    return NULL;
+}
+
+static PyObject *Core_put(Core *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (!arity("put", nargs, 2, 3)) return NULL;
+    if (!state_ready(self)) return NULL;
+    PyObject *key = args[0], *offset = args[1];
+    PyObject *tag = nargs > 2 ? args[2] : NULL;
+    PyObject *zero = NULL;
+    if (tag == NULL) tag = zero = PyLong_FromLong(0);
+    if (tag == NULL) return NULL;
+    PyObject *out = NULL;
+    PyObject *was = PyDict_GetItemWithError(self->recent, key);
+    if (was != NULL) { /* never also in a page: no search there */
+        long had = unpack_tag(was);
+        if (had == -1 && PyErr_Occurred()) goto done;
+        PyObject *packed = pack(offset, tag);
+        if (packed == NULL) goto done;
+        int set = PyDict_SetItem(self->recent, key, packed);
+        Py_DECREF(packed);
+        if (set == 0) out = PyLong_FromLong(had);
+        goto done;
+    }
+    if (PyErr_Occurred()) goto done;
+    uint64_t id;
+    int ok = as_u64(key, &id);
+    if (ok <= 0) {
+        if (ok == 0) PyErr_SetString(PyExc_OverflowError, "an IntMap id must be a u64");
+        goto done;
+    }
+    Py_ssize_t page, at;
+    int found = locate(self, id, &page, &at);
+    if (found < 0) goto done;
+    if (found) {
+        uint64_t value;
+        int fits = as_u64(offset, &value);
+        if (fits <= 0) {
+            if (fits == 0) PyErr_SetString(PyExc_OverflowError, "an IntMap value must be a u64");
+            goto done;
+        }
+        Py_buffer view;
+        if (!page_view(self->offs, page, 8, 1, &view)) goto done;
+        int inside = at < view.len / 8;
+        if (inside) ((uint64_t *)view.buf)[at] = value;
+        PyBuffer_Release(&view);
+        if (!inside) {
+            PyErr_SetString(PyExc_ValueError, "an IntMap page's values are fewer than its ids");
+            goto done;
+        }
+        if (PyList_GET_ITEM(self->types, page) == Py_None) {
+            out = PyLong_FromLong(UNTYPED_TAG);
+            goto done;
+        }
+        unsigned long type = PyLong_Check(tag) ? PyLong_AsUnsignedLong(tag) : (unsigned long)-1;
+        if (type > 0xFFFF) {
+            if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_OverflowError)) {
+                PyErr_Clear();
+                PyErr_SetString(PyExc_OverflowError, "an IntMap tag must fit 16 bits");
+            }
+            goto done;
+        }
+        if (!page_view(self->types, page, 2, 1, &view)) goto done;
+        inside = at < view.len / 2;
+        if (inside) {
+            uint16_t *tags = (uint16_t *)view.buf;
+            out = PyLong_FromLong(tags[at]);
+            tags[at] = (uint16_t)type;
+        }
+        PyBuffer_Release(&view);
+        if (!inside) PyErr_SetString(PyExc_ValueError, "an IntMap page's tags are fewer than its ids");
+        goto done;
+    }
+    PyObject *packed = pack(offset, tag);
+    if (packed == NULL) goto done;
+    int set = PyDict_SetItem(self->recent, key, packed);
+    Py_DECREF(packed);
+    if (set < 0) goto done;
+    self->count += 1;
+    if (PyDict_GET_SIZE(self->recent) > self->recent_max) {
+        PyObject *settled = Core_settle(self, NULL);
+        if (settled == NULL) goto done;
+        Py_DECREF(settled);
+    }
+    out = PyLong_FromLong(NEW_TAG);
+done:
+    Py_XDECREF(zero);
+    return out;
+}
+
+/* ---- the type --------------------------------------------------------------------- */
+
+static int Core_traverse(Core *self, visitproc visit, void *arg) {
+    Py_VISIT(self->firsts);
+    Py_VISIT(self->ids);
+    Py_VISIT(self->offs);
+    Py_VISIT(self->types);
+    Py_VISIT(self->recent);
+    return 0; /* a subclass's own traverse visits its type (this type is static) */
+}
+
+static int Core_clear(Core *self) {
+    Py_CLEAR(self->firsts);
+    Py_CLEAR(self->ids);
+    Py_CLEAR(self->offs);
+    Py_CLEAR(self->types);
+    Py_CLEAR(self->recent);
+    return 0;
+}
+
+/* A subclass's own dealloc releases its (heap) type after this: not done here. */
+static void Core_dealloc(Core *self) {
+    PyObject_GC_UnTrack(self);
+    Core_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* A field holding a list (or a dict, for ``_new``), refused otherwise. */
+#define FIELD(name, field, check, what)                                                   \
+    static PyObject *get_##name(Core *self, void *Py_UNUSED(closure)) {                   \
+        if (self->field == NULL) {                                                         \
+            PyErr_SetString(PyExc_AttributeError, "_" #name);                              \
+            return NULL;                                                                   \
+        }                                                                                  \
+        return Py_NewRef(self->field);                                                     \
+    }                                                                                      \
+    static int set_##name(Core *self, PyObject *value, void *Py_UNUSED(closure)) {        \
+        if (value == NULL || !check(value)) {                                              \
+            PyErr_SetString(PyExc_TypeError, "IntMap._" #name " must be " what);           \
+            return -1;                                                                     \
+        }                                                                                  \
+        Py_XSETREF(self->field, Py_NewRef(value));                                         \
+        return 0;                                                                          \
+    }
+
+FIELD(firsts, firsts, PyList_CheckExact, "a list")
+FIELD(ids, ids, PyList_CheckExact, "a list")
+FIELD(offs, offs, PyList_CheckExact, "a list")
+FIELD(types, types, PyList_CheckExact, "a list")
+FIELD(new, recent, PyDict_CheckExact, "a dict")
+
+static PyGetSetDef Core_getset[] = {
+    {"_firsts", (getter)get_firsts, (setter)set_firsts, NULL, NULL},
+    {"_ids", (getter)get_ids, (setter)set_ids, NULL, NULL},
+    {"_offs", (getter)get_offs, (setter)set_offs, NULL, NULL},
+    {"_types", (getter)get_types, (setter)set_types, NULL, NULL},
+    {"_new", (getter)get_new, (setter)set_new, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMemberDef Core_members[] = {
+    {"_count", T_PYSSIZET, offsetof(Core, count), 0, NULL},
+    {"_recent_max", T_PYSSIZET, offsetof(Core, recent_max), 0, NULL},
+    {"_page_max", T_PYSSIZET, offsetof(Core, page_max), 0, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyMethodDef Core_methods[] = {
+    {"get", (PyCFunction)(void (*)(void))Core_get, METH_FASTCALL,
+     "The value of an id, or the default."},
+    {"put", (PyCFunction)(void (*)(void))Core_put, METH_FASTCALL,
+     "Point an id at a value with a tag; the tag it had, NEW or UNTYPED."},
+    {"_settle", (PyCFunction)Core_settle, METH_NOARGS, "Put the recent ids into their pages."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyMappingMethods Core_as_mapping = {
+    .mp_length = (lenfunc)Core_length,
+    .mp_subscript = (binaryfunc)Core_subscript,
+};
+
+static PySequenceMethods Core_as_sequence = {
+    .sq_contains = (objobjproc)Core_contains,
+};
+
+static PyTypeObject CoreType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "memhop.intmap._core.Core",
+    .tp_doc = "An IntMap's state and its reads and puts (see core.PyCore).",
+    .tp_basicsize = sizeof(Core),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_new = PyType_GenericNew,
+    .tp_dealloc = (destructor)Core_dealloc,
+    .tp_traverse = (traverseproc)Core_traverse,
+    .tp_clear = (inquiry)Core_clear,
+    .tp_methods = Core_methods,
+    .tp_members = Core_members,
+    .tp_getset = Core_getset,
+    .tp_as_mapping = &Core_as_mapping,
+    .tp_as_sequence = &Core_as_sequence,
+};
+
+static struct PyModuleDef core_module = {
+    PyModuleDef_HEAD_INIT, "memhop.intmap._core",
+    "An IntMap's reads and puts, compiled (see core.PyCore for the reference).", -1, NULL,
+};
+
+PyMODINIT_FUNC PyInit__core(void) {
+    str_insert = PyUnicode_InternFromString("insert");
+    str_split = PyUnicode_InternFromString("_split");
+    if (str_insert == NULL || str_split == NULL || PyType_Ready(&CoreType) < 0) return NULL;
+    PyObject *module = PyModule_Create(&core_module);
+    if (module == NULL) return NULL;
+    if (PyModule_AddObjectRef(module, "Core", (PyObject *)&CoreType) < 0 ||
+        PyModule_AddIntConstant(module, "NEW", NEW_TAG) < 0 ||
+        PyModule_AddIntConstant(module, "UNTYPED", UNTYPED_TAG) < 0 ||
+        PyModule_AddIntConstant(module, "TAG_BITS", TAG_BITS) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}
