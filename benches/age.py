@@ -95,7 +95,8 @@ def main() -> None:
     if args.json:
         print(json.dumps(run(checkpoints, args.window)))
         return
-    print(machine())
+    for name, value in machine(tempfile.gettempdir(), scope="the code measured"):
+        print(f"{name}: {value}")
     print(f"memhop's id maps: {'compiled' if intmap.COMPILED else 'Python'} core")
     compiled = run(checkpoints, args.window)
     child = [sys.executable, __file__, "--python-core", "--json"]

@@ -28,7 +28,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 CORE = {"xxhash", "openai", "portalocker"}  # the only dependencies of the core (the brief's rule)
-# The ranking kernel (memhop/index/_bm25.c) is built where a C compiler works; CI requires it.
+# The compiled kernels (hatch_build.KERNELS) are built where a C compiler works; CI requires them.
+KERNELS = ("memhop/index/_bm25", "memhop/intmap/_core")
 KERNEL_REQUIRED = os.environ.get("MEMHOP_REQUIRE_KERNEL") == "1"
 EXTRAS = {"mcp", "notebook"}  # the extras the docs tell users to install
 
@@ -64,25 +65,27 @@ def test_the_sdist_holds_what_a_build_needs(dist: Path) -> None:
     needed = {"pyproject.toml", "README.md", "LICENSE-MIT", "LICENSE-APACHE", "memhop/py.typed"}
     assert needed <= names
     assert "memhop/_version.py" in names  # the version hatchling reads
-    assert {"hatch_build.py", "memhop/index/_bm25.c", "memhop/index/_bm25.pyi"} <= names
+    assert {"hatch_build.py", "memhop/index/_bm25.pyi", *(f"{k}.c" for k in KERNELS)} <= names
     assert not [name for name in names if name.endswith((".so", ".pyd"))]  # source, no builds
     # `python -m build` with neither --sdist nor --wheel builds the wheel from the unpacked
     # sdist, so the wheel's existence is the proof that the sdist builds.
     only(dist, "memhop-*.whl")
 
 
-def test_the_wheel_carries_the_kernel_built_not_its_source(dist: Path) -> None:
+def test_the_wheel_carries_the_kernels_built_not_their_source(dist: Path) -> None:
     wheel = only(dist, "memhop-*.whl")
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
-    kernels = [n for n in names if n.startswith("memhop/index/_bm25.") and n.endswith(".so")]
+    built = [
+        n for n in names if n.startswith(tuple(f"{k}." for k in KERNELS)) and n.endswith(".so")
+    ]
     assert "memhop/index/_bm25.pyi" in names  # its types, for users' mypy
-    assert "memhop/index/_bm25.c" not in names
-    if kernels:  # a compiled kernel makes the wheel one of this platform's
+    assert not [n for n in names if n.endswith(".c")]
+    if built:  # a compiled kernel makes the wheel one of this platform's
         assert "-py3-none-any" not in wheel.name
     elif not KERNEL_REQUIRED:
         pytest.skip("no C compiler here: the wheel is pure Python")
-    assert len(kernels) == 1, names
+    assert sorted(n.split(".", 1)[0] for n in built) == sorted(KERNELS), names
 
 
 def test_the_wheel_declares_exactly_the_core_dependencies(dist: Path) -> None:
@@ -120,9 +123,12 @@ def test_the_wheel_installs_and_runs_the_quickstart_outside_the_tree(
     assert Path(where.strip()).is_relative_to(venv), where  # the wheel, not this checkout
     assert not Path(where.strip()).is_relative_to(REPO)
 
-    ranks = "from memhop.index.kernel import COMPILED; print(COMPILED)"
-    if KERNEL_REQUIRED:  # the wheel's kernel loads where the wheel is installed
-        assert run([str(python), "-c", ranks], user).stdout.strip() == "True"
+    loads = (
+        "from memhop.index.kernel import COMPILED as ranks; "
+        "from memhop.intmap import COMPILED as maps; print(ranks, maps)"
+    )
+    if KERNEL_REQUIRED:  # the wheel's kernels load where the wheel is installed
+        assert run([str(python), "-c", loads], user).stdout.strip() == "True True"
 
     shown = run([str(python), "examples/quickstart.py"], user).stdout
     assert "=== injected at the next turn ===" in shown

@@ -39,9 +39,8 @@ class PyCore:
     )
 
     # Page p holds the ids in [_firsts[p], _firsts[p + 1]); _firsts[0] is 0, and there is
-    # always one page, empty or not. A list: a bisect of a list reads its ints as they are,
-    # of an array makes an int object at each step, and there is one bound a page.
-    _firsts: list[int]
+    # always one page, empty or not.
+    _firsts: array[int]
     _ids: list[array[int]]
     _offs: list[array[int]]
     # A page's tags, or None until a typed question reads them (a snapshot's pages).

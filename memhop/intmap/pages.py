@@ -73,7 +73,7 @@ class PagedMap(Mapping[int, int]):
     __slots__ = ()
 
     # The core's state (``core.PyCore`` says what each holds) and its calls.
-    _firsts: list[int]
+    _firsts: array[int]
     _ids: list[array[int]]
     _offs: list[array[int]]
     _types: list[array[int] | None]
@@ -84,7 +84,7 @@ class PagedMap(Mapping[int, int]):
     _settle: Callable[[], None]
 
     def __init__(self) -> None:
-        self._firsts = [0]
+        self._firsts = array("Q", [0])
         self._ids = [array("Q")]
         self._offs = [array("Q")]
         self._types = [array("H")]
@@ -130,7 +130,7 @@ class PagedMap(Mapping[int, int]):
         if count:
             fill = _PAGE_FILL
             starts = range(0, count, fill)
-            packed._firsts = [0, *ids[fill::fill]]
+            packed._firsts = array("Q", [0]) + ids[fill::fill]
             packed._ids = [ids[at : at + fill] for at in starts]
             packed._offs = [offs[at : at + fill] for at in starts]
             packed._types = (
