@@ -63,6 +63,13 @@ static int as_u64(PyObject *obj, uint64_t *out) {
     return 1;
 }
 
+/* ``key`` as an id, refused with OverflowError out of range; 0 on error. */
+static int id_of(PyObject *key, uint64_t *id) {
+    int ok = as_u64(key, id);
+    if (ok == 0) PyErr_SetString(PyExc_OverflowError, "an IntMap id must be a u64");
+    return ok > 0;
+}
+
 /* ``value >> TAG_BITS`` of a recent entry (an int of any size, as Python's would be). */
 static PyObject *unpack_value(PyObject *packed) {
     unsigned long long v = PyLong_AsUnsignedLongLong(packed);
@@ -318,13 +325,8 @@ static PyObject *Core_settle(Core *self, PyObject *Py_UNUSED(ignored)) {
             goto fail;
         }
         uint64_t id;
-        int ok = as_u64(key, &id);
-        if (ok <= 0) {
-            if (ok == 0) PyErr_SetString(PyExc_OverflowError, "an IntMap id must be a u64");
-            goto fail;
-        }
         Py_ssize_t page, at;
-        if (locate(self, id, &page, &at) < 0) goto fail;
+        if (!id_of(key, &id) || locate(self, id, &page, &at) < 0) goto fail;
         PyObject *pos = PyLong_FromSsize_t(at);
         if (pos == NULL) goto fail;
         PyObject *ids = PyList_GET_ITEM(self->ids, page);
@@ -381,11 +383,7 @@ static PyObject *Core_put(Core *self, PyObject *const *args, Py_ssize_t nargs) {
     }
     if (PyErr_Occurred()) goto done;
     uint64_t id;
-    int ok = as_u64(key, &id);
-    if (ok <= 0) {
-        if (ok == 0) PyErr_SetString(PyExc_OverflowError, "an IntMap id must be a u64");
-        goto done;
-    }
+    if (!id_of(key, &id)) goto done;
     Py_ssize_t page, at;
     int found = locate(self, id, &page, &at);
     if (found < 0) goto done;
