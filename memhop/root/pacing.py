@@ -5,7 +5,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-__all__ = ["BUILD_SHARE", "BUILD_YIELD_S", "LEAST_WAY_S", "SharedPace"]
+__all__ = [
+    "BUILD_PAUSE_S",
+    "BUILD_SHARE",
+    "BUILD_YIELD_S",
+    "LEAST_WAY_S",
+    "SharedPace",
+    "make_way",
+]
 
 BUILD_SHARE = 1 / 2
 """The least share of the wall time a build keeps while calls come without pause. A
@@ -22,6 +29,31 @@ LEAST_WAY_S = 0.002
 """The least a build makes way for at once. Each time it lets go of the interpreter, a host
 running Python keeps it until its switch interval (5 ms) or its next wait: handing it over
 at every chunk cost the build more than its share of the wall in those waits alone."""
+
+
+BUILD_PAUSE_S = 0.0002
+"""A build's pause between chunks of its reads while a call is in flight: long enough for
+the call's thread to take the interpreter (a pause of 0 seldom hands it over)."""
+
+
+def make_way(busy: Callable[[], bool], longest: float = 0.0) -> None:
+    """Between a build's or a compaction's chunks: pause while ``busy()`` (a call is in
+    flight), for ``longest`` seconds at most (0: one short pause).
+
+    A build reads every record of its domain, maybe beside a turn (a warm domain
+    builds while its scenes are served). Without the pause, each time the turn's
+    thread waits (for the engine lock, a write, an fsync) it gets the interpreter
+    back only at the build's next switch interval (5 ms): 0.2 s for a first turn at
+    10^5 turns. A build waits for the call to end, as long as ``SharedPace`` allows:
+    a call running Python for a while (a first recall, taking or decoding its saved
+    state) would otherwise share the interpreter with it. A compaction's copy pauses
+    once, so that it ends while calls go on.
+    """
+    deadline = time.monotonic() + longest
+    while busy():
+        time.sleep(BUILD_PAUSE_S)
+        if time.monotonic() >= deadline:
+            return
 
 
 class SharedPace:

@@ -32,7 +32,7 @@ from memhop.errors import AgentNotFoundError, ClosedError, InvalidQueryError
 from memhop.layers import profile, registry
 from memhop.llm import Model, Usage
 from memhop.records import AgentType, ProfileSlot
-from memhop.root import compaction, dreams, recall_upkeep, recall_warm
+from memhop.root import compaction, dreams, pacing, recall_upkeep, recall_warm
 from memhop.root.dream_threads import DreamThreads
 from memhop.root.heap import HeapTrim, find_trim
 from memhop.root.hold import DomainHold
@@ -40,9 +40,6 @@ from memhop.root.pacing import BUILD_YIELD_S, SharedPace
 
 Clock = Callable[[], int]
 MAX_SUB_AGENT_NAME_BYTES = registry.MAX_TENANT_NAME_BYTES
-# A build's pause between chunks of its reads while a call is in flight: long enough
-# for the call's thread to take the interpreter (a pause of 0 seldom hands it over).
-BUILD_PAUSE_S = 0.0002
 
 
 def wall_clock_ms() -> int:
@@ -268,34 +265,30 @@ class Root:
             return self._register(DomainContext(agent_id, meter, mirrors))
 
     def _build_mirrors(self, agent_id: int) -> Mirrors:
-        pace = SharedPace(self.make_way, BUILD_YIELD_S)
+        pace = SharedPace(functools.partial(self.make_way, building=agent_id), BUILD_YIELD_S)
         with self.engine.paced(pace):
             built = build_mirrors(self.engine, agent_id, pace)
         # A closed engine lists no ids: a build that ran into the close read nothing.
         self.check_open()
         return built
 
-    def make_way(self, longest: float = 0.0) -> None:
-        """Between a build's or a compaction's chunks: pause while any domain's call is in
-        flight, for ``longest`` seconds at most (0: one short pause).
+    def make_way(self, longest: float = 0.0, building: int | None = None) -> None:
+        """Pause while a call is in flight (``pacing.make_way``): a domain's call holds its
+        lock, a recall decodes its saved state, or, for a build of ``building``, a smaller
+        domain's first call builds that domain (the host waits for it: it goes first)."""
+        pacing.make_way(functools.partial(self._busy, building), longest)
 
-        A build reads every record of its domain, maybe beside a turn (a warm
-        domain builds while its scenes are served). Without the pause, each
-        time the turn's thread waits (for the engine lock, a write, an fsync)
-        it gets the interpreter back only at the build's next switch interval
-        (5 ms): 0.2 s for a first turn at 10^5 turns. A build waits for the
-        call to end, as long as ``pacing.SharedPace`` allows: a call running
-        Python for a while (a first recall, taking or decoding its saved
-        state) would otherwise share the interpreter with it. A compaction's
-        copy pauses once, so that it ends while calls go on.
-        """
-        deadline = time.monotonic() + longest
-        while self.recall_file.decoding or any(
+    def _busy(self, building: int | None) -> bool:
+        if self.recall_file.decoding or any(
             ctx.lock.locked() for ctx in list(self._contexts.values())
         ):
-            time.sleep(BUILD_PAUSE_S)
-            if time.monotonic() >= deadline:
-                return
+            return True
+        others = [agent for agent in list(self._loading) if agent != building]
+        if building is None or not others:
+            return False
+        sizes = self.engine.live_index()  # each domain's ids: their count is kept
+        held = {agent: len(sizes[agent]) if agent in sizes else 0 for agent in (building, *others)}
+        return any(held[agent] < held[building] for agent in others)
 
     def _register(self, ctx: DomainContext) -> DomainContext:
         """Make ``ctx`` its domain's context (called holding ``_agents_mu``)."""

@@ -163,7 +163,7 @@ class _Paused:
         self.go = threading.Event()
         self.body = body
 
-    def __call__(self, longest: float = 0.0) -> None:  # as make_way: a build passes one
+    def __call__(self, longest: float = 0.0, building: int | None = None) -> None:  # as make_way
         if not self.reached.is_set():
             self.body()
             self.reached.set()

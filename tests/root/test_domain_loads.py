@@ -18,7 +18,7 @@ import pytest
 
 import memhop
 import memhop.engine.reads as engine_reads
-import memhop.root.root as root_module
+import memhop.root.pacing as pacing_module
 from memhop.domain.mirrors import Mirrors
 from memhop.errors import ClosedError
 from memhop.root.root import Root
@@ -189,16 +189,14 @@ def test_a_build_pauses_between_its_reads_only_while_a_call_is_in_flight(
     scenes = _written(meh_path)
     slept: list[float] = []
     monkeypatch.setattr(
-        root_module,
-        "time",
-        SimpleNamespace(sleep=slept.append, time_ns=time.time_ns, monotonic=time.monotonic),
+        pacing_module, "time", SimpleNamespace(sleep=slept.append, monotonic=time.monotonic)
     )
     paced: list[int] = []
     make_way = Root.make_way
 
-    def counted(root: Root, longest: float = 0.0) -> None:
+    def counted(root: Root, longest: float = 0.0, building: int | None = None) -> None:
         paced.append(1)
-        make_way(root, longest)
+        make_way(root, longest, building)
 
     monkeypatch.setattr(Root, "make_way", counted)
     with memhop.open(meh_path, memhop.LocalModel()) as db:
@@ -208,6 +206,42 @@ def test_a_build_pauses_between_its_reads_only_while_a_call_is_in_flight(
         ctx = db._root._contexts[PRIMARY]
         with ctx.lock:  # as a call in flight holds it
             make_way(db._root)
-            assert slept == [root_module.BUILD_PAUSE_S]
+            assert slept == [pacing_module.BUILD_PAUSE_S]
             make_way(db._root, 0.005)  # a build's: it waits on, until its time is up
         assert len(slept) > 2
+
+
+def test_a_build_makes_way_for_a_smaller_domains_first_call(
+    meh_path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A domain's first call builds that domain while another's build may be running (the
+    primary's, reopened at 10^5 turns, takes seconds): the larger build makes way for the
+    smaller one, whose host is waiting (a sub-agent's first search beside the primary's
+    build at 10^5 turns: 54 -> 7.5 ms). The smaller build does not wait for the larger,
+    nor does any build for nothing, nor a compaction's copy for a build."""
+    with memhop.open(meh_path, memhop.LocalModel(), None, memhop.ProfileInput(name="p")) as db:
+        small = db.sub_agent(memhop.LocalModel(), memhop.ProfileInput(name="small"))
+        small.search(new_scene=True)
+        small.update(input="one turn", output="only", created_at=T0)
+        for i in range(6):
+            db.primary().search(new_scene=i == 0)
+            db.primary().update(input=f"turn {i}", output="answer", created_at=T0 + i)
+        small_id = int(small.agent_id, 16)
+    slept: list[float] = []
+    monkeypatch.setattr(
+        pacing_module, "time", SimpleNamespace(sleep=slept.append, monotonic=time.monotonic)
+    )
+    with memhop.open(meh_path, memhop.LocalModel()) as db:
+        root = db._root
+        root._loading.add(small_id)  # as the small domain's first call builds it
+        root.make_way(0.001, building=PRIMARY)
+        assert slept  # the primary's build waits for it
+        slept.clear()
+        root._loading = {PRIMARY}  # the primary builds: the small domain's build goes on
+        root.make_way(0.001, building=small_id)
+        root._loading = set()
+        root.make_way(0.001, building=PRIMARY)  # no other build: no pause
+        root._loading = {small_id}
+        root.make_way(0.001)  # a compaction's copy pauses for calls, not for builds
+        assert not slept
+        root._loading = set()
