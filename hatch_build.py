@@ -1,8 +1,9 @@
 """Build hook: compiles memhop's optional kernels (``KERNELS``).
 
 The wheel (and an editable install, in place) gets each compiled module when the
-interpreter's C compiler works: ``memhop.index._bm25`` (recall's ranking) and
-``memhop.intmap._core`` (the id maps' reads and puts). Otherwise the build goes on pure
+interpreter's C compiler works: ``memhop.index._bm25`` (recall's ranking),
+``memhop.intmap._core`` (the id maps' reads and puts) and ``memhop.records._json``
+(a content line's payload). Otherwise the build goes on pure
 Python, and memhop gives the same answers from its Python code, slower.
 ``MEMHOP_NO_KERNEL=1`` skips the compiler on purpose.
 """
@@ -25,6 +26,7 @@ from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 KERNELS = {
     Path("memhop") / "index" / "_bm25.c": "recall ranks in Python",
     Path("memhop") / "intmap" / "_core.c": "the id maps read and put in Python",
+    Path("memhop") / "records" / "_json.c": "content lines are encoded in Python",
 }
 # No fused multiply-add: the ranking kernel's sums must equal Python's bit for bit.
 FLAGS = ["-O2", "-fPIC", "-ffp-contract=off"]

@@ -1,0 +1,124 @@
+"""The compiled payload writer of a content line (``memhop/records/_json.c``) against the
+Python one (``ArchiveSlot._plain_json``): the same bytes, or None alike, for any values.
+
+``test_plain_json.py`` checks ``to_json`` (which takes the compiled writer where it was
+built) against the field writer; this file compares the compiled writer with the Python
+one-piece writer it stands in for, on every kind of text (lone surrogates and each
+character Go escapes included) and every kind of value at the edges of the Go ranges.
+
+Skipped where the install had no C compiler, unless ``MEMHOP_REQUIRE_KERNEL=1`` (CI sets
+it), which makes the writer's absence a failure.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memhop.records import ArchiveKind, ArchiveRole, ArchiveSlot, ContentType
+from memhop.records import archive as archive_module
+from tests.records.test_plain_json import _codes, _numbers
+
+if archive_module._compiled_json is None and os.environ.get("MEMHOP_REQUIRE_KERNEL") != "1":
+    pytest.skip("the compiled payload writer was not built here", allow_module_level=True)
+
+from memhop.records import _json  # after the skip: absent without a compiler
+
+ENUMS = (ArchiveKind, ContentType, ArchiveRole)
+ESCAPED = '"\\<>&\b\f\n\r\t\x00\x1f\x7f\u2028\u2029\ud800\udfffé€😀a'
+# Any character at all: lone surrogates, controls, the HTML trio, the JS separators.
+ANY_TEXT = st.one_of(
+    st.text(st.characters(blacklist_categories=()), max_size=40),
+    st.text(st.sampled_from(ESCAPED), max_size=20),
+    st.sampled_from([None, b"bytes", 7]),
+)
+
+
+def _compiled(slot: ArchiveSlot) -> bytes | None:
+    return _json.archive(
+        slot.id_hash,
+        slot.kind,
+        slot.seq,
+        slot.content_type,
+        slot.role,
+        slot.topic_id,
+        slot.event_type,
+        slot.node_seq,
+        slot.created_at,
+        slot.content,
+        ENUMS,
+    )
+
+
+@settings(max_examples=500)
+@given(
+    slot=st.builds(
+        ArchiveSlot,
+        id_hash=_numbers,
+        kind=_codes,
+        seq=_numbers,
+        content_type=_codes,
+        role=_codes,
+        topic_id=_numbers,
+        event_type=ANY_TEXT,
+        node_seq=_numbers,
+        created_at=st.one_of(_numbers, st.integers(-(2**63), 2**63 - 1)),
+        content=ANY_TEXT,
+    )
+)
+def test_the_compiled_writer_answers_as_the_python_one_does(slot: ArchiveSlot) -> None:
+    assert _compiled(slot) == slot._plain_json()
+
+
+def test_every_character_is_escaped_as_go_escapes_it() -> None:
+    """Each code point of the first 0x3000 and a sample above, alone and in text: the same
+    bytes as the Python writer; those bytes decode back to the text (a positive control:
+    the comparison is of real payloads, not of two Nones)."""
+    points = [*range(0x3000), 0xD800, 0xDBFF, 0xDC00, 0xDFFF, 0xFFFD, 0xFFFF, 0x1F600, 0x10FFFF]
+    for point in points:
+        text = chr(point)
+        for content in (text, f"a{text}b", text * 3):
+            slot = ArchiveSlot(id_hash=1, seq=3, topic_id=2, created_at=5, content=content)
+            plain = slot._plain_json()
+            assert plain is not None
+            assert _compiled(slot) == plain, hex(point)
+
+
+class _Other(enum.IntEnum):
+    ONE = 1
+
+
+def test_values_the_writer_must_take_are_left_to_it() -> None:
+    """A bool, a member of an enum not the field's, a value past its range, a str subclass:
+    None, so the field writer converts or refuses them; the same line with plain values
+    gives bytes (the positive control)."""
+    base: dict[str, Any] = {"id_hash": 1, "seq": 3, "topic_id": 2, "created_at": 5}
+    assert _compiled(ArchiveSlot(**base, content="x")) is not None
+    assert _compiled(ArchiveSlot(**base, kind=ArchiveKind.EVENT, content="x")) is not None
+
+    class Text(str):
+        pass
+
+    for field, value in (
+        ("kind", True),
+        ("kind", _Other.ONE),
+        ("kind", 256),
+        ("role", -1),
+        ("node_seq", 2**32),
+        ("seq", 2**64),
+        ("created_at", 2**63),
+        ("content", Text("x")),
+    ):
+        assert _compiled(ArchiveSlot(**{**base, "content": "x", field: value})) is None, field
+
+
+def test_a_call_it_cannot_read_is_refused() -> None:
+    with pytest.raises(TypeError, match="11 arguments"):
+        _json.archive(1, 2)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="byte_types must be a tuple"):
+        _json.archive(1, 0, 3, 0, 0, 2, "", 0, 5, "x", list(ENUMS))  # type: ignore[arg-type]
