@@ -1,15 +1,15 @@
-/* memhop.records._json: a content line's payload (ArchiveSlot) as Go's json.Marshal
- * writes it, compiled.
+/* memhop.records._json: the payloads every turn writes (a content line, a topic row,
+ * a scene) as Go's json.Marshal writes them, compiled.
  *
- * Responsibility: ``archive(...)`` returns the same bytes as
- * ``ArchiveSlot._plain_json`` (the Python reference) for the values that path takes,
- * and None for every other value, which the caller then hands to the field writer
- * (``_written_json``: it converts or refuses them). Every turn writes several lines;
- * here their fields are checked and written in one call, where Python makes a call or
- * more a field.
+ * Responsibility: ``archive``, ``topic`` and ``scene`` return the bytes the record's
+ * Python writers give (``_plain_json``, else the field writer ``_written_json``: the
+ * references) for the values they take, and None for every other value, which the
+ * caller then hands to the field writer (it converts or refuses them). Here a record's
+ * fields are checked and written in one call, where Python makes a call or more a field.
  *
- * What it takes: ints (exactly ``int``) in each field's Go range, a byte field also a
- * member of one of the types given (its enums), and both texts exactly ``str``. Texts
+ * What they take: ints (exactly ``int``) in each field's Go range, a content line's byte
+ * fields also members of the types given (its enums), texts exactly ``str`` and a topic's
+ * keywords an exact tuple of them; ``topic``'s parent may be None (left out). Texts
  * are escaped as Go escapes them: the short forms of quote, backslash, \b, \f, \n, \r,
  * \t; other control characters, <, >, &, U+2028 and U+2029 as \u00XX / \u20XX; a lone
  * surrogate (a Python str's stand-in for a byte that was not UTF-8) as \ufffd, as Go
@@ -74,6 +74,9 @@ typedef struct {
     Py_ssize_t size;
 } Out;
 
+/* A string literal, its length counted by the compiler. */
+#define PUT(out, literal) put((out), (literal), (Py_ssize_t)sizeof(literal) - 1)
+
 static void put(Out *out, const char *text, Py_ssize_t n) {
     if (out->at != NULL) {
         memcpy(out->at, text, (size_t)n);
@@ -94,7 +97,7 @@ static void put_u64(Out *out, uint64_t x) {
 
 static void put_i64(Out *out, int64_t x) {
     if (x < 0) {
-        put(out, "-", 1);
+        PUT(out, "-");
         put_u64(out, (uint64_t)0 - (uint64_t)x); /* INT64_MIN included */
     } else {
         put_u64(out, (uint64_t)x);
@@ -108,25 +111,25 @@ static void put_char(Out *out, Py_UCS4 c) {
     char buf[6];
     switch (c) {
     case '"':
-        put(out, "\\\"", 2);
+        PUT(out, "\\\"");
         return;
     case '\\':
-        put(out, "\\\\", 2);
+        PUT(out, "\\\\");
         return;
     case '\b':
-        put(out, "\\b", 2);
+        PUT(out, "\\b");
         return;
     case '\f':
-        put(out, "\\f", 2);
+        PUT(out, "\\f");
         return;
     case '\n':
-        put(out, "\\n", 2);
+        PUT(out, "\\n");
         return;
     case '\r':
-        put(out, "\\r", 2);
+        PUT(out, "\\r");
         return;
     case '\t':
-        put(out, "\\t", 2);
+        PUT(out, "\\t");
         return;
     default:
         break;
@@ -140,7 +143,7 @@ static void put_char(Out *out, Py_UCS4 c) {
         buf[5] = HEX[c & 0xF];
         put(out, buf, 6);
     } else if (c >= 0xD800 && c <= 0xDFFF) {
-        put(out, "\\ufffd", 6);
+        PUT(out, "\\ufffd");
     } else if (c < 0x80) {
         buf[0] = (char)c;
         put(out, buf, 1);
@@ -164,7 +167,7 @@ static void put_char(Out *out, Py_UCS4 c) {
 
 /* A str between quotes, escaped; an ASCII run that needs no escape is copied whole. */
 static void put_text(Out *out, PyObject *s) {
-    put(out, "\"", 1);
+    PUT(out, "\"");
     Py_ssize_t n = PyUnicode_GET_LENGTH(s);
     if (PyUnicode_IS_ASCII(s)) {
         const char *p = (const char *)PyUnicode_1BYTE_DATA(s);
@@ -183,7 +186,7 @@ static void put_text(Out *out, PyObject *s) {
         const void *data = PyUnicode_DATA(s);
         for (Py_ssize_t i = 0; i < n; i++) put_char(out, PyUnicode_READ(kind, data, i));
     }
-    put(out, "\"", 1);
+    PUT(out, "\"");
 }
 
 typedef struct {
@@ -193,31 +196,31 @@ typedef struct {
 } Line;
 
 static void put_line(Out *out, const Line *l) {
-    put(out, "{\"id_hash\":", 11);
+    PUT(out, "{\"id_hash\":");
     put_u64(out, l->id_hash);
-    put(out, ",\"kind\":", 8);
+    PUT(out, ",\"kind\":");
     put_u64(out, l->kind);
-    put(out, ",\"seq\":", 7);
+    PUT(out, ",\"seq\":");
     put_u64(out, l->seq);
-    put(out, ",\"content_type\":", 16);
+    PUT(out, ",\"content_type\":");
     put_u64(out, l->ctype);
-    put(out, ",\"role\":", 8);
+    PUT(out, ",\"role\":");
     put_u64(out, l->role);
-    put(out, ",\"topic_id\":", 12);
+    PUT(out, ",\"topic_id\":");
     put_u64(out, l->topic_id);
     if (PyUnicode_GET_LENGTH(l->event_type)) {
-        put(out, ",\"event_type\":", 14);
+        PUT(out, ",\"event_type\":");
         put_text(out, l->event_type);
     }
     if (l->node_seq) {
-        put(out, ",\"node_seq\":", 12);
+        PUT(out, ",\"node_seq\":");
         put_u64(out, l->node_seq);
     }
-    put(out, ",\"created_at\":", 14);
+    PUT(out, ",\"created_at\":");
     put_i64(out, l->created_at);
-    put(out, ",\"content\":", 11);
+    PUT(out, ",\"content\":");
     put_text(out, l->content);
-    put(out, "}", 1);
+    PUT(out, "}");
 }
 
 /* archive(id_hash, kind, seq, content_type, role, topic_id, event_type, node_seq,
@@ -251,16 +254,115 @@ static PyObject *archive(PyObject *module, PyObject *const *args, Py_ssize_t nar
     return bytes;
 }
 
+/* topic(id, scene_id, parent_id, depth, name, fused_keywords, user_timestamp,
+ *       agent_timestamp) -> bytes | None */
+static void put_topic(Out *out, PyObject *const *args, const uint64_t *n, const int64_t *at) {
+    PUT(out, "{\"id\":");
+    put_u64(out, n[0]);
+    PUT(out, ",\"scene_id\":");
+    put_u64(out, n[1]);
+    if (args[2] != Py_None) {
+        PUT(out, ",\"parent_id\":");
+        put_u64(out, n[2]);
+    }
+    PUT(out, ",\"depth\":");
+    put_u64(out, n[3]);
+    if (PyUnicode_GET_LENGTH(args[4])) {
+        PUT(out, ",\"name\":");
+        put_text(out, args[4]);
+    }
+    PUT(out, ",\"fused_keywords\":[");
+    PyObject *words = args[5];
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(words); i++) {
+        if (i) PUT(out, ",");
+        put_text(out, PyTuple_GET_ITEM(words, i));
+    }
+    PUT(out, "],\"user_timestamp\":");
+    put_i64(out, at[0]);
+    PUT(out, ",\"agent_timestamp\":");
+    put_i64(out, at[1]);
+    PUT(out, "}");
+}
+
+static PyObject *topic(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 8) {
+        PyErr_Format(PyExc_TypeError, "topic expected 8 arguments, got %zd", nargs);
+        return NULL;
+    }
+    uint64_t n[4] = {0, 0, 0, 0};
+    int64_t at[2];
+    PyObject *words = args[5];
+    int plain = plain_u64(args[0], UINT64_MAX, &n[0]) && plain_u64(args[1], UINT64_MAX, &n[1]) &&
+                (args[2] == Py_None || plain_u64(args[2], UINT64_MAX, &n[2])) &&
+                plain_u64(args[3], 0xFF, &n[3]) && PyUnicode_CheckExact(args[4]) &&
+                PyTuple_CheckExact(words) && plain_i64(args[6], &at[0]) &&
+                plain_i64(args[7], &at[1]);
+    for (Py_ssize_t i = 0; plain && i < PyTuple_GET_SIZE(words); i++) {
+        plain = PyUnicode_CheckExact(PyTuple_GET_ITEM(words, i));
+    }
+    if (!plain) Py_RETURN_NONE;
+    Out sizing = {NULL, 0};
+    put_topic(&sizing, args, n, at);
+    PyObject *bytes = PyBytes_FromStringAndSize(NULL, sizing.size);
+    if (bytes == NULL) return NULL;
+    Out writing = {PyBytes_AS_STRING(bytes), 0};
+    put_topic(&writing, args, n, at);
+    return bytes;
+}
+
+/* scene(scene_id, scene_name, turn_seq, last_used_at, l3_id) -> bytes | None */
+static void put_scene(Out *out, PyObject *name, const uint64_t *n, int64_t used) {
+    PUT(out, "{\"scene_id\":");
+    put_u64(out, n[0]);
+    PUT(out, ",\"scene_name\":");
+    put_text(out, name);
+    if (n[1]) {
+        PUT(out, ",\"turn_seq\":");
+        put_u64(out, n[1]);
+    }
+    if (used) {
+        PUT(out, ",\"last_used_at\":");
+        put_i64(out, used);
+    }
+    PUT(out, ",\"l3_id\":");
+    put_u64(out, n[2]);
+    PUT(out, "}");
+}
+
+static PyObject *scene(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 5) {
+        PyErr_Format(PyExc_TypeError, "scene expected 5 arguments, got %zd", nargs);
+        return NULL;
+    }
+    uint64_t n[3];
+    int64_t used;
+    int plain = plain_u64(args[0], UINT64_MAX, &n[0]) && PyUnicode_CheckExact(args[1]) &&
+                plain_u64(args[2], UINT64_MAX, &n[1]) && plain_i64(args[3], &used) &&
+                plain_u64(args[4], UINT64_MAX, &n[2]);
+    if (!plain) Py_RETURN_NONE;
+    Out sizing = {NULL, 0};
+    put_scene(&sizing, args[1], n, used);
+    PyObject *bytes = PyBytes_FromStringAndSize(NULL, sizing.size);
+    if (bytes == NULL) return NULL;
+    Out writing = {PyBytes_AS_STRING(bytes), 0};
+    put_scene(&writing, args[1], n, used);
+    return bytes;
+}
+
 static PyMethodDef json_methods[] = {
     {"archive", (PyCFunction)(void (*)(void))archive, METH_FASTCALL,
      "A content line's payload as Go writes it, or None for values the writer must take."},
+    {"topic", (PyCFunction)(void (*)(void))topic, METH_FASTCALL,
+     "A topic row's payload as Go writes it, or None for values the writer must take."},
+    {"scene", (PyCFunction)(void (*)(void))scene, METH_FASTCALL,
+     "A scene's payload as Go writes it, or None for values the writer must take."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef json_module = {
     PyModuleDef_HEAD_INIT, "memhop.records._json",
-    "A content line's payload as Go writes it, compiled (ArchiveSlot._plain_json is the "
-    "reference).",
+    "The payloads every turn writes, as Go writes them, compiled (the records' Python "
+    "writers are the reference).",
     -1, json_methods,
 };
 

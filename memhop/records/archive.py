@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar, NamedTuple, Self, TypeAlias
 
@@ -15,6 +14,7 @@ from memhop.records.codes import (
     known,
     members_of,
 )
+from memhop.records.compiled import archive as _compiled_json
 from memhop.records.gojson import I64_MAX, I64_MIN, U32_MAX, ObjectWriter, is_u64, quote_string
 from memhop.records.goread import read_object
 from memhop.records.shapes import I64, INT, STRING, U64, UINT, plain_text, u8_digits
@@ -27,14 +27,6 @@ SEQ_AGENT = 2
 # A byte field holds a plain int or a member of its enum; an enum member writes its number.
 _BYTE_TYPES = frozenset({int, ArchiveKind, ContentType, ArchiveRole})
 _ENUMS = (ArchiveKind, ContentType, ArchiveRole)
-
-# The compiled payload writer (``_json.c``), where the install built it: the same bytes
-# as ``_plain_json`` in one call (tests compare them).
-_compiled_json: Callable[..., bytes | None] | None
-try:
-    from memhop.records._json import archive as _compiled_json
-except ImportError:  # built without a C compiler (hatch_build.py says why)
-    _compiled_json = None
 
 ARCHIVE_SHAPE = re.compile(
     rb'\{"id_hash":' + UINT + rb',"kind":' + UINT + rb',"seq":' + UINT

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Self
 
 from memhop.records.codes import RecordType
+from memhop.records.compiled import scene as _compiled_json
 from memhop.records.gojson import I64_MAX, I64_MIN, ObjectWriter, is_u64, plain_string
 from memhop.records.goread import read_object
 
@@ -31,7 +32,14 @@ class SceneSlot:
 
     def to_json(self) -> bytes:
         """The payload, as Go's ``json.Marshal`` writes it (SerializationError if it cannot)."""
-        return self._plain_json() or self._written_json()
+        if _compiled_json is None:
+            return self._plain_json() or self._written_json()
+        return (
+            _compiled_json(
+                self.scene_id, self.scene_name, self.turn_seq, self.last_used_at, self.l3_id
+            )
+            or self._written_json()
+        )
 
     def _plain_json(self) -> bytes | None:
         """The payload in one piece when every value is plain, else None.

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Self
 
 from memhop.records.codes import RecordType
+from memhop.records.compiled import topic as _compiled_json
 from memhop.records.gojson import I64_MAX, I64_MIN, ObjectWriter, is_u64, plain_string
 from memhop.records.goread import read_object
 from memhop.records.shapes import I64, INT, PLAIN_STRING, U64, UINT, u8_digits
@@ -48,7 +49,21 @@ class TopicSlot:
 
     def to_json(self) -> bytes:
         """The payload, as Go's ``json.Marshal`` writes it (SerializationError if it cannot)."""
-        return self._plain_json() or self._written_json()
+        if _compiled_json is None:
+            return self._plain_json() or self._written_json()
+        return (
+            _compiled_json(
+                self.id,
+                self.scene_id,
+                self.parent_id,
+                self.depth,
+                self.name,
+                self.fused_keywords,
+                self.user_timestamp,
+                self.agent_timestamp,
+            )
+            or self._written_json()
+        )
 
     def _plain_json(self) -> bytes | None:
         """The payload in one piece when every value is plain, else None.

@@ -1,9 +1,10 @@
-"""The compiled payload writer of a content line (``memhop/records/_json.c``) against the
-Python one (``ArchiveSlot._plain_json``): the same bytes, or None alike, for any values.
+"""The compiled payload writers (``memhop/records/_json.c``) against the Python ones: a
+content line's bytes, or None, as ``ArchiveSlot._plain_json``'s; a topic row's and a
+scene's as their field writer's whenever the compiled one answers.
 
-``test_plain_json.py`` checks ``to_json`` (which takes the compiled writer where it was
-built) against the field writer; this file compares the compiled writer with the Python
-one-piece writer it stands in for, on every kind of text (lone surrogates and each
+``test_plain_json.py`` checks ``to_json`` (which takes the compiled writers where they
+were built) against the field writer; this file compares each compiled writer with the
+Python writer it stands in for, on every kind of text (lone surrogates and each
 character Go escapes included) and every kind of value at the edges of the Go ranges.
 
 Skipped where the install had no C compiler, unless ``MEMHOP_REQUIRE_KERNEL=1`` (CI sets
@@ -20,11 +21,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memhop.records import ArchiveKind, ArchiveRole, ArchiveSlot, ContentType
-from memhop.records import archive as archive_module
-from tests.records.test_plain_json import _codes, _numbers
+from memhop.records import (
+    ArchiveKind,
+    ArchiveRole,
+    ArchiveSlot,
+    ContentType,
+    SceneSlot,
+    TopicSlot,
+    compiled,
+)
+from tests.records.test_plain_json import _codes, _numbers, _outcome
 
-if archive_module._compiled_json is None and os.environ.get("MEMHOP_REQUIRE_KERNEL") != "1":
+if compiled.archive is None and os.environ.get("MEMHOP_REQUIRE_KERNEL") != "1":
     pytest.skip("the compiled payload writer was not built here", allow_module_level=True)
 
 from memhop.records import _json  # after the skip: absent without a compiler
@@ -122,3 +130,80 @@ def test_a_call_it_cannot_read_is_refused() -> None:
         _json.archive(1, 2)  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="byte_types must be a tuple"):
         _json.archive(1, 0, 3, 0, 0, 2, "", 0, 5, "x", list(ENUMS))  # type: ignore[arg-type]
+
+
+def _topic(row: TopicSlot) -> bytes | None:
+    return _json.topic(
+        row.id,
+        row.scene_id,
+        row.parent_id,
+        row.depth,
+        row.name,
+        row.fused_keywords,
+        row.user_timestamp,
+        row.agent_timestamp,
+    )
+
+
+def _scene(scene: SceneSlot) -> bytes | None:
+    return _json.scene(
+        scene.scene_id, scene.scene_name, scene.turn_seq, scene.last_used_at, scene.l3_id
+    )
+
+
+_KEYWORDS = st.one_of(st.lists(ANY_TEXT, max_size=4).map(tuple), st.just(["a", "b"]))
+
+
+@settings(max_examples=400)
+@given(
+    row=st.builds(
+        TopicSlot,
+        id=_numbers,
+        scene_id=_numbers,
+        parent_id=st.one_of(st.none(), _numbers),
+        depth=_codes,
+        name=ANY_TEXT,
+        fused_keywords=_KEYWORDS,
+        user_timestamp=st.one_of(_numbers, st.integers(-(2**63), 2**63 - 1)),
+        agent_timestamp=_numbers,
+    ),
+    scene=st.builds(
+        SceneSlot,
+        scene_id=_numbers,
+        scene_name=ANY_TEXT,
+        turn_seq=_numbers,
+        last_used_at=st.one_of(_numbers, st.integers(-(2**63), 2**63 - 1)),
+        l3_id=_numbers,
+    ),
+)
+def test_a_topic_row_and_a_scene_are_written_as_the_field_writer_writes_them(
+    row: TopicSlot, scene: SceneSlot
+) -> None:
+    """Whenever the compiled writer answers, its bytes are the field writer's (escaped
+    text included, which the Python one-piece writer leaves to it)."""
+    for record, written in ((row, _topic(row)), (scene, _scene(scene))):
+        if written is not None:
+            assert _outcome(record._written_json) == ("bytes", written)
+        assert _outcome(record.to_json) == _outcome(record._written_json)
+
+
+def test_plain_topic_rows_and_scenes_take_the_compiled_writer() -> None:
+    """Usual values, texts with escapes among them, give bytes (not None); a keyword list
+    that is not a tuple, a str subclass and a bool are left to the field writer."""
+    row = TopicSlot(id=1, scene_id=2, depth=1, fused_keywords=("a", 'b"<'), user_timestamp=3)
+    scene = SceneSlot(scene_id=5, scene_name="café\n", turn_seq=7, last_used_at=-9)
+    assert _topic(row) == row._written_json()
+    assert _scene(scene) == scene._written_json()
+    assert (
+        _topic(TopicSlot(id=1, parent_id=4, name="n"))
+        == TopicSlot(id=1, parent_id=4, name="n")._written_json()
+    )
+
+    class Text(str):
+        pass
+
+    assert _topic(TopicSlot(id=1, fused_keywords=["a"])) is None  # type: ignore[arg-type]
+    assert _topic(TopicSlot(id=1, fused_keywords=(Text("a"),))) is None
+    assert _topic(TopicSlot(id=1, depth=True)) is None
+    assert _scene(SceneSlot(scene_id=1, scene_name=Text("s"))) is None
+    assert _scene(SceneSlot(scene_id=1, turn_seq=2**64)) is None
