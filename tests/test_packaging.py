@@ -29,7 +29,12 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 CORE = {"xxhash", "openai", "portalocker"}  # the only dependencies of the core (the brief's rule)
 # The compiled kernels (hatch_build.KERNELS) are built where a C compiler works; CI requires them.
-KERNELS = ("memhop/index/_bm25", "memhop/intmap/_core", "memhop/records/_json")
+KERNELS = (
+    "memhop/index/_bm25",
+    "memhop/intmap/_core",
+    "memhop/records/_json",
+    "memhop/engine/_frames",
+)
 KERNEL_REQUIRED = os.environ.get("MEMHOP_REQUIRE_KERNEL") == "1"
 EXTRAS = {"mcp", "notebook"}  # the extras the docs tell users to install
 

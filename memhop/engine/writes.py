@@ -10,7 +10,7 @@ every call but ``sync``, which its commit schedule may make without it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import NamedTuple
 
@@ -20,6 +20,13 @@ from memhop.engine.index import Placement
 from memhop.engine.snapshot import build_snapshot
 from memhop.engine.storefile import StoreFile
 from memhop.errors import CorruptionError, StorageIOError
+
+_Encoder = Callable[[Sequence["RecordEntry"]], tuple[bytes, list[Placement]] | None]
+_compiled_batch: _Encoder | None
+try:  # the compiled encoder (``_frames.c``), where the install built it
+    from memhop.engine._frames import encode_batch as _compiled_batch
+except ImportError:  # built without a C compiler (hatch_build.py says why)
+    _compiled_batch = None
 
 
 class RecordEntry(NamedTuple):
@@ -34,6 +41,16 @@ class RecordEntry(NamedTuple):
 
 def encode_batch(entries: Sequence[RecordEntry]) -> tuple[bytes, list[Placement]]:
     """Encode live frames back to back; return the blob and where each frame sits in it."""
+    if _compiled_batch is not None:
+        done = _compiled_batch(entries)
+        if done is not None:
+            return done
+    return python_batch(entries)
+
+
+def python_batch(entries: Sequence[RecordEntry]) -> tuple[bytes, list[Placement]]:
+    """``encode_batch`` in Python: the reference the compiled encoder is tested against, and
+    what encodes an entry it leaves (it refuses a payload over the frame limit)."""
     frames: list[bytes] = []
     placements: list[Placement] = []
     at = 0
