@@ -7,19 +7,21 @@ beside the sqlite3 memory table doing the same turns. At each checkpoint the nex
 ``--window`` turns are timed, each store's turn by its thread CPU in turn, and the
 medians printed: how much of a turn's cost grows with what the memory holds.
 
-The same run is repeated in a child process with memhop's id maps on their Python core
-(the compiled core hidden from the import, as on an install without a C compiler), so
-one run shows both. Written to docs/performance.md by hand, not by this script. Data:
-LoCoMo conversation 26 (Maharana et al., 2024), cycled.
+The same run is repeated in a child process with memhop's compiled parts hidden from the
+import (the id maps' core, the payload writers, the frame encoder), as on an install
+without a C compiler, so one run shows both. Written to docs/performance.md by hand, not
+by this script. Data: LoCoMo conversation 26 (Maharana et al., 2024), cycled.
 """
 
 from __future__ import annotations
 
 import sys
 
-PYTHON_CORE = "--python-core" in sys.argv
-if PYTHON_CORE:  # before memhop is imported: its id maps then take the Python core
-    sys.modules["memhop.intmap._core"] = None  # type: ignore[assignment]
+COMPILED_PARTS = ("memhop.intmap._core", "memhop.records._json", "memhop.engine._frames")
+PURE_PYTHON = "--pure-python" in sys.argv
+if PURE_PYTHON:  # before memhop is imported: each part then runs its Python code
+    for part in COMPILED_PARTS:
+        sys.modules[part] = None  # type: ignore[assignment]
 
 import argparse  # noqa: E402
 import json  # noqa: E402
@@ -88,7 +90,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=60_000, help="the oldest checkpoint")
     parser.add_argument("--window", type=int, default=1_000, help="turns timed a checkpoint")
-    parser.add_argument("--python-core", action="store_true", help="(the child's run)")
+    parser.add_argument("--pure-python", action="store_true", help="(the child's run)")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON only")
     args = parser.parse_args()
     checkpoints = sorted({0, *(args.turns * k // 6 for k in range(1, 7))})
@@ -99,10 +101,10 @@ def main() -> None:
         print(f"{name}: {value}")
     print(f"memhop's id maps: {'compiled' if intmap.COMPILED else 'Python'} core")
     compiled = run(checkpoints, args.window)
-    child = [sys.executable, __file__, "--python-core", "--json"]
+    child = [sys.executable, __file__, "--pure-python", "--json"]
     child += ["--turns", str(args.turns), "--window", str(args.window)]
     python = json.loads(subprocess.run(child, capture_output=True, text=True, check=True).stdout)
-    print("| turns held | sqlite3 table | memhop | ratio | memhop, Python id maps | ratio |")
+    print("| turns held | sqlite3 table | memhop | ratio | memhop, pure Python | ratio |")
     print("|---|---|---|---|---|---|")
     for ours, plain in zip(compiled, python, strict=True):
         print(
