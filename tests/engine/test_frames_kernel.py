@@ -83,3 +83,13 @@ def test_entries_it_does_not_take_are_left_to_the_python_encoder() -> None:
         assert encode_batch([plain, entry]) is None  # type: ignore[list-item]
     with pytest.raises(TypeError, match="sequence of entries"):
         encode_batch(7)  # type: ignore[arg-type]
+
+
+def test_without_the_compiled_encoder_a_batch_is_the_same_bytes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """As on an install without a compiler: ``encode_batch`` gives what it gives with it."""
+    entries = [RecordEntry(1, RecordType.ARCHIVE, 2, b"{}"), RecordEntry(3, 4, 5, b"[]")]
+    with_it = writes.encode_batch(entries)
+    monkeypatch.setattr(writes, "_compiled_batch", None)
+    assert writes.encode_batch(entries) == with_it

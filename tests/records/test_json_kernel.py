@@ -207,3 +207,27 @@ def test_plain_topic_rows_and_scenes_take_the_compiled_writer() -> None:
     assert _topic(TopicSlot(id=1, depth=True)) is None
     assert _scene(SceneSlot(scene_id=1, scene_name=Text("s"))) is None
     assert _scene(SceneSlot(scene_id=1, turn_seq=2**64)) is None
+
+
+def test_without_the_compiled_writers_the_records_write_the_same_bytes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """As on an install without a compiler (the writers None): each record's ``to_json``
+    gives the bytes it gives with them."""
+    from memhop.records import archive, scene, topic
+
+    line = ArchiveSlot(
+        id_hash=1,
+        kind=ArchiveKind.EVENT,
+        seq=3,
+        topic_id=2,
+        event_type="t",
+        created_at=5,
+        content='a "b" <c>',
+    )
+    row = TopicSlot(id=1, scene_id=2, depth=1, fused_keywords=("a", "b"), user_timestamp=3)
+    place = SceneSlot(scene_id=5, scene_name="s", turn_seq=7, last_used_at=9)
+    compiled_bytes = [line.to_json(), row.to_json(), place.to_json()]
+    for module in (archive, topic, scene):
+        monkeypatch.setattr(module, "_compiled_json", None)
+    assert [line.to_json(), row.to_json(), place.to_json()] == compiled_bytes
