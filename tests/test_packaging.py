@@ -70,7 +70,8 @@ def test_the_sdist_holds_what_a_build_needs(dist: Path) -> None:
     needed = {"pyproject.toml", "README.md", "LICENSE-MIT", "LICENSE-APACHE", "memhop/py.typed"}
     assert needed <= names
     assert "memhop/_version.py" in names  # the version hatchling reads
-    assert {"hatch_build.py", "memhop/index/_bm25.pyi", *(f"{k}.c" for k in KERNELS)} <= names
+    sources = {"memhop/_kernel.h", *(f"{k}.c" for k in KERNELS)}
+    assert {"hatch_build.py", "memhop/index/_bm25.pyi", *sources} <= names
     assert not [name for name in names if name.endswith((".so", ".pyd"))]  # source, no builds
     # `python -m build` with neither --sdist nor --wheel builds the wheel from the unpacked
     # sdist, so the wheel's existence is the proof that the sdist builds.
@@ -85,7 +86,7 @@ def test_the_wheel_carries_the_kernels_built_not_their_source(dist: Path) -> Non
         n for n in names if n.startswith(tuple(f"{k}." for k in KERNELS)) and n.endswith(".so")
     ]
     assert "memhop/index/_bm25.pyi" in names  # its types, for users' mypy
-    assert not [n for n in names if n.endswith(".c")]
+    assert not [n for n in names if n.endswith((".c", ".h"))]
     if built:  # a compiled kernel makes the wheel one of this platform's
         assert "-py3-none-any" not in wheel.name
     elif not KERNEL_REQUIRED:

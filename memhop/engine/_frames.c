@@ -10,9 +10,7 @@
  * must. The CRC is zlib's (the reflected polynomial 0xEDB88320), from a table this
  * module fills once at import and never changes.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <stdint.h>
+#include "../_kernel.h"
 #include <string.h>
 
 #define HEAD_SIZE 22
@@ -42,15 +40,7 @@ static void put_le(unsigned char *at, uint64_t value, int bytes) {
 /* An int in [0, hi] (an enum member's value as ``struct.pack`` reads it: the int's own,
  * not a conversion's): 1 and its value, else 0 (nothing raised). */
 static int plain_u64(PyObject *v, uint64_t hi, uint64_t *out) {
-    if (!PyLong_Check(v)) return 0;
-    unsigned long long x = PyLong_AsUnsignedLongLong(v);
-    if (x == (unsigned long long)-1 && PyErr_Occurred()) {
-        PyErr_Clear();
-        return 0;
-    }
-    if (x > hi) return 0;
-    *out = x;
-    return 1;
+    return PyLong_Check(v) && u64_upto(v, hi, out);
 }
 
 /* Entry ``e``'s fields if it is one this module takes (see the header). */

@@ -4,7 +4,7 @@ A dict of Python ints holds about 116 bytes an entry; the engine's index and
 the mirrors hold one entry per record, 10^5-10^6 per domain, for as long as
 the file is open. This map keeps its ids in sorted pages of at most
 ``_PAGE_MAX`` entries, each page an ``array('Q')`` of ids with their values
-(and tags) beside it, about 17 bytes an entry; a list of each page's lowest
+(and tags) beside it, about 17 bytes an entry; an array of each page's lowest
 bound routes an id to its page. New ids wait in a small dict (a put and a
 read of a recent id cost a dict's) until ``_RECENT_MAX`` of them are put into
 their pages at once, each moving at most one page's entries (a C memmove of a

@@ -15,9 +15,7 @@
  * surrogate (a Python str's stand-in for a byte that was not UTF-8) as \ufffd, as Go
  * writes each invalid byte. Optional: without a compiler the Python code runs.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <stdint.h>
+#include "../_kernel.h"
 #include <string.h>
 
 /* ---- values ----------------------------------------------------------------------- */
@@ -25,15 +23,7 @@
 /* An exact int in [0, hi]: 1 and the value, else 0 (nothing raised: the caller answers
  * None). */
 static int plain_u64(PyObject *v, uint64_t hi, uint64_t *out) {
-    if (!PyLong_CheckExact(v)) return 0;
-    unsigned long long x = PyLong_AsUnsignedLongLong(v);
-    if (x == (unsigned long long)-1 && PyErr_Occurred()) {
-        PyErr_Clear();
-        return 0;
-    }
-    if (x > hi) return 0;
-    *out = x;
-    return 1;
+    return PyLong_CheckExact(v) && u64_upto(v, hi, out);
 }
 
 static int plain_i64(PyObject *v, int64_t *out) {

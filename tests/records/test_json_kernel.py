@@ -13,6 +13,7 @@ it), which makes the writer's absence a failure.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import os
 from typing import Any
@@ -30,7 +31,7 @@ from memhop.records import (
     TopicSlot,
     compiled,
 )
-from tests.records.test_plain_json import _codes, _numbers, _outcome
+from tests.records.test_plain_json import _numbers, _outcome, hot_records
 
 if compiled.archive is None and os.environ.get("MEMHOP_REQUIRE_KERNEL") != "1":
     pytest.skip("the compiled payload writer was not built here", allow_module_level=True)
@@ -47,38 +48,29 @@ ANY_TEXT = st.one_of(
 )
 
 
+def _fields(record: Any) -> list[Any]:
+    """A record's values in its fields' order, which is each writer's order of arguments."""
+    return [getattr(record, field.name) for field in dataclasses.fields(record)]
+
+
 def _compiled(slot: ArchiveSlot) -> bytes | None:
-    return _json.archive(
-        slot.id_hash,
-        slot.kind,
-        slot.seq,
-        slot.content_type,
-        slot.role,
-        slot.topic_id,
-        slot.event_type,
-        slot.node_seq,
-        slot.created_at,
-        slot.content,
-        ENUMS,
-    )
+    return _json.archive(*_fields(slot), ENUMS)
+
+
+def _topic(row: TopicSlot) -> bytes | None:
+    return _json.topic(*_fields(row))
+
+
+def _scene(scene: SceneSlot) -> bytes | None:
+    return _json.scene(*_fields(scene))
+
+
+_STAMPS = st.one_of(_numbers, st.integers(-(2**63), 2**63 - 1))
+_HOT = hot_records(ANY_TEXT, _STAMPS)
 
 
 @settings(max_examples=500)
-@given(
-    slot=st.builds(
-        ArchiveSlot,
-        id_hash=_numbers,
-        kind=_codes,
-        seq=_numbers,
-        content_type=_codes,
-        role=_codes,
-        topic_id=_numbers,
-        event_type=ANY_TEXT,
-        node_seq=_numbers,
-        created_at=st.one_of(_numbers, st.integers(-(2**63), 2**63 - 1)),
-        content=ANY_TEXT,
-    )
-)
+@given(slot=_HOT["content line"])
 def test_the_compiled_writer_answers_as_the_python_one_does(slot: ArchiveSlot) -> None:
     assert _compiled(slot) == slot._plain_json()
 
@@ -132,50 +124,8 @@ def test_a_call_it_cannot_read_is_refused() -> None:
         _json.archive(1, 0, 3, 0, 0, 2, "", 0, 5, "x", list(ENUMS))  # type: ignore[arg-type]
 
 
-def _topic(row: TopicSlot) -> bytes | None:
-    return _json.topic(
-        row.id,
-        row.scene_id,
-        row.parent_id,
-        row.depth,
-        row.name,
-        row.fused_keywords,
-        row.user_timestamp,
-        row.agent_timestamp,
-    )
-
-
-def _scene(scene: SceneSlot) -> bytes | None:
-    return _json.scene(
-        scene.scene_id, scene.scene_name, scene.turn_seq, scene.last_used_at, scene.l3_id
-    )
-
-
-_KEYWORDS = st.one_of(st.lists(ANY_TEXT, max_size=4).map(tuple), st.just(["a", "b"]))
-
-
 @settings(max_examples=400)
-@given(
-    row=st.builds(
-        TopicSlot,
-        id=_numbers,
-        scene_id=_numbers,
-        parent_id=st.one_of(st.none(), _numbers),
-        depth=_codes,
-        name=ANY_TEXT,
-        fused_keywords=_KEYWORDS,
-        user_timestamp=st.one_of(_numbers, st.integers(-(2**63), 2**63 - 1)),
-        agent_timestamp=_numbers,
-    ),
-    scene=st.builds(
-        SceneSlot,
-        scene_id=_numbers,
-        scene_name=ANY_TEXT,
-        turn_seq=_numbers,
-        last_used_at=st.one_of(_numbers, st.integers(-(2**63), 2**63 - 1)),
-        l3_id=_numbers,
-    ),
-)
+@given(row=_HOT["topic row"], scene=_HOT["scene"])
 def test_a_topic_row_and_a_scene_are_written_as_the_field_writer_writes_them(
     row: TopicSlot, scene: SceneSlot
 ) -> None:
@@ -207,27 +157,3 @@ def test_plain_topic_rows_and_scenes_take_the_compiled_writer() -> None:
     assert _topic(TopicSlot(id=1, depth=True)) is None
     assert _scene(SceneSlot(scene_id=1, scene_name=Text("s"))) is None
     assert _scene(SceneSlot(scene_id=1, turn_seq=2**64)) is None
-
-
-def test_without_the_compiled_writers_the_records_write_the_same_bytes(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """As on an install without a compiler (the writers None): each record's ``to_json``
-    gives the bytes it gives with them."""
-    from memhop.records import archive, scene, topic
-
-    line = ArchiveSlot(
-        id_hash=1,
-        kind=ArchiveKind.EVENT,
-        seq=3,
-        topic_id=2,
-        event_type="t",
-        created_at=5,
-        content='a "b" <c>',
-    )
-    row = TopicSlot(id=1, scene_id=2, depth=1, fused_keywords=("a", "b"), user_timestamp=3)
-    place = SceneSlot(scene_id=5, scene_name="s", turn_seq=7, last_used_at=9)
-    compiled_bytes = [line.to_json(), row.to_json(), place.to_json()]
-    for module in (archive, topic, scene):
-        monkeypatch.setattr(module, "_compiled_json", None)
-    assert [line.to_json(), row.to_json(), place.to_json()] == compiled_bytes

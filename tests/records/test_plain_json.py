@@ -19,7 +19,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memhop.errors import SerializationError
-from memhop.records import ArchiveKind, ArchiveRole, ArchiveSlot, ContentType, SceneSlot, TopicSlot
+from memhop.records import (
+    ArchiveKind,
+    ArchiveRole,
+    ArchiveSlot,
+    ContentType,
+    SceneSlot,
+    TopicSlot,
+    archive,
+    scene,
+    topic,
+)
 from memhop.records.gojson import I64_MAX, I64_MIN, U8_MAX, U32_MAX, U64_MAX
 
 _EDGES = [0, 1, U8_MAX, U8_MAX + 1, U32_MAX, U32_MAX + 1, U64_MAX, U64_MAX + 1]
@@ -73,40 +83,48 @@ def _same(record: Any) -> None:
         assert written == ("bytes", plain)
 
 
-_RECORDS = {
-    "content line": st.builds(
-        ArchiveSlot,
-        id_hash=_numbers,
-        kind=_codes,
-        seq=_numbers,
-        content_type=_codes,
-        role=_codes,
-        topic_id=_numbers,
-        event_type=_texts,
-        node_seq=_numbers,
-        created_at=_numbers,
-        content=_texts,
-    ),
-    "topic row": st.builds(
-        TopicSlot,
-        id=_numbers,
-        scene_id=_numbers,
-        parent_id=_numbers,
-        depth=_codes,
-        name=_texts,
-        fused_keywords=st.one_of(st.lists(_texts, max_size=3).map(tuple), st.just(["a", "b"])),
-        user_timestamp=_numbers,
-        agent_timestamp=_numbers,
-    ),
-    "scene": st.builds(
-        SceneSlot,
-        scene_id=_numbers,
-        scene_name=_texts,
-        turn_seq=_numbers,
-        last_used_at=_numbers,
-        l3_id=_numbers,
-    ),
-}
+def hot_records(
+    texts: st.SearchStrategy[Any], stamps: st.SearchStrategy[Any] = _numbers
+) -> dict[str, st.SearchStrategy[Any]]:
+    """The three hot records of random values, their texts from ``texts`` and their signed
+    timestamps from ``stamps`` (``test_json_kernel.py`` draws from them too)."""
+    return {
+        "content line": st.builds(
+            ArchiveSlot,
+            id_hash=_numbers,
+            kind=_codes,
+            seq=_numbers,
+            content_type=_codes,
+            role=_codes,
+            topic_id=_numbers,
+            event_type=texts,
+            node_seq=_numbers,
+            created_at=stamps,
+            content=texts,
+        ),
+        "topic row": st.builds(
+            TopicSlot,
+            id=_numbers,
+            scene_id=_numbers,
+            parent_id=st.one_of(st.none(), _numbers),
+            depth=_codes,
+            name=texts,
+            fused_keywords=st.one_of(st.lists(texts, max_size=4).map(tuple), st.just(["a", "b"])),
+            user_timestamp=stamps,
+            agent_timestamp=_numbers,
+        ),
+        "scene": st.builds(
+            SceneSlot,
+            scene_id=_numbers,
+            scene_name=texts,
+            turn_seq=_numbers,
+            last_used_at=stamps,
+            l3_id=_numbers,
+        ),
+    }
+
+
+_RECORDS = hot_records(_texts)
 
 
 @pytest.mark.parametrize("kind", list(_RECORDS))
@@ -118,8 +136,8 @@ def test_a_hot_record_is_written_as_the_field_writer_writes_it(
     _same(data.draw(_RECORDS[kind]))
 
 
-def test_plain_records_take_the_one_piece_writer() -> None:
-    """Control: the turn's usual values are plain, so the property above compares real bytes."""
+def _usual() -> list[Any]:
+    """A turn's records with usual values, a line that needs escaping among them."""
     slot = ArchiveSlot(
         id_hash=9,
         kind=ArchiveKind.EVENT,
@@ -135,6 +153,23 @@ def test_plain_records_take_the_one_piece_writer() -> None:
     # A tool call's quotes and a multi-line utterance: texts that need escaping stay on the
     # one-piece path, quoted as the writer quotes them.
     quoted = dataclasses.replace(slot, content='recall(query="dog")\nline two <&>')
-    for record in (slot, quoted, row, scene):
+    return [slot, quoted, row, scene]
+
+
+def test_plain_records_take_the_one_piece_writer() -> None:
+    """Control: the turn's usual values are plain, so the property above compares real bytes."""
+    for record in _usual():
         assert record._plain_json() is not None
         assert record.to_json() == record._written_json()
+
+
+def test_without_the_compiled_writers_the_records_write_the_same_bytes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """As on an install without a compiler (``records.compiled``'s writers None, whether or
+    not this one built them): each record's ``to_json`` gives the same bytes."""
+    records = _usual()
+    written = [record.to_json() for record in records]
+    for module in (archive, topic, scene):
+        monkeypatch.setattr(module, "_compiled_json", None)
+    assert [record.to_json() for record in records] == written
