@@ -24,7 +24,7 @@ from collections.abc import Set as AbstractSet
 from memhop.ids import content_id
 from memhop.index.journal import Journal
 from memhop.index.l4_rows import SlotRows, no_pace
-from memhop.records import SEQ_AGENT, SEQ_USER, ArchiveKind, ArchiveSlot, SlotHeader
+from memhop.records import SEQ_AGENT, SEQ_USER, ArchiveKind, ArchiveRole, ArchiveSlot, SlotHeader
 
 __all__ = ["L4Index"]
 
@@ -94,10 +94,12 @@ class L4Index(SlotRows):
         self._put(slot)
 
     def _put(self, entry: SlotHeader | ArchiveSlot) -> None:
-        self.remove(entry.id_hash)
+        if entry.id_hash in self._row_of:  # an overwrite (a turn's writes are new ids)
+            self.remove(entry.id_hash)
         topic_id, seq = entry.topic_id, entry.seq
-        self.journal.note(topic_id)
-        self.retention_journal.note(topic_id)
+        for journal in (self.journal, self.retention_journal):
+            if journal.watching:
+                journal.note(topic_id)
         seqs, lower = self._seq, self._next
         top = self._top.get(topic_id)
         if top is None or seqs[top] < seq:  # the usual write: a new highest slot
@@ -121,7 +123,8 @@ class L4Index(SlotRows):
             else:
                 lower[above] = at + 1
         self._row_of.put(entry.id_hash, at)
-        self._stored(at)
+        if entry.role == ArchiveRole.DREAM:  # only a summary is noted (``_stored``)
+            self._stored(at)
 
     def remove(self, id_hash: int) -> bool:
         """Forget one entry; False when the mirror did not hold it."""
