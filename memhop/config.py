@@ -86,6 +86,8 @@ def valid_text(value: object, what: str, max_bytes: int | None = MAX_TEXT_BYTES)
     # Refused before encoding a huge string, and again on its encoded size.
     if max_bytes is not None and len(value) > max_bytes:
         raise InvalidQueryError(_over_cap(what, max_bytes))
+    if value.isascii():  # no surrogate, and a byte a character: nothing to encode
+        return value
     try:
         size = len(value.encode("utf-8"))
     except UnicodeEncodeError as exc:

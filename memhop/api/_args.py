@@ -24,13 +24,15 @@ _STATUS_CODES: dict[str, PlanStatusCode] = {
 }
 
 
-def text(value: object, what: str, max_bytes: int | None = MAX_TEXT_BYTES) -> str:
-    """A str of valid Unicode within its cap (``memhop.config.MAX_*_BYTES``; see valid_text)."""
-    return valid_text(value, what, max_bytes)
+# A text argument: a str of valid Unicode within its cap (``memhop.config.MAX_*_BYTES``):
+# the config's check itself, called once (a wrapper would be a second call a text).
+text = valid_text
 
 
 def integer(value: object, what: str) -> int:
     """An int (an IntEnum member is one); bool and float are refused."""
+    if type(value) is int:  # the usual argument: no conversion, no other check
+        return value
     if isinstance(value, bool) or not isinstance(value, int):
         msg = f"{what} must be an integer, not {type(value).__name__}"
         raise InvalidQueryError(msg)
@@ -54,6 +56,8 @@ def enum_code(value: object, enum: type[IntEnum], what: str) -> int:
     valid names; a number passes on to the operation's own check (upstream's
     "undefined ..." refusals).
     """
+    if type(value) is enum or type(value) is int:  # the usual argument, as it is
+        return value
     if isinstance(value, str):
         word = value.strip().lower()
         for member in enum:
