@@ -200,7 +200,9 @@ class DomainContext:
 
     def scene_mirrors(self, engine: Engine, scene_id: int) -> Mirrors:
         """Mirrors that answer reads of one scene: a warm domain's view of it, if it has one."""
-        if self.built is None and self.warm is not None:
+        if self.built is not None:  # the usual domain: built
+            return self.built
+        if self.warm is not None:
             view = self.warm.scene_mirrors(engine, self.agent_id, scene_id, self.slots)
             if view is not None:
                 return view

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
+from operator import itemgetter
 
 from memhop.engine.frame import FLAG_DELETED, encode_frame
 from memhop.engine.index import Placement
@@ -20,6 +21,8 @@ from memhop.engine.writes import RecordEntry, encode_batch
 from memhop.errors import InvalidQueryError
 
 __all__ = ["EngineMutations"]
+
+_AGENT_AND_TYPE = itemgetter(0, 2)  # of a placement: what the write counts key on
 
 
 class EngineMutations(EngineState):
@@ -54,7 +57,7 @@ class EngineMutations(EngineState):
                 return []
             self._check_writable()
             base = self._log.append(blob)
-            self._writes.add((p[0], p[2]) for p in placements)
+            self._writes.add(map(_AGENT_AND_TYPE, placements))
             if sync:
                 self._commits.commit(
                     self._file.size, lambda: self._live.put(base, placements), "sync"
