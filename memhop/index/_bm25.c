@@ -298,8 +298,51 @@ static int where_passes(const Where *where, Py_ssize_t slot) {
     return !(where->start && at < where->start) && !(where->end && at > where->end);
 }
 
+/* A tie at the want-th best score broken newest first: the least created time a tied
+ * document may have and still place among the ``places`` newest of them (a min-heap
+ * of the newest seen, ``places`` long), or INT64_MIN when all of them fit. -2 with an
+ * error set when memory runs out. */
+static int newest_cut(const double *acc, const uint32_t *touched, Py_ssize_t n_touched,
+                      double kth, Py_ssize_t places, const Split *created, int64_t *cut) {
+    *cut = INT64_MIN;
+    if (places <= 0) return 0;
+    int64_t *heap = PyMem_Malloc(places * sizeof(int64_t));
+    if (heap == NULL) {
+        PyErr_NoMemory();
+        return -2;
+    }
+    Py_ssize_t size = 0, tied = 0;
+    for (Py_ssize_t i = 0; i < n_touched; i++) {
+        if (acc[touched[i]] != kth) continue;
+        tied++;
+        int64_t at = split_at(created, touched[i]);
+        if (size < places) { /* sift up */
+            Py_ssize_t j = size++;
+            while (j > 0 && heap[(j - 1) / 2] > at) {
+                heap[j] = heap[(j - 1) / 2];
+                j = (j - 1) / 2;
+            }
+            heap[j] = at;
+        } else if (at > heap[0]) { /* replace the least, sift down */
+            Py_ssize_t j = 0;
+            for (;;) {
+                Py_ssize_t child = 2 * j + 1;
+                if (child >= size) break;
+                if (child + 1 < size && heap[child + 1] < heap[child]) child++;
+                if (heap[child] >= at) break;
+                heap[j] = heap[child];
+                j = child;
+            }
+            heap[j] = at;
+        }
+    }
+    if (tied > places) *cut = heap[0];
+    PyMem_Free(heap);
+    return 0;
+}
+
 PyDoc_STRVAR(top_doc,
-"top(lists, lengths, base, per_length, want, where=None, scratch=None)\n"
+"top(lists, lengths, base, per_length, want, where=None, scratch=None, created=None)\n"
 "    -> list[tuple[float, int]]\n\n"
 "``lists``: (slots, counts, weight[, bound]) per query term, in the order their shares\n"
 "are added (with every bound given, the search prunes: see the module); ``lengths``:\n"
@@ -307,16 +350,21 @@ PyDoc_STRVAR(top_doc,
 "scenes tail, scene, created base, created tail, start, end) ranking only the documents\n"
 "of that scene (0: any) made from start to end (0: open); ``scratch``: None, or a\n"
 "writable buffer of zeros the scores are summed in when it holds 8 bytes a slot (left\n"
-"zeroed again).\n"
+"zeroed again); ``created``: None, or (created base, created tail), each slot's time, or\n"
+"a function returning them, called only when a tie at the k-th has more documents\n"
+"than places.\n"
 "Returns (score, slot) for every ranked document at or above the ``want``-th best,\n"
-"in no order (ties at the k-th are all there).");
+"in no order: every one tied at the k-th, or with ``created``, those of them that can\n"
+"place when a tie is broken newest first (at least as new as the newest that fill\n"
+"the places left).");
 
 static PyObject *top(PyObject *self, PyObject *args) {
     PyObject *lists, *lengths_obj, *where_obj = Py_None, *scratch_obj = Py_None;
+    PyObject *created_obj = Py_None, *created_base, *created_tail, *parts = NULL;
     double base, per_length;
     Py_ssize_t want;
-    if (!PyArg_ParseTuple(args, "OOddn|OO:top", &lists, &lengths_obj, &base, &per_length, &want,
-                          &where_obj, &scratch_obj)) {
+    if (!PyArg_ParseTuple(args, "OOddn|OOO:top", &lists, &lengths_obj, &base, &per_length, &want,
+                          &where_obj, &scratch_obj, &created_obj)) {
         return NULL;
     }
     PyObject *seq = PySequence_Fast(lists, "lists must be a sequence of (slots, counts, weight)");
@@ -325,6 +373,7 @@ static PyObject *top(PyObject *self, PyObject *args) {
     Py_ssize_t cells = n_terms > 0 ? n_terms : 1;
     Column lengths = {0};
     Where where = {0};
+    Split created = {0};
     Column *slots = PyMem_Calloc(cells, sizeof(Column));
     Column *counts = PyMem_Calloc(cells, sizeof(Column));
     double *weights = PyMem_Calloc(cells, sizeof(double));
@@ -458,11 +507,30 @@ static PyObject *top(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_IndexError, "a posting's slot is past the lengths column");
         goto done;
     }
+    int64_t cut = INT64_MIN; /* with ``created``: the oldest a tied document may be */
+    if (created_obj != Py_None && want > 0) {
+        Py_ssize_t above = 0, at_kth = 0;
+        for (Py_ssize_t i = 0; i < n_touched; i++) {
+            above += acc[touched[i]] > kth;
+            at_kth += acc[touched[i]] == kth;
+        }
+        if (at_kth > want - above) { /* the times are asked for only now: ties are rare */
+            parts = PyCallable_Check(created_obj) ? PyObject_CallNoArgs(created_obj)
+                                                  : Py_NewRef(created_obj);
+            if (parts == NULL ||
+                !PyArg_ParseTuple(parts, "OO:created", &created_base, &created_tail) ||
+                split_take(created_base, created_tail, &created, "created") < 0 ||
+                newest_cut(acc, touched, n_touched, kth, want - above, &created, &cut) < 0) {
+                goto done;
+            }
+        }
+    }
     out = PyList_New(0);
     if (out == NULL || want <= 0) goto done;
     for (Py_ssize_t i = 0; i < n_touched; i++) {
         double score = acc[touched[i]];
         if (score < kth) continue;
+        if (score == kth && cut != INT64_MIN && split_at(&created, touched[i]) < cut) continue;
         PyObject *pair = Py_BuildValue("(dI)", score, (unsigned int)touched[i]);
         if (pair == NULL || PyList_Append(out, pair) < 0) {
             Py_XDECREF(pair);
@@ -480,6 +548,8 @@ done:
     }
     column_drop(&lengths);
     where_drop(&where);
+    split_drop(&created);
+    Py_XDECREF(parts);
     PyMem_Free(slots);
     PyMem_Free(counts);
     PyMem_Free(weights);

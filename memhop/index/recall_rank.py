@@ -36,6 +36,7 @@ __all__ = ["K1", "B", "DocFilter", "DocKey", "Ranking", "Scored"]
 K1 = 1.2
 B = 0.75
 _CHUNK = 1024  # postings read, at least, between two checks that new documents can win
+_TIE_CUT = 8  # ties at the k-th score past this many a place are cut by age first
 
 DocKey = tuple[int, int]
 """(kind, id): the root's own naming of a document (a row's topic id, an event's content id)."""
@@ -202,7 +203,9 @@ class Ranking(abc.ABC):
         scratch, need = self._scratch, 8 * len(self._lengths)
         if len(scratch) < need:  # zeros for every slot's score, kept between searches
             scratch.extend(bytes(need - len(scratch)))
-        found = kernel.top(lists, self._lengths, base, per_length, limit, filtered, scratch)
+        # A tie at the k-th comes back cut newest first, its times read only for one.
+        newest = self._created.parts
+        found = kernel.top(lists, self._lengths, base, per_length, limit, filtered, scratch, newest)
         return self._best({slot: score for score, slot in found}, limit)
 
     def _best(self, scores: dict[int, float], limit: int) -> list[Scored]:
@@ -210,11 +213,26 @@ class Ranking(abc.ABC):
         if len(scores) > limit:  # only the k best and those tied with them are ordered
             kth = heapq.nlargest(limit, scores.values())[-1]
             scores = {slot: score for slot, score in scores.items() if score >= kth}
+            if len(scores) > _TIE_CUT * limit:
+                scores = self._newest_of_tie(scores, kth, limit)
         kinds, ids, created = self._kinds, self._ids, self._created
         ranked = []
         for slot, score in scores.items():
             ranked.append((-score, -created[slot], (kinds[slot], ids[slot])))
         return [Scored(key, -neg) for neg, _, key in heapq.nsmallest(limit, ranked)]
+
+    def _newest_of_tie(self, scores: dict[int, float], kth: float, limit: int) -> dict[int, float]:
+        """``scores`` less the tied documents that cannot be among the ``limit`` best: a tie
+        at the k-th score is broken newest first, so of the documents scoring ``kth``
+        only those at least as new as the newest few can place. Read in C passes, not a
+        column read a document (a text repeated every turn ties at 10^5 turns by the
+        tens of thousands)."""
+        values = scores.values()
+        tied = list(itertools.compress(scores.keys(), map(kth.__eq__, values)))
+        higher = dict(itertools.compress(scores.items(), map(kth.__lt__, values)))
+        stamps = self._created.take(tied)
+        newest = heapq.nlargest(limit - len(higher), stamps)[-1]  # the higher all place
+        return higher | dict.fromkeys(itertools.compress(tied, map(newest.__le__, stamps)), kth)
 
     def _scored(
         self, docs: Sequence[int], counts: Sequence[int], w: float, base: float, per_length: float

@@ -15,6 +15,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterator, Sequence
 from itertools import chain
+from operator import itemgetter
 
 from memhop.index.recall_packed import Checked, Column, append_column
 
@@ -47,6 +48,14 @@ class SplitColumn:
 
     def __iter__(self) -> Iterator[int]:
         return chain(self._base, self.tail) if self._n else iter(self.tail)
+
+    def take(self, at: Sequence[int]) -> list[int]:
+        """The items at positions ``at`` (each >= 0), in that order: read in C from one copy
+        of the column, not one Python call an item (a recall's tie of thousands of
+        documents reads them)."""
+        if len(at) < 2:
+            return [self[i] for i in at]
+        return list(itemgetter(*at)(self.whole(self.tail.typecode)))
 
     def run(self, a: int, b: int) -> Sequence[int]:
         """Items ``a`` to ``b``, which lie in one part (a document's terms do)."""

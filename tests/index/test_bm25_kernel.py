@@ -94,6 +94,52 @@ def test_every_document_at_or_above_the_kth_comes_back_ties_too() -> None:
     assert 1 not in {slot for _, slot in top([(slots, counts, 2.0)], removed, 0.3, 0.18, 9)}
 
 
+def test_a_tie_at_the_kth_comes_back_cut_to_the_newest_that_can_place() -> None:
+    """With the documents' times, a tie at the k-th score comes back as those at least as
+    new as the newest that fill the places left (an equal time kept with them); every
+    higher score comes back whatever its time. Without them, every tied one does (the
+    control above)."""
+    slots = array("H", range(8))
+    counts, lengths = array("B", [1, 1, 1, 1, 1, 1, 1, 3]), array("I", [5] * 8)
+    created = (b"", array("q", [10, 70, 30, 70, 50, 20, 60, 1]))  # slot 7 scores highest
+    found = top([(slots, counts, 2.0)], lengths, 0.3, 0.18, 3, None, None, created)
+    assert sorted(slot for _, slot in found) == [1, 3, 7]  # 7, then the two newest (70, 70)
+    found = top([(slots, counts, 2.0)], lengths, 0.3, 0.18, 4, None, None, created)
+    assert sorted(slot for _, slot in found) == [1, 3, 6, 7]
+    every = top([(slots, counts, 2.0)], lengths, 0.3, 0.18, 3)
+    assert len(every) == 8  # without the times: every tied document
+    asked: list[int] = []
+
+    def times() -> tuple[bytes, array[int]]:
+        asked.append(1)
+        return created
+
+    assert len(top([(slots, counts, 2.0)], lengths, 0.3, 0.18, 8, None, None, times)) == 8
+    assert not asked  # every tied document places: the times are not read
+    found = top([(slots, counts, 2.0)], lengths, 0.3, 0.18, 3, None, None, times)
+    assert (sorted(slot for _, slot in found), asked) == ([1, 3, 7], [1])
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_a_text_repeated_thousands_of_times_ranks_newest_first(compiled: bool) -> None:
+    """3,000 documents alike (a tool's answer every turn) tie at every place: the newest
+    five win, ordered by time, and both rankings agree; a document scoring higher wins
+    whatever its age (the control that scores, not times alone, rank)."""
+    index = RecallIndex(compiled=compiled)
+    for i in range(3_000):
+        index.put((1, i), 1, 1_000 + (i // 2), ["done", "ok"])  # pairs share a time
+    index.put((1, 9_999), 1, 1, ["done", "done", "ok"])
+    hits = index.search(["done"], 5)
+    assert hits[0].key == (1, 9_999)
+    newest = [hit.key for hit in hits[1:]]
+    assert newest == [(1, 2_998), (1, 2_999), (1, 2_996), (1, 2_997)]
+    other = RecallIndex(compiled=not compiled)
+    for i in range(3_000):
+        other.put((1, i), 1, 1_000 + (i // 2), ["done", "ok"])
+    other.put((1, 9_999), 1, 1, ["done", "done", "ok"])
+    assert other.search(["done"], 5) == hits
+
+
 @pytest.mark.parametrize(
     ("lists", "lengths", "error", "fragment"),
     [

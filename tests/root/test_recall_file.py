@@ -434,3 +434,15 @@ def test_a_view_is_searched_only_where_its_items_start() -> None:
     assert column.find(0x0101, 0, 2) == -1
     assert column.find(0x0001, 0, 2) == 1  # control: an item that is there is found
     assert column.find(-1, 0, 2) == column.find(1 << 20, 0, 2) == -1  # no such item fits
+
+
+def test_a_split_column_takes_items_from_both_parts_in_the_order_asked() -> None:
+    """``take`` reads positions in the file's part and the session's, in the order given,
+    as item-by-item reads do (the control)."""
+    column = SplitColumn("q", memoryview(array("q", [5, -6, 7]).tobytes()).cast("q"))
+    for value in (8, -9):
+        column.append(value)
+    at = [4, 0, 3, 1, 1, 2]
+    assert column.take(at) == [column[i] for i in at] == [-9, 5, 8, -6, -6, 7]
+    assert column.take([3]) == [8]
+    assert column.take([]) == []
