@@ -17,10 +17,8 @@
  * rather than reads out of bounds. Buffers are held only within a call and released
  * before an array is resized. Optional: an install without a C compiler uses PyCore.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "../_kernel.h"
 #include <stddef.h>
-#include <stdint.h>
 #include <structmember.h>
 
 #define TAG_BITS 9
@@ -53,14 +51,7 @@ static int as_u64(PyObject *obj, uint64_t *out) {
                      Py_TYPE(obj)->tp_name);
         return -1;
     }
-    unsigned long long v = PyLong_AsUnsignedLongLong(obj);
-    if (v == (unsigned long long)-1 && PyErr_Occurred()) {
-        if (!PyErr_ExceptionMatches(PyExc_OverflowError)) return -1;
-        PyErr_Clear();
-        return 0;
-    }
-    *out = (uint64_t)v;
-    return 1;
+    return u64_upto(obj, UINT64_MAX, out);
 }
 
 /* ``key`` as an id, refused with OverflowError out of range; 0 on error. */

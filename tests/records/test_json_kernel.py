@@ -118,6 +118,8 @@ def test_values_the_writer_must_take_are_left_to_it() -> None:
 
 
 def test_a_call_it_cannot_read_is_refused() -> None:
+    """Refused with the reason named; the same call made whole is written (the control)."""
+    assert _json.archive(1, 0, 3, 0, 0, 2, "", 0, 5, "x", ENUMS) is not None
     with pytest.raises(TypeError, match="11 arguments"):
         _json.archive(1, 2)  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="byte_types must be a tuple"):
