@@ -42,6 +42,7 @@ from memhop.api.types import (
     Result,
 )
 from memhop.records import EmotionScore, MBTIScore, ProfileSlot
+from memhop.records.frozen import quick_init
 
 __all__ = [
     "ArchiveSlot",
@@ -76,6 +77,7 @@ def _frozen_map(value: Mapping[str, _V]) -> Mapping[str, _V]:
 # ---- L2 -----------------------------------------------------------------------------------
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SceneSlot(Result):
     """A scene (one host session); ``l3_id`` is "" when no graph anchors it."""
@@ -87,6 +89,7 @@ class SceneSlot(Result):
     l3_id: str = ""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TopicSlot(Result):
     """A settled turn or a Dream-fused group; ``parent_id`` None is a depth-1 root."""

@@ -13,22 +13,22 @@ __all__ = ["WriteCounts"]
 
 
 class WriteCounts:
-    """(agent, type) -> writes and deletes so far; ``total``: all of them."""
+    """(agent, type) -> writes and deletes so far; ``total()``: all of them."""
 
-    __slots__ = ("_counts", "total")
+    __slots__ = ("_counts",)
 
     def __init__(self) -> None:
         self._counts: dict[tuple[int, int], int] = {}
-        self.total = 0
 
     def add(self, records: Iterable[tuple[int, int]]) -> None:
         """Count one write (or delete) of each ``(agent, type)`` in ``records``."""
         counts = self._counts
-        added = 0
         for key in records:
             counts[key] = counts.get(key, 0) + 1
-            added += 1
-        self.total += added
 
     def of(self, agent_id: int, rec_type: int) -> int:
         return self._counts.get((agent_id, rec_type), 0)
+
+    def total(self) -> int:
+        """Every write and delete counted (a sum over the domains' types: a few dozen keys)."""
+        return sum(self._counts.values())

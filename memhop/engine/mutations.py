@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
+from functools import partial
 from operator import itemgetter
 
 from memhop.engine.frame import FLAG_DELETED, encode_frame
@@ -60,7 +61,7 @@ class EngineMutations(EngineState):
             self._writes.add(map(_AGENT_AND_TYPE, placements))
             if sync:
                 self._commits.commit(
-                    self._file.size, lambda: self._live.put(base, placements), "sync"
+                    self._file.size, partial(self._live.put, base, placements), "sync"
                 )
             else:
                 self._commits.apply_waiting()

@@ -163,7 +163,7 @@ class EngineReads(EngineState):
     def changes(self) -> int:
         """Records written or deleted through this engine, every domain and type together."""
         with self._lock:
-            return self._writes.total
+            return self._writes.total()
 
     def ids_of_type(self, agent_id: int, rec_type: int, *, recurring: bool = False) -> list[int]:
         """Return the live ids of one type in one domain, ascending.

@@ -67,14 +67,17 @@ class LogWriter:
 
     def __init__(self, file: StoreFile, headers: HeaderPair, record_end: int) -> None:
         self._file = file
-        self.headers = headers
         self.record_end = record_end
         self.failure: StorageIOError | None = None
+        self._adopt(headers)
 
-    @property
-    def exhausted(self) -> bool:
-        """Whether the active header's commit id is at the top of its range (a crafted file)."""
-        return self.headers.current.commit_id >= MAX_COMMIT_ID
+    def _adopt(self, headers: HeaderPair) -> None:
+        """Take ``headers`` as the pair on disk, and what every append asks of it."""
+        self.headers = headers
+        current = headers.current
+        # Whether the active header's commit id is at the top of its range (a crafted file).
+        self.exhausted = current.commit_id >= MAX_COMMIT_ID
+        self._snapshot_named = current.has_snapshot  # one may sit at the tail: appends cut it
 
     def check_writable(self) -> None:
         """Raise StorageIOError when an earlier write or fsync failed, CorruptionError when no
@@ -112,7 +115,8 @@ class LogWriter:
 
         The engine's commit schedule (``Commits``) decides when it is synced.
         """
-        self._trim_tail_snapshot()
+        if self._snapshot_named:
+            self._trim_tail_snapshot()
         base = self._file.size
         self._write(data)
         return base
@@ -180,7 +184,7 @@ class LogWriter:
         written) to the inactive slot, fsync, then activate it."""
         self._file.write_at(self.headers.inactive_offset, header.to_bytes())
         self._file.sync("sync header")
-        self.headers = self.headers.flipped_to(header)
+        self._adopt(self.headers.flipped_to(header))
 
     def _trim_tail_snapshot(self) -> None:
         """Cut a snapshot sitting at the file end so frames always precede snapshots."""

@@ -15,6 +15,7 @@ from memhop.records.codes import (
     members_of,
 )
 from memhop.records.compiled import archive as _compiled_json
+from memhop.records.frozen import quick_init
 from memhop.records.gojson import I64_MAX, I64_MIN, U32_MAX, ObjectWriter, is_u64, quote_string
 from memhop.records.goread import read_object
 from memhop.records.shapes import I64, INT, STRING, U64, UINT, plain_text, u8_digits
@@ -68,6 +69,7 @@ def plain_numbers(m: re.Match[bytes]) -> PlainNumbers | None:
     return id_n, kind_c, seq_n, ctype_c, role_c, topic_n, node_n, created_n
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ArchiveSlot:
     """A content slot (id ``ids.content_id(topic_id, seq)``).

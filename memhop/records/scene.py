@@ -7,12 +7,14 @@ from typing import ClassVar, Self
 
 from memhop.records.codes import RecordType
 from memhop.records.compiled import scene as _compiled_json
+from memhop.records.frozen import quick_init
 from memhop.records.gojson import I64_MAX, I64_MIN, ObjectWriter, is_u64, plain_string
 from memhop.records.goread import read_object
 
 __all__ = ["SceneSlot"]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SceneSlot:
     """A scene; its record id is ``scene_id`` itself (random, never 0).

@@ -8,6 +8,7 @@ from typing import ClassVar, Self
 
 from memhop.records.codes import RecordType
 from memhop.records.compiled import topic as _compiled_json
+from memhop.records.frozen import quick_init
 from memhop.records.gojson import I64_MAX, I64_MIN, ObjectWriter, is_u64, plain_string
 from memhop.records.goread import read_object
 from memhop.records.shapes import I64, INT, PLAIN_STRING, U64, UINT, u8_digits
@@ -27,6 +28,7 @@ scene_id, parent_id (or None), depth, name (quoted, or None), fused_keywords (th
 ``null``), user_timestamp, agent_timestamp."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TopicSlot:
     """A topic: a turn (``ids.turn_topic_id``) or fused parent (``ids.fused_topic_id``).

@@ -1,0 +1,190 @@
+"""``records.frozen.quick_init``: the same class as ``dataclass`` makes, built in one call."""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import inspect
+import weakref
+from dataclasses import FrozenInstanceError, InitVar, dataclass, field
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memhop.api import results
+from memhop.records import ArchiveSlot, SceneSlot, TopicSlot
+from memhop.records.frozen import COMPILED, quick_init
+
+compiled = pytest.mark.skipif(not COMPILED, reason="the slot filler was not built")
+
+QUICK = (ArchiveSlot, TopicSlot, SceneSlot, results.TopicSlot, results.SceneSlot)
+ANY = st.one_of(st.none(), st.integers(), st.text(max_size=8), st.tuples(st.integers()))
+
+
+def _plain(cls: type, values: dict[str, Any]) -> Any:
+    """What ``dataclass``'s own ``__init__`` does: each field through ``object.__setattr__``."""
+    obj = object.__new__(cls)
+    for name, value in values.items():
+        object.__setattr__(obj, name, value)
+    return obj
+
+
+def _filled(cls: type) -> bool:
+    return "_fill" in cls.__init__.__code__.co_names  # type: ignore[misc]
+
+
+@compiled
+@pytest.mark.parametrize("cls", QUICK, ids=lambda c: f"{c.__module__}.{c.__qualname__}")
+@given(data=st.data())
+def test_a_quick_record_holds_what_it_was_given_and_stays_frozen(cls: type, data: Any) -> None:
+    names = [f.name for f in dataclasses.fields(cls)]
+    values = {name: data.draw(ANY, label=name) for name in names}
+    built = cls(**values)
+    assert _filled(cls)
+    assert built == _plain(cls, values)
+    assert [getattr(built, name) for name in names] == list(values.values())
+    with pytest.raises(FrozenInstanceError):
+        built.__setattr__(names[0], 1)  # the dataclass's refusal is still the class's
+
+
+def _mixed() -> type:
+    """A fresh class each call: positional, defaulted and keyword-only fields."""
+
+    @dataclass(frozen=True, slots=True)
+    class Mixed:
+        a: int
+        b: str = "b"
+        c: tuple[int, ...] = ()
+        _: dataclasses.KW_ONLY
+        d: int
+        e: float = 0.5
+
+    return Mixed
+
+
+def test_the_new_init_keeps_the_signature_defaults_and_refusals() -> None:
+    quick, reference = quick_init(_mixed()), _mixed()
+    assert _filled(quick) is COMPILED
+    assert str(inspect.signature(quick.__init__)) == str(inspect.signature(reference.__init__))
+    assert quick.__init__.__qualname__ == reference.__init__.__qualname__
+    made = quick(1, d=4)
+    assert (made.a, made.b, made.c, made.d, made.e) == (1, "b", (), 4, 0.5)
+    assert quick(1, "x", (2,), d=4, e=1.0).c == (2,)
+    for args, kwargs in (
+        ((), {"d": 1}),
+        ((1,), {}),
+        ((1, "x", (), 4), {}),
+        ((1,), {"d": 1, "f": 0}),
+    ):
+        with pytest.raises(TypeError) as ours:
+            quick(*args, **kwargs)
+        with pytest.raises(TypeError) as theirs:
+            reference(*args, **kwargs)
+        assert str(ours.value) == str(theirs.value)
+
+
+def test_a_class_that_needs_the_dataclass_init_keeps_it() -> None:
+    @dataclass(frozen=True, slots=True)
+    class Factory:
+        a: list[int] = field(default_factory=list)
+
+    @dataclass(frozen=True, slots=True)
+    class Posted:
+        a: int = 0
+
+        def __post_init__(self) -> None:
+            object.__setattr__(self, "a", self.a + 1)
+
+    @dataclass(frozen=True, slots=True)
+    class Hidden:
+        a: int = 0
+        b: int = field(default=2, init=False)
+
+    @dataclass(frozen=True, slots=True)
+    class Passed:
+        a: int = 0
+        extra: InitVar[int] = 0
+
+    @dataclass(frozen=True, slots=True)
+    class Plain:
+        a: int = 0
+
+    for cls in (Factory, Posted, Hidden, Passed):
+        before = cls.__init__
+        assert quick_init(cls).__init__ is before
+    assert Factory().a == []
+    assert Posted().a == 1
+    assert Hidden().b == 2
+    assert Passed(1, 2).a == 1
+    # The control: a class with none of those is given the quick one (where it was built).
+    before = Plain.__init__
+    assert (quick_init(Plain).__init__ is not before) is COMPILED
+    assert Plain(3).a == 3
+
+
+@compiled
+def test_the_filler_refuses_what_is_not_its_class_or_its_count() -> None:
+    from memhop.records._slots import Filler
+
+    @dataclass(frozen=True, slots=True)
+    class Two:
+        a: object = None
+        b: object = None
+
+    @dataclass(frozen=True, slots=True)
+    class Other:
+        a: object = None
+        b: object = None
+
+    fill = Filler(Two, ("a", "b"))
+    target = Two()
+    fill(target, 1, 2)
+    assert (target.a, target.b) == (1, 2)  # the control: its own class, its own count
+    for call in (
+        lambda: fill(Other(), 1, 2),
+        lambda: fill(object(), 1, 2),
+        lambda: fill(target, 1),
+        lambda: fill(target, 1, 2, 3),
+        lambda: fill(target, 1, b=2),
+    ):
+        with pytest.raises(TypeError):
+            call()
+    assert (target.a, target.b) == (1, 2)
+    for names in (("a", "missing"), ("a", 1), ("a", "__class__")):
+        with pytest.raises((TypeError, AttributeError)):
+            Filler(Two, names)
+    with pytest.raises(TypeError):
+        Filler(Two, ["a"])  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        Filler(Two, ("a",), extra=1)  # type: ignore[call-arg]
+
+
+@compiled
+def test_the_filler_lets_go_of_what_a_slot_held() -> None:
+    from memhop.records._slots import Filler
+
+    @dataclass(frozen=True, slots=True)
+    class One:
+        a: object = None
+
+    class Token:
+        pass
+
+    first, second = Token(), Token()
+    gone, kept = weakref.ref(first), weakref.ref(second)
+    fill = Filler(One, ("a",))
+    held = One()
+    fill(held, first)
+    del first
+    assert gone() is not None  # the slot holds it
+    fill(held, second)
+    del second
+    gc.collect()
+    assert gone() is None  # the old value was let go
+    assert kept() is held.a  # the new one is held
+    # A filler and its class are collected together (the class holds it through __init__).
+    cls_ref = weakref.ref(quick_init(_mixed()))
+    gc.collect()
+    assert cls_ref() is None
