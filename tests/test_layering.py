@@ -20,6 +20,7 @@ ALLOWED: dict[str, set[str]] = {
         "memhop.ids",
         "memhop.llm",
         "memhop.render",
+        "memhop.frozen",
     },
     # The read-only view: the engine's pure readers and the record decoders only.
     "memhop.inspection": {
@@ -66,6 +67,7 @@ ALLOWED: dict[str, set[str]] = {
         "memhop.ids",
         "memhop.errors",
         "memhop.config",
+        "memhop.frozen",
     },
     # One domain in memory and beside the file; the root composes it, never the reverse.
     "memhop.domain": {
@@ -92,13 +94,15 @@ ALLOWED: dict[str, set[str]] = {
     },
     "memhop.layers": {"memhop.engine", "memhop.records", "memhop.ids", "memhop.errors"},
     "memhop.index": {"memhop.records", "memhop.ids", "memhop.text", "memhop.intmap"},
-    "memhop.llm": {"memhop.errors", "memhop.config", "memhop.text"},
+    "memhop.llm": {"memhop.errors", "memhop.config", "memhop.text", "memhop.frozen"},
     "memhop.text": set(),
-    "memhop.records": {"memhop.errors", "memhop.render"},  # the public shape base
+    "memhop.records": {"memhop.errors", "memhop.render", "memhop.frozen"},  # the shape base
     "memhop.ids": {"memhop.errors"},
     "memhop.config": {"memhop.errors"},
     "memhop.engine": {"memhop.errors", "memhop.intmap"},
     "memhop.intmap": set(),
+    # Frozen records' quick __init__ (over its compiled filler): a leaf every part may use.
+    "memhop.frozen": {"memhop._slots"},
     "memhop.errors": set(),
 }
 LAYER_MODULES = ("archive", "graph", "plan", "profile", "registry", "scene", "topic")

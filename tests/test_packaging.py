@@ -34,7 +34,7 @@ KERNELS = (
     "memhop/intmap/_core",
     "memhop/records/_json",
     "memhop/engine/_frames",
-    "memhop/records/_slots",
+    "memhop/_slots",
 )
 KERNEL_REQUIRED = os.environ.get("MEMHOP_REQUIRE_KERNEL") == "1"
 EXTRAS = {"mcp", "notebook"}  # the extras the docs tell users to install

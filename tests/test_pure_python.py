@@ -20,7 +20,7 @@ COMPILED_PARTS = (
     "memhop.index._bm25",
     "memhop.intmap._core",
     "memhop.records._json",
-    "memhop.records._slots",
+    "memhop._slots",
     "memhop.engine._frames",
 )
 

@@ -30,7 +30,7 @@ Traps:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TypeVar
 
@@ -41,8 +41,8 @@ from memhop.api.types import (
     PlanStatus,
     Result,
 )
+from memhop.frozen import quick_init
 from memhop.records import EmotionScore, MBTIScore, ProfileSlot
-from memhop.records.frozen import quick_init
 
 __all__ = [
     "ArchiveSlot",
@@ -61,6 +61,7 @@ __all__ = [
 ]
 
 _PROVENANCE = frozenset({"origin", "derived_from", "grounding"})
+_NO_PROFILE = ProfileSlot()  # one for every default: frozen, its preferences read-only
 
 
 _V = TypeVar("_V")
@@ -110,11 +111,12 @@ class TopicSlot(Result):
     grounding: float | None = None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SearchResult(Result):
     """One turn's opening read: profile and its brief, the scene, its surface, the new turn."""
 
-    profile: ProfileSlot = field(default_factory=ProfileSlot)
+    profile: ProfileSlot = _NO_PROFILE
     profile_brief: str = ""
     scene: SceneSlot
     topics: tuple[TopicSlot, ...] = ()

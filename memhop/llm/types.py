@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from memhop.frozen import quick_init
+
 __all__ = [
     "Distillation",
     "Group",
@@ -69,6 +71,7 @@ class Distillation:
     per_node: tuple[NodeMood, ...] = ()
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Usage:
     """Cumulative model usage, each count on its own.

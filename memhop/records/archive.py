@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import ClassVar, NamedTuple, Self, TypeAlias
 
+from memhop.frozen import quick_init
 from memhop.records.codes import (
     ArchiveKind,
     ArchiveRole,
@@ -15,7 +16,6 @@ from memhop.records.codes import (
     members_of,
 )
 from memhop.records.compiled import archive as _compiled_json
-from memhop.records.frozen import quick_init
 from memhop.records.gojson import I64_MAX, I64_MIN, U32_MAX, ObjectWriter, is_u64, quote_string
 from memhop.records.goread import read_object
 from memhop.records.shapes import I64, INT, STRING, U64, UINT, plain_text, u8_digits

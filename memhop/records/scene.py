@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Self
 
+from memhop.frozen import quick_init
 from memhop.records.codes import RecordType
 from memhop.records.compiled import scene as _compiled_json
-from memhop.records.frozen import quick_init
 from memhop.records.gojson import I64_MAX, I64_MIN, ObjectWriter, is_u64, plain_string
 from memhop.records.goread import read_object
 

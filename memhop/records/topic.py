@@ -6,9 +6,9 @@ import re
 from dataclasses import dataclass
 from typing import ClassVar, Self
 
+from memhop.frozen import quick_init
 from memhop.records.codes import RecordType
 from memhop.records.compiled import topic as _compiled_json
-from memhop.records.frozen import quick_init
 from memhop.records.gojson import I64_MAX, I64_MIN, ObjectWriter, is_u64, plain_string
 from memhop.records.goread import read_object
 from memhop.records.shapes import I64, INT, PLAIN_STRING, U64, UINT, u8_digits

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from memhop import ids
 from memhop.domain.context import DomainContext, OpenTurn
 from memhop.domain.mirrors import Mirrors
 from memhop.engine import Engine
 from memhop.errors import CorruptionError, InvalidQueryError, LLMError, NotFoundError
+from memhop.frozen import quick_init
 from memhop.layers import graph, profile, scene, topic
 from memhop.records import (
     SEQ_AGENT,
@@ -39,6 +40,7 @@ _SPEAKER: dict[int, str] = {
 }
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Opened:
     """What ``search`` hands the host: profile, scene, its surface, the new turn's id."""
@@ -47,7 +49,7 @@ class Opened:
     scene: SceneSlot
     topics: tuple[TopicSlot, ...]
     new_topic_id: int
-    provenance: Mapping[int, Provenance] = field(default_factory=dict)  # dream rows only
+    provenance: Mapping[int, Provenance]  # dream rows only
 
 
 def current_scene(engine: Engine, ctx: DomainContext) -> SceneSlot | None:

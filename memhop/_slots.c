@@ -1,4 +1,4 @@
-/* memhop.records._slots: a frozen record's fields stored in one call.
+/* memhop._slots: a frozen record's fields stored in one call.
  *
  * Responsibility: ``Filler(cls, names)`` checks once that each name is a writable
  * object slot of ``cls`` (a member descriptor on the class, as ``__slots__`` makes),
@@ -6,10 +6,10 @@
  * instance of ``cls``: what ``object.__setattr__(obj, name, value)`` does for a slot,
  * one name after the other, without a call for each. It refuses (TypeError) an object
  * of another type, a count of values other than the names', and keyword arguments.
- * ``records.frozen`` builds a frozen record's ``__init__`` on it; the record's own
+ * ``memhop.frozen`` builds a frozen record's ``__init__`` on it; the record's own
  * ``__setattr__`` still refuses every later change.
  */
-#include "../_kernel.h"
+#include "_kernel.h"
 #include <structmember.h>
 
 typedef struct {
@@ -112,7 +112,7 @@ static void filler_dealloc(Filler *self) {
 
 static PyTypeObject FillerType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "memhop.records._slots.Filler",
+    .tp_name = "memhop._slots.Filler",
     .tp_basicsize = offsetof(Filler, offsets),
     .tp_itemsize = sizeof(Py_ssize_t),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
@@ -127,7 +127,7 @@ static PyTypeObject FillerType = {
 
 static struct PyModuleDef slots_module = {
     PyModuleDef_HEAD_INIT,
-    .m_name = "memhop.records._slots",
+    .m_name = "memhop._slots",
     .m_doc = "A frozen record's fields stored in one call.",
     .m_size = -1,
 };

@@ -1,4 +1,4 @@
-"""``records.frozen.quick_init``: the same class as ``dataclass`` makes, built in one call."""
+"""``memhop.frozen.quick_init``: the same class as ``dataclass`` makes, built in one call."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memhop.api import results
+from memhop.frozen import COMPILED, quick_init
 from memhop.records import ArchiveSlot, SceneSlot, TopicSlot
-from memhop.records.frozen import COMPILED, quick_init
 
 compiled = pytest.mark.skipif(not COMPILED, reason="the slot filler was not built")
 
@@ -126,7 +126,7 @@ def test_a_class_that_needs_the_dataclass_init_keeps_it() -> None:
 
 @compiled
 def test_the_filler_refuses_what_is_not_its_class_or_its_count() -> None:
-    from memhop.records._slots import Filler
+    from memhop._slots import Filler
 
     @dataclass(frozen=True, slots=True)
     class Two:
@@ -163,7 +163,7 @@ def test_the_filler_refuses_what_is_not_its_class_or_its_count() -> None:
 
 @compiled
 def test_the_filler_lets_go_of_what_a_slot_held() -> None:
-    from memhop.records._slots import Filler
+    from memhop._slots import Filler
 
     @dataclass(frozen=True, slots=True)
     class One:

@@ -23,7 +23,7 @@ __all__ = ["COMPILED", "quick_init"]
 T = TypeVar("T")
 
 try:
-    from memhop.records._slots import Filler
+    from memhop._slots import Filler
 except ImportError:  # built without a C compiler (hatch_build.py says why)
     COMPILED = False
 else:
