@@ -227,3 +227,44 @@ def test_a_put_answers_the_tag_the_id_had(cls: Map) -> None:
     assert untagged.put(1, 11, 0x04) == UNTYPED
     assert untagged.put(3, 30, 0x04) == NEW
     assert (untagged[1], untagged[3]) == (11, 30)
+
+
+@pytest.mark.parametrize("cls", CORES)
+def test_a_settle_splits_a_page_until_every_part_fits(
+    cls: type[IntMap], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Many new ids into one page at once: it is merged, then halved until each part holds
+    at most the page limit, every id in order between its page's bounds."""
+    monkeypatch.setattr(intmap, "_PAGE_MAX", 4)
+    monkeypatch.setattr(intmap, "_RECENT_MAX", 1_000)
+    m = cls()
+    for i in range(99, 0, -1):
+        m.put(i * 7, i, 3)
+    assert len(m._ids) == 1  # all still recent: the control for the split below
+    m._settle()
+    sizes = [len(p) for p in m._ids]
+    assert max(sizes) <= 4
+    assert sum(sizes) == 99
+    bounds = [*m._firsts.tolist(), 2**64]
+    for page, ids in enumerate(m._ids):
+        assert ids.tolist() == sorted(ids)
+        assert all(bounds[page] <= i < bounds[page + 1] for i in ids)
+    assert dict(m.items()) == {i * 7: i for i in range(1, 100)}
+
+
+@pytest.mark.parametrize("cls", CORES)
+def test_a_settle_refuses_a_value_past_64_bits_and_keeps_every_id(cls: type[IntMap]) -> None:
+    """A recent value no page can hold is refused before anything moves: the other recent
+    ids stay where they were, and settle once the value fits (the control)."""
+    m = cls()
+    m.put(5, 50, 1)
+    m._settle()
+    m.put(7, 70, 1)
+    m.put(9, 2**64, 1)
+    before = ([p.tolist() for p in m._ids], dict(m._new))
+    with pytest.raises(OverflowError, match="u64"):
+        m._settle()
+    assert ([p.tolist() for p in m._ids], dict(m._new)) == before
+    m.put(9, 90, 1)
+    m._settle()
+    assert (m.get(5), m.get(7), m.get(9), dict(m._new)) == (50, 70, 90, {})

@@ -8,7 +8,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar, cast
+from functools import partial
+from typing import TypeVar
 
 from memhop.domain.mirrors import Mirrors
 from memhop.domain.recall_file import Saved
@@ -20,6 +21,10 @@ from memhop.llm import Distillation, Group, Model, NodeDigest, ReportsUsage, Top
 
 T = TypeVar("T")
 _NOTHING = Usage()  # what a model that reports no usage reports
+
+
+def _reports_nothing() -> Usage:
+    return _NOTHING
 
 
 class MeteredModel:
@@ -47,14 +52,13 @@ class MeteredModel:
         # A runtime Protocol check walks the protocol's members: make it once per
         # model, not twice per call.
         self._model = model
-        self._reports = isinstance(model, ReportsUsage)
+        self._reported: Callable[[], Usage] = (
+            model.usage if isinstance(model, ReportsUsage) else _reports_nothing
+        )
 
     def usage(self) -> Usage:
         with self._lock:
             return Usage(*self._counts)
-
-    def _reported(self) -> Usage:
-        return cast(ReportsUsage, self._model).usage() if self._reports else _NOTHING
 
     def _metered(self, call: Callable[[], T]) -> T:
         before = self._reported()
@@ -80,7 +84,7 @@ class MeteredModel:
     def extract_keywords(
         self, text: str, *, cancel: threading.Event | None = None
     ) -> tuple[str, ...]:
-        return self._metered(lambda: self.model.extract_keywords(text, cancel=cancel))
+        return self._metered(partial(self._model.extract_keywords, text, cancel=cancel))
 
     def consolidate(
         self, topics: Sequence[TopicDigest], floor: int, *, cancel: threading.Event | None = None

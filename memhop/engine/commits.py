@@ -127,10 +127,11 @@ class Commits:
             if mode.group:
                 mode.owed = max(mode.owed, end)
             return
-        self._waiting.append((end, apply))
+        waiting = self._waiting
+        waiting.append((end, apply))
         self.wait_durable(end, what)
-        # An fsync made before this write's bytes may already have covered them.
-        self.apply_waiting(self._file.durable_end)
+        if waiting:  # an fsync made before this write's bytes may already have covered them
+            self.apply_waiting(self._file.durable_end)
 
     def wait_durable(self, end: int, what: str) -> None:
         """Return once the file is durable up to ``end``, leading an fsync if none is in flight."""

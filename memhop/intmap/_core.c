@@ -19,6 +19,8 @@
  */
 #include "../_kernel.h"
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 #include <structmember.h>
 
 #define TAG_BITS 9
@@ -38,7 +40,7 @@ typedef struct {
     Py_ssize_t page_max;
 } Core;
 
-static PyObject *str_insert; /* interned method names */
+static PyObject *str_frombytes; /* interned method names */
 static PyObject *str_split;
 
 /* ---- conversions ------------------------------------------------------------------ */
@@ -288,68 +290,151 @@ static PyObject *call_method(PyObject *name, PyObject *obj, PyObject *a, PyObjec
     return PyObject_VectorcallMethod(name, stack, n | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
 }
 
-/* ``arr.insert(at, value)`` for a new reference ``value`` (stolen); 0 on error. */
-static int insert_at(PyObject *arr, PyObject *at, PyObject *value) {
-    if (value == NULL) return 0;
-    PyObject *done = call_method(str_insert, arr, at, value);
-    Py_DECREF(value);
-    if (done == NULL) return 0;
-    Py_DECREF(done);
-    return 1;
+/* One recent entry, as a settle stores it. */
+typedef struct {
+    uint64_t id, value;
+    uint16_t tag;
+} Entry;
+
+static int by_id(const void *a, const void *b) {
+    uint64_t x = ((const Entry *)a)->id, y = ((const Entry *)b)->id;
+    return (x > y) - (x < y);
 }
 
-/* Put every recent id into its page, in ascending order, splitting a page past
- * ``page_max`` (by the map's own ``_split``). */
-static PyObject *Core_settle(Core *self, PyObject *Py_UNUSED(ignored)) {
-    if (!state_ready(self)) return NULL;
-    PyObject *recent = self->recent;
-    PyObject *fresh = PyDict_New();
-    if (fresh == NULL) return NULL;
-    self->recent = fresh; /* the map's reference moves to ``recent`` below */
-    PyObject *keys = PyDict_Keys(recent);
-    if (keys == NULL || PyList_Sort(keys) < 0) goto fail;
-    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(keys); k++) {
-        PyObject *key = PyList_GET_ITEM(keys, k);
-        PyObject *packed = PyDict_GetItemWithError(recent, key);
-        if (packed == NULL) {
-            if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "IntMap changed in _settle");
-            goto fail;
-        }
-        uint64_t id;
-        Py_ssize_t page, at;
-        if (!id_of(key, &id) || locate(self, id, &page, &at) < 0) goto fail;
-        PyObject *pos = PyLong_FromSsize_t(at);
-        if (pos == NULL) goto fail;
-        PyObject *ids = PyList_GET_ITEM(self->ids, page);
-        PyObject *offs = PyList_GET_ITEM(self->offs, page);
-        PyObject *types = PyList_GET_ITEM(self->types, page);
-        Py_INCREF(ids); /* a split below replaces the lists' items */
-        int done = insert_at(ids, pos, Py_NewRef(key)) &&
-                   insert_at(offs, pos, unpack_value(packed));
-        if (done && types != Py_None) {
-            long tag = unpack_tag(packed);
-            done = !(tag == -1 && PyErr_Occurred()) && insert_at(types, pos, PyLong_FromLong(tag));
-        }
-        Py_DECREF(pos);
-        Py_ssize_t size = done ? PyObject_Size(ids) : -1;
-        Py_DECREF(ids);
-        if (size < 0) goto fail;
-        if (size > self->page_max) {
-            PyObject *index = PyLong_FromSsize_t(page);
-            if (index == NULL) goto fail;
-            PyObject *split = call_method(str_split, (PyObject *)self, index, NULL);
-            Py_DECREF(index);
-            if (split == NULL) goto fail;
-            Py_DECREF(split);
+/* A recent (id, packed) as an entry; 0 with OverflowError when its value is no u64. */
+static int entry_of(PyObject *key, PyObject *packed, Entry *e) {
+    if (!id_of(key, &e->id)) return 0;
+    PyObject *value = unpack_value(packed);
+    if (value == NULL) return 0;
+    int fits = as_u64(value, &e->value);
+    Py_DECREF(value);
+    if (fits == 0) PyErr_SetString(PyExc_OverflowError, "an IntMap value must be a u64");
+    if (fits <= 0) return 0;
+    long tag = unpack_tag(packed);
+    e->tag = (uint16_t)tag;
+    return !(tag == -1 && PyErr_Occurred());
+}
+
+/* Grow array ``arr`` by ``bytes`` zero bytes (one call of its ``frombytes``). */
+static int grow(PyObject *arr, Py_ssize_t bytes) {
+    PyObject *zeros = PyBytes_FromStringAndSize(NULL, bytes);
+    if (zeros == NULL) return 0;
+    memset(PyBytes_AS_STRING(zeros), 0, (size_t)bytes);
+    PyObject *done = call_method(str_frombytes, arr, zeros, NULL);
+    Py_DECREF(zeros);
+    Py_XDECREF(done);
+    return done != NULL;
+}
+
+/* Merge ``count`` entries (ascending by id, none in the page) into page ``page``: its
+ * ids, values and tags (if it keeps them) grow by ``count`` and are merged from the
+ * top down in place, an entry going before an equal id as a bisection would put it. */
+static int merge_page(Core *self, Py_ssize_t page, const Entry *add, Py_ssize_t count) {
+    PyObject *ids = PyList_GET_ITEM(self->ids, page), *offs = PyList_GET_ITEM(self->offs, page);
+    PyObject *types = PyList_GET_ITEM(self->types, page);
+    int typed = types != Py_None;
+    Py_ssize_t held = PyObject_Size(ids);
+    if (held < 0 || !grow(ids, count * 8) || !grow(offs, count * 8) ||
+        (typed && !grow(types, count * 2)))
+        return 0;
+    Py_buffer vi, vo, vt;
+    if (!items_view(ids, 8, 1, &vi)) return 0;
+    if (!items_view(offs, 8, 1, &vo)) {
+        PyBuffer_Release(&vi);
+        return 0;
+    }
+    if (typed && !items_view(types, 2, 1, &vt)) {
+        PyBuffer_Release(&vi);
+        PyBuffer_Release(&vo);
+        return 0;
+    }
+    Py_ssize_t total = held + count;
+    int matched = vi.len / 8 == total && vo.len / 8 == total && (!typed || vt.len / 2 == total);
+    if (matched) {
+        uint64_t *pi = (uint64_t *)vi.buf, *po = (uint64_t *)vo.buf;
+        uint16_t *pt = typed ? (uint16_t *)vt.buf : NULL;
+        Py_ssize_t i = held - 1, j = count - 1, w = total - 1;
+        for (; j >= 0; w--) {
+            if (i >= 0 && pi[i] >= add[j].id) {
+                pi[w] = pi[i];
+                po[w] = po[i];
+                if (pt != NULL) pt[w] = pt[i];
+                i--;
+            } else {
+                pi[w] = add[j].id;
+                po[w] = add[j].value;
+                if (pt != NULL) pt[w] = add[j].tag;
+                j--;
+            }
         }
     }
-    Py_DECREF(keys);
-    Py_DECREF(recent);
+    PyBuffer_Release(&vi);
+    PyBuffer_Release(&vo);
+    if (typed) PyBuffer_Release(&vt);
+    if (!matched)
+        PyErr_SetString(PyExc_ValueError, "an IntMap page's values or tags are not one per id");
+    return matched;
+}
+
+/* Split page ``page`` in halves (by the map's own ``_split``), and each half again,
+ * until every part holds at most ``page_max`` entries (a single entry stays whole). */
+static int fit(Core *self, Py_ssize_t page) {
+    Py_ssize_t size = PyObject_Size(PyList_GET_ITEM(self->ids, page));
+    if (size < 0) return 0;
+    if (size <= self->page_max || size < 2) return 1;
+    PyObject *index = PyLong_FromSsize_t(page);
+    if (index == NULL) return 0;
+    PyObject *split = call_method(str_split, (PyObject *)self, index, NULL);
+    Py_DECREF(index);
+    if (split == NULL) return 0;
+    Py_DECREF(split);
+    return fit(self, page + 1) && fit(self, page);
+}
+
+/* The lowest id page ``page`` holds (its bound); 0 with an error set. */
+static int page_bound(Core *self, Py_ssize_t page, uint64_t *low) {
+    Py_buffer view;
+    if (!items_view(self->firsts, 8, 0, &view)) return 0;
+    int inside = page < view.len / 8;
+    if (inside) *low = ((const uint64_t *)view.buf)[page];
+    PyBuffer_Release(&view);
+    if (!inside) PyErr_SetString(PyExc_ValueError, "IntMap pages do not match their bounds");
+    return inside;
+}
+
+/* Put every recent id into its page, a page at a time from the highest (``merge_page``),
+ * then ``fit`` the page; as ``PyCore._settle``. OverflowError, with nothing changed, when
+ * a recent value is not a u64. */
+static PyObject *Core_settle(Core *self, PyObject *Py_UNUSED(ignored)) {
+    if (!state_ready(self)) return NULL;
+    Py_ssize_t count = PyDict_GET_SIZE(self->recent);
+    if (count == 0) Py_RETURN_NONE;
+    Entry *entries = PyMem_New(Entry, count);
+    if (entries == NULL) return PyErr_NoMemory();
+    Py_ssize_t pos = 0, k = 0;
+    PyObject *key, *packed;
+    while (k < count && PyDict_Next(self->recent, &pos, &key, &packed)) {
+        if (!entry_of(key, packed, &entries[k++])) {
+            PyMem_Free(entries);
+            return NULL;
+        }
+    }
+    qsort(entries, (size_t)count, sizeof(Entry), by_id);
+    PyObject *fresh = PyDict_New();
+    int ok = fresh != NULL;
+    if (ok) Py_SETREF(self->recent, fresh);
+    for (Py_ssize_t end = count; ok && end > 0;) {
+        Py_ssize_t page = page_of(self, entries[end - 1].id), start = end - 1;
+        uint64_t low;
+        ok = page >= 0 && page_bound(self, page, &low);
+        if (!ok) break;
+        while (start > 0 && entries[start - 1].id >= low) start--;
+        ok = merge_page(self, page, entries + start, end - start) && fit(self, page);
+        end = start;
+    }
+    PyMem_Free(entries);
+    if (!ok) return NULL;
     Py_RETURN_NONE;
-fail:
-    Py_XDECREF(keys);
-    Py_DECREF(recent);
-    return NULL;
 }
 
 static PyObject *Core_put(Core *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -541,9 +626,9 @@ static struct PyModuleDef core_module = {
 };
 
 PyMODINIT_FUNC PyInit__core(void) {
-    str_insert = PyUnicode_InternFromString("insert");
+    str_frombytes = PyUnicode_InternFromString("frombytes");
     str_split = PyUnicode_InternFromString("_split");
-    if (str_insert == NULL || str_split == NULL || PyType_Ready(&CoreType) < 0) return NULL;
+    if (str_frombytes == NULL || str_split == NULL || PyType_Ready(&CoreType) < 0) return NULL;
     PyObject *module = PyModule_Create(&core_module);
     if (module == NULL) return NULL;
     if (PyModule_AddObjectRef(module, "Core", (PyObject *)&CoreType) < 0 ||

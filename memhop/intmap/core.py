@@ -22,6 +22,7 @@ UNTYPED = -2
 """``put``'s answer for a live id whose page holds no tags yet."""
 TAG_BITS = 9  # a recent entry's value is value << 9 | tag
 TAG_MASK = 0x1FF
+U64_MAX = 2**64 - 1
 
 
 class PyCore:
@@ -99,18 +100,35 @@ class PyCore:
         return NEW
 
     def _settle(self) -> None:
-        """Put the recent ids into their pages, splitting a page past ``_page_max``."""
-        new, self._new = self._new, {}
-        firsts, pages = self._firsts, self._ids
-        for id_hash in sorted(new):
-            value = new[id_hash]
-            page = bisect_right(firsts, id_hash) - 1
-            ids = pages[page]
-            i = bisect_left(ids, id_hash)
-            ids.insert(i, id_hash)
-            self._offs[page].insert(i, value >> TAG_BITS)
-            types = self._types[page]
-            if types is not None:
-                types.insert(i, value & TAG_MASK)
-            if len(ids) > self._page_max:
-                self._split(page)
+        """Put the recent ids into their pages, a page at a time from the highest, then
+        split each page past ``_page_max`` in halves until its parts fit (``_fit``).
+        OverflowError, with nothing changed, when a recent value is not a u64."""
+        new = self._new
+        if new and (min(new.values()) < 0 or max(new.values()) >> TAG_BITS > U64_MAX):
+            msg = "an IntMap value must be a u64"
+            raise OverflowError(msg)
+        self._new = {}
+        firsts = self._firsts
+        keys = sorted(new)
+        end = len(keys)
+        while end:
+            page = bisect_right(firsts, keys[end - 1]) - 1
+            start = bisect_left(keys, firsts[page], 0, end)
+            ids, offs, types = self._ids[page], self._offs[page], self._types[page]
+            for id_hash in keys[start:end]:
+                value = new[id_hash]
+                i = bisect_left(ids, id_hash)
+                ids.insert(i, id_hash)
+                offs.insert(i, value >> TAG_BITS)
+                if types is not None:
+                    types.insert(i, value & TAG_MASK)
+            self._fit(page)
+            end = start
+
+    def _fit(self, page: int) -> None:
+        """Split ``page`` in halves, and each half again, until every part holds at most
+        ``_page_max`` entries."""
+        if len(self._ids[page]) > self._page_max:
+            self._split(page)
+            self._fit(page + 1)
+            self._fit(page)

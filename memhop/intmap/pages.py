@@ -7,8 +7,9 @@ the file is open. This map keeps its ids in sorted pages of at most
 (and tags) beside it, about 17 bytes an entry; an array of each page's lowest
 bound routes an id to its page. New ids wait in a small dict (a put and a
 read of a recent id cost a dict's) until ``_RECENT_MAX`` of them are put into
-their pages at once, each moving at most one page's entries (a C memmove of a
-few KiB): what that costs does not grow with the map (no merge of everything
+their pages at once, a page at a time (the compiled core merges a page's new
+ids in one pass from its top; a page past ``_PAGE_MAX`` is then halved until its
+parts fit): what that costs does not grow with the map (no merge of everything
 held, at any size). The engine maps id -> frame offset, tagged with the
 frame's type byte; the mirrors map ids to rows.
 
@@ -52,8 +53,8 @@ _Bytes = bytes | bytearray | memoryview | mmap
 NO_IDS: Mapping[int, int] = MappingProxyType({})
 """The ids of a domain that holds none (a default for ``index.get(agent, NO_IDS)``)."""
 
-# A page splits in two past _PAGE_MAX entries (an insert moves half a page at most:
-# 8 KiB of ids, well under a microsecond); a bulk build fills pages to _PAGE_FILL so
+# A page splits in two past _PAGE_MAX entries (a settle's merge moves a page at most:
+# 16 KiB of ids and values, a microsecond or two); a bulk build fills pages to _PAGE_FILL so
 # the first puts do not split them at once; a page under _PAGE_MERGE entries after a
 # delete joins a neighbour when the two fit in _PAGE_FILL (an empty one always goes).
 _PAGE_MAX = 1_024
