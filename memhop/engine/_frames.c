@@ -17,19 +17,31 @@
 #define FRAME_HEAD 26
 #define MAX_PAYLOAD ((1 << 24) - 1)
 
-static uint32_t crc_table[256];
+/* crc_table[0] is the byte-at-a-time table; crc_table[k][b] is byte b's CRC followed by
+ * k zero bytes, so eight bytes are folded in with eight lookups ("slicing by 8"). */
+static uint32_t crc_table[8][256];
 
 static void fill_crc_table(void) {
     for (uint32_t n = 0; n < 256; n++) {
         uint32_t c = n;
         for (int k = 0; k < 8; k++) c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-        crc_table[n] = c;
+        crc_table[0][n] = c;
     }
+    for (uint32_t n = 0; n < 256; n++)
+        for (int k = 1; k < 8; k++)
+            crc_table[k][n] = crc_table[0][crc_table[k - 1][n] & 0xFF] ^ (crc_table[k - 1][n] >> 8);
 }
 
 static uint32_t crc_more(uint32_t crc, const unsigned char *p, Py_ssize_t n) {
     crc = ~crc;
-    for (Py_ssize_t i = 0; i < n; i++) crc = crc_table[(crc ^ p[i]) & 0xFF] ^ (crc >> 8);
+    for (; n >= 8; p += 8, n -= 8) {
+        uint32_t lo = crc ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+                             (uint32_t)p[3] << 24);
+        crc = crc_table[7][lo & 0xFF] ^ crc_table[6][(lo >> 8) & 0xFF] ^
+              crc_table[5][(lo >> 16) & 0xFF] ^ crc_table[4][lo >> 24] ^ crc_table[3][p[4]] ^
+              crc_table[2][p[5]] ^ crc_table[1][p[6]] ^ crc_table[0][p[7]];
+    }
+    for (; n > 0; p++, n--) crc = crc_table[0][(crc ^ *p) & 0xFF] ^ (crc >> 8);
     return ~crc;
 }
 

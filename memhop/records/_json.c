@@ -59,20 +59,40 @@ static int plain_byte(PyObject *v, PyObject *types, uint64_t *out) {
 
 /* ---- writing ---------------------------------------------------------------------- */
 
+/* Where a payload is written: a bytes object made at a bound no payload passes (the
+ * literals and numbers of any record fit in ``FIXED_BOUND``; a code point takes at most
+ * ``CHAR_BOUND`` bytes, an escape's six), cut to its size once written. */
 typedef struct {
-    char *at; /* NULL while sizing: only ``size`` counts */
+    char *at;
     Py_ssize_t size;
 } Out;
+
+#define FIXED_BOUND 512
+#define CHAR_BOUND 6
 
 /* A string literal, its length counted by the compiler. */
 #define PUT(out, literal) put((out), (literal), (Py_ssize_t)sizeof(literal) - 1)
 
 static void put(Out *out, const char *text, Py_ssize_t n) {
-    if (out->at != NULL) {
-        memcpy(out->at, text, (size_t)n);
-        out->at += n;
-    }
+    memcpy(out->at, text, (size_t)n);
+    out->at += n;
     out->size += n;
+}
+
+/* A bytes object of ``bound`` bytes to write into, and ``out`` at its start (NULL: no
+ * memory). */
+static PyObject *start_payload(Py_ssize_t bound, Out *out) {
+    PyObject *bytes = PyBytes_FromStringAndSize(NULL, bound);
+    if (bytes != NULL) {
+        out->at = PyBytes_AS_STRING(bytes);
+        out->size = 0;
+    }
+    return bytes;
+}
+
+/* The payload cut to what was written (NULL: no memory). */
+static PyObject *end_payload(PyObject *bytes, const Out *out) {
+    return _PyBytes_Resize(&bytes, out->size) < 0 ? NULL : bytes;
 }
 
 static void put_u64(Out *out, uint64_t x) {
@@ -95,6 +115,12 @@ static void put_i64(Out *out, int64_t x) {
 }
 
 static const char HEX[] = "0123456789abcdef";
+
+/* The ASCII bytes Go escapes in a string (``put_char`` says how). */
+static const unsigned char ESCAPED[128] = {
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    ['"'] = 1, ['\\'] = 1, ['<'] = 1, ['>'] = 1, ['&'] = 1,
+};
 
 /* One code point, escaped as Go escapes it, in UTF-8. */
 static void put_char(Out *out, Py_UCS4 c) {
@@ -164,7 +190,7 @@ static void put_text(Out *out, PyObject *s) {
         Py_ssize_t start = 0;
         for (Py_ssize_t i = 0; i < n; i++) {
             unsigned char c = (unsigned char)p[i];
-            if (c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&') {
+            if (ESCAPED[c]) {
                 put(out, p + start, i - start);
                 put_char(out, c);
                 start = i + 1;
@@ -235,13 +261,12 @@ static PyObject *archive(PyObject *module, PyObject *const *args, Py_ssize_t nar
                 plain_u64(args[7], 0xFFFFFFFFu, &l.node_seq) &&
                 plain_i64(args[8], &l.created_at) && PyUnicode_CheckExact(l.content);
     if (!plain) Py_RETURN_NONE;
-    Out sizing = {NULL, 0};
-    put_line(&sizing, &l);
-    PyObject *bytes = PyBytes_FromStringAndSize(NULL, sizing.size);
+    Out out;
+    Py_ssize_t chars = PyUnicode_GET_LENGTH(l.event_type) + PyUnicode_GET_LENGTH(l.content);
+    PyObject *bytes = start_payload(FIXED_BOUND + CHAR_BOUND * chars, &out);
     if (bytes == NULL) return NULL;
-    Out writing = {PyBytes_AS_STRING(bytes), 0};
-    put_line(&writing, &l);
-    return bytes;
+    put_line(&out, &l);
+    return end_payload(bytes, &out);
 }
 
 /* topic(id, scene_id, parent_id, depth, name, fused_keywords, user_timestamp,
@@ -291,13 +316,14 @@ static PyObject *topic(PyObject *module, PyObject *const *args, Py_ssize_t nargs
         plain = PyUnicode_CheckExact(PyTuple_GET_ITEM(words, i));
     }
     if (!plain) Py_RETURN_NONE;
-    Out sizing = {NULL, 0};
-    put_topic(&sizing, args, n, at);
-    PyObject *bytes = PyBytes_FromStringAndSize(NULL, sizing.size);
+    Py_ssize_t bound = FIXED_BOUND + CHAR_BOUND * PyUnicode_GET_LENGTH(args[4]);
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(words); i++) /* a word, its quotes, a comma */
+        bound += CHAR_BOUND * PyUnicode_GET_LENGTH(PyTuple_GET_ITEM(words, i)) + 3;
+    Out out;
+    PyObject *bytes = start_payload(bound, &out);
     if (bytes == NULL) return NULL;
-    Out writing = {PyBytes_AS_STRING(bytes), 0};
-    put_topic(&writing, args, n, at);
-    return bytes;
+    put_topic(&out, args, n, at);
+    return end_payload(bytes, &out);
 }
 
 /* scene(scene_id, scene_name, turn_seq, last_used_at, l3_id) -> bytes | None */
@@ -330,13 +356,11 @@ static PyObject *scene(PyObject *module, PyObject *const *args, Py_ssize_t nargs
                 plain_u64(args[2], UINT64_MAX, &n[1]) && plain_i64(args[3], &used) &&
                 plain_u64(args[4], UINT64_MAX, &n[2]);
     if (!plain) Py_RETURN_NONE;
-    Out sizing = {NULL, 0};
-    put_scene(&sizing, args[1], n, used);
-    PyObject *bytes = PyBytes_FromStringAndSize(NULL, sizing.size);
+    Out out;
+    PyObject *bytes = start_payload(FIXED_BOUND + CHAR_BOUND * PyUnicode_GET_LENGTH(args[1]), &out);
     if (bytes == NULL) return NULL;
-    Out writing = {PyBytes_AS_STRING(bytes), 0};
-    put_scene(&writing, args[1], n, used);
-    return bytes;
+    put_scene(&out, args[1], n, used);
+    return end_payload(bytes, &out);
 }
 
 static PyMethodDef json_methods[] = {

@@ -159,3 +159,39 @@ def test_plain_topic_rows_and_scenes_take_the_compiled_writer() -> None:
     assert _topic(TopicSlot(id=1, depth=True)) is None
     assert _scene(SceneSlot(scene_id=1, scene_name=Text("s"))) is None
     assert _scene(SceneSlot(scene_id=1, turn_seq=2**64)) is None
+
+
+def test_a_payload_at_its_longest_fits_the_writer_s_bound() -> None:
+    """Every character at its longest escape (six bytes), the widest numbers and many
+    keywords: the compiled bytes are the Python writer's, however long (the writer sizes
+    its buffer from the text's length before writing)."""
+    worst = "<\x00\u2028\ud800" * 2_000
+    top = 2**64 - 1
+    slot = ArchiveSlot(
+        id_hash=top,
+        kind=ArchiveKind.EVENT,
+        seq=top,
+        topic_id=top,
+        event_type=worst,
+        node_seq=2**32 - 1,
+        created_at=-(2**63),
+        content=worst,
+    )
+    assert slot._plain_json() is not None
+    assert _compiled(slot) == slot._plain_json()
+    assert len(_compiled(slot) or b"") > 6 * 2 * len(worst) - 100  # the escapes were written
+    row = TopicSlot(
+        id=top,
+        scene_id=top,
+        parent_id=top,
+        depth=255,
+        name=worst,
+        fused_keywords=tuple([worst[:8]] * 500 + ["", "&"]),
+        user_timestamp=-(2**63),
+        agent_timestamp=2**63 - 1,
+    )
+    scene = SceneSlot(
+        scene_id=top, scene_name=worst, turn_seq=top, last_used_at=-(2**63), l3_id=top
+    )
+    assert _topic(row) == row._written_json()
+    assert _scene(scene) == scene._written_json()
