@@ -7,19 +7,37 @@ import gc
 import inspect
 import weakref
 from dataclasses import FrozenInstanceError, InitVar, dataclass, field
+from types import ModuleType
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memhop.api import results
+from memhop import records
+from memhop.api import results, results_graph, results_upkeep
 from memhop.frozen import COMPILED, quick_init
 from memhop.records import ArchiveSlot, SceneSlot, TopicSlot
 
 compiled = pytest.mark.skipif(not COMPILED, reason="the slot filler was not built")
 
-QUICK = (ArchiveSlot, TopicSlot, SceneSlot, results.TopicSlot, results.SceneSlot)
+
+def _dataclasses(*modules: ModuleType) -> list[type]:
+    found = {
+        value
+        for module in modules
+        for value in vars(module).values()
+        if isinstance(value, type) and dataclasses.is_dataclass(value)
+    }
+    return sorted(found, key=lambda c: f"{c.__module__}.{c.__qualname__}")
+
+
+# Every record and result class quick_init could take (it leaves the others as they are).
+QUICK = [
+    c
+    for c in _dataclasses(records, results, results_graph, results_upkeep)
+    if "_fill" in c.__init__.__code__.co_names
+]
 ANY = st.one_of(st.none(), st.integers(), st.text(max_size=8), st.tuples(st.integers()))
 
 
@@ -33,6 +51,15 @@ def _plain(cls: type, values: dict[str, Any]) -> Any:
 
 def _filled(cls: type) -> bool:
     return "_fill" in cls.__init__.__code__.co_names  # type: ignore[misc]
+
+
+@compiled
+def test_the_turn_s_records_and_results_are_quick() -> None:
+    """The classes a turn builds are among those tested below (a list that came out empty
+    would test nothing)."""
+    hot = {ArchiveSlot, TopicSlot, SceneSlot, results.TopicSlot, results.SceneSlot}
+    assert hot <= set(QUICK)
+    assert results.SearchResult in QUICK
 
 
 @compiled

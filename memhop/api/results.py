@@ -123,6 +123,7 @@ class SearchResult(Result):
     new_topic_id: str
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SceneMessage(Result):
     """One utterance of a listed topic, in seq order."""
@@ -134,6 +135,7 @@ class SceneMessage(Result):
     created_at: int = 0
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SceneContextTopic(Result):
     """One row of a scene's depth <= 2 listing; ``child_count`` > 0 marks a fused group."""
@@ -154,6 +156,7 @@ class SceneContextTopic(Result):
     grounding: float | None = None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SceneContext(Result):
     """A scene's whole listing; a domain with no scene yet answers ``scene_name`` ""."""
@@ -165,6 +168,7 @@ class SceneContext(Result):
 # ---- L4 -----------------------------------------------------------------------------------
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ArchiveSlot(Result):
     """One L4 record of a turn, addressed by (``topic_id``, ``seq``)."""
@@ -186,6 +190,7 @@ class ArchiveSlot(Result):
 # ---- L5 -----------------------------------------------------------------------------------
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PlanNodeView(Result):
     """One plan step and its sub-steps (seq order); ``finished_at`` 0 while in progress."""
@@ -201,6 +206,7 @@ class PlanNodeView(Result):
     children: tuple[PlanNodeView, ...] = ()
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PlanTree(Result):
     """The open turn's plan forest; the counts cover every step of every tree."""
@@ -213,6 +219,7 @@ class PlanTree(Result):
 # ---- recall -------------------------------------------------------------------------------
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RecallHit(Result):
     """One answer of ``Session.recall`` (memhop's own): a surface row or an event, ranked.

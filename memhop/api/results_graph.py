@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memhop.api.types import GraphEdgeKind, Result
+from memhop.frozen import quick_init
 
 __all__ = [
     "HypergraphEdge",
@@ -25,6 +26,7 @@ __all__ = [
 # ---- L1 -----------------------------------------------------------------------------------
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SceneNodeView(Result):
     """A scene's L1 node as Dream last wrote it; ``emotion_set`` False means never stamped."""
@@ -44,6 +46,7 @@ class SceneNodeView(Result):
 # ---- L3 -----------------------------------------------------------------------------------
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HypergraphSlot(Result):
     """An L3 graph's container; ``updated_at`` is its content-change clock."""
@@ -54,6 +57,7 @@ class HypergraphSlot(Result):
     updated_at: int = 0
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HypergraphNode(Result):
     """An L3 node; ``source_ref`` "" (no reference) is left out of the JSON."""
@@ -71,6 +75,7 @@ class HypergraphNode(Result):
     updated_at: int = 0
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HypergraphEdge(Result):
     """An L3 hyperedge over ascending ``node_ids``; no weight."""
@@ -82,6 +87,7 @@ class HypergraphEdge(Result):
     created_at: int = 0
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class L3Graph(Result):
     """One whole graph: its slot, nodes and edges."""
@@ -91,6 +97,7 @@ class L3Graph(Result):
     edges: tuple[HypergraphEdge, ...] = ()
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class L3Subgraph(Result):
     """The nodes a walk reached and the edges whose every member it reached."""
@@ -99,6 +106,7 @@ class L3Subgraph(Result):
     edges: tuple[HypergraphEdge, ...] = ()
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class L3ImportResult(Result):
     """What one import batch did; ``errors`` lists the per-item failures."""

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from memhop.api.results import _frozen_map
 from memhop.api.types import Result
+from memhop.frozen import quick_init
 from memhop.root.dreams import DreamReport, DreamStage
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
 ]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AgentInfo(Result):
     """One domain of the file; the primary's id is ``0000000000000000``."""
@@ -37,6 +39,7 @@ class AgentInfo(Result):
     primary: bool = False
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ModelUsage(Result):
     """Cumulative model use of one domain's model since open (memhop's addition).
@@ -59,6 +62,7 @@ class ModelUsage(Result):
         return self.operations
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DBStats(Result):
     """File size as the engine logged it, live records, model usage by domain id, and damage.
@@ -85,6 +89,7 @@ class DBStats(Result):
         object.__setattr__(self, "model_usage", _frozen_map(self.model_usage))
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DamagedRecord(Result):
     """A live record ``DB.salvage_to`` left behind: where it was, what it was, why it failed.
@@ -102,6 +107,7 @@ class DamagedRecord(Result):
     reason: str
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SalvageReport(Result):
     """What ``DB.salvage_to`` did: records copied, and the damaged ones left behind (log order)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Self
 
+from memhop.frozen import quick_init
 from memhop.records.codes import GraphEdgeKind, RecordType, known
 from memhop.records.gojson import ObjectWriter
 from memhop.records.goread import read_object
@@ -12,6 +13,7 @@ from memhop.records.goread import read_object
 __all__ = ["HypergraphEdge", "HypergraphNode", "HypergraphSlot"]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HypergraphSlot:
     """An L3 graph; its id is ``ids.graph_id(label)`` and survives a rename."""
@@ -42,6 +44,7 @@ class HypergraphSlot:
         )
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HypergraphNode:
     """An L3 node (id ``ids.graph_node_id``); ``source_ref`` None leaves its key out."""
@@ -87,6 +90,7 @@ class HypergraphNode:
         )
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HypergraphEdge:
     """An L3 edge over ascending ``node_ids`` (id ``ids.graph_edge_id``); no weight."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Self
 
+from memhop.frozen import quick_init
 from memhop.records.codes import PlanStatusCode, RecordType, known
 from memhop.records.gojson import ObjectWriter
 from memhop.records.goread import read_object
@@ -12,6 +13,7 @@ from memhop.records.goread import read_object
 __all__ = ["PlanNode"]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PlanNode:
     """A plan step (id ``ids.plan_node_id(topic_id, seq)``), ``seq`` >= 1.

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import ClassVar, Self
 
+from memhop.frozen import quick_init
 from memhop.records.codes import AgentType, RecordType, known
 from memhop.records.gojson import ObjectWriter
 from memhop.records.goread import FieldReader, read_object
@@ -19,6 +20,7 @@ from memhop.render.shape import Result
 __all__ = ["EmotionScore", "MBTIScore", "ProfileSlot", "derive_mbti_type"]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EmotionScore(Result):
     """Distilled emotional state, each signal in [0, 1]; 0 is an extreme reading."""
@@ -39,6 +41,7 @@ class EmotionScore(Result):
         return cls(valence=r.f64("valence"), arousal=r.f64("arousal"), dominance=r.f64("dominance"))
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MBTIScore(Result):
     """Distilled MBTI axes, each in [-1, 1]; negative leans I, N, T, J."""
@@ -79,6 +82,7 @@ def derive_mbti_type(score: MBTIScore) -> str:
     return "".join("X" if v == 0 else low if v < 0 else high for v, low, high in axes)
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ProfileSlot(Result):
     """A domain's L0 profile: the host's fields, Dream's distillation and the library's stamps.

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Self
 
+from memhop.frozen import quick_init
 from memhop.records.codes import RecordType
 from memhop.records.gojson import quote_string
 from memhop.records.goread import read_string
@@ -17,6 +18,7 @@ from memhop.records.goread import read_string
 __all__ = ["RegistryName"]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RegistryName:
     """A sub agent's tenant name, fixed at creation."""

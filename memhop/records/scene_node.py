@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import ClassVar, Self, TypeAlias
 
+from memhop.frozen import quick_init
 from memhop.records.codes import RecordType
 from memhop.records.gojson import ObjectWriter
 from memhop.records.goread import read_object
@@ -15,6 +16,7 @@ from memhop.records.shapes import INT, UINT_DIGITS
 __all__ = ["EdgeClock", "SceneEdge", "SceneNode", "plain_edge_clock"]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SceneNode:
     """A scene's node in the L1 associative layer (id ``ids.scene_node_id``).
@@ -68,6 +70,7 @@ class SceneNode:
         )
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SceneEdge:
     """An L1 hyperedge over scene nodes (id ``ids.l1_edge_id``); 0 = never decayed."""

@@ -27,7 +27,7 @@ class DomainHold:
             warm = ctx.warm
             if warm is not None and not self._scene_op:
                 warm.join()  # without the domain lock: its scene reads go on meanwhile
-            if not ctx.lock.acquire(blocking=False):
+            if not ctx.lock.acquire(False):  # positional: no keyword parsing a call
                 ctx.lock_wanted = True  # a Dream pass lets this call go before its next hold
                 try:
                     ctx.lock.acquire()
