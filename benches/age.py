@@ -8,7 +8,7 @@ beside the sqlite3 memory table doing the same turns. At each checkpoint the nex
 medians printed: how much of a turn's cost grows with what the memory holds.
 
 The same run is repeated in a child process with memhop's compiled parts hidden from the
-import (the id maps' core, the payload writers, the frame encoder), as on an install
+import (the id maps' core, the payload writers, the frame encoder, the slot filler), as on an install
 without a C compiler, so one run shows both. Written to docs/performance.md by hand, not
 by this script. Data: LoCoMo conversation 26 (Maharana et al., 2024), cycled.
 """
@@ -17,7 +17,12 @@ from __future__ import annotations
 
 import sys
 
-COMPILED_PARTS = ("memhop.intmap._core", "memhop.records._json", "memhop.engine._frames")
+COMPILED_PARTS = (
+    "memhop.intmap._core",
+    "memhop.records._json",
+    "memhop.engine._frames",
+    "memhop._slots",
+)
 PURE_PYTHON = "--pure-python" in sys.argv
 if PURE_PYTHON:  # before memhop is imported: each part then runs its Python code
     for part in COMPILED_PARTS:
