@@ -8,8 +8,8 @@ beside the sqlite3 memory table doing the same turns. At each checkpoint the nex
 medians printed: how much of a turn's cost grows with what the memory holds.
 
 The same run is repeated in a child process with memhop's compiled parts hidden from the
-import (the id maps' core, the payload writers, the frame encoder, the slot filler), as on an install
-without a C compiler, so one run shows both. Written to docs/performance.md by hand, not
+import (the id maps' core, the payload writers, the frame encoder, the slot filler), as on
+an install without a C compiler, so one run shows both. Written to docs/performance.md by hand, not
 by this script. Data: LoCoMo conversation 26 (Maharana et al., 2024), cycled.
 """
 
