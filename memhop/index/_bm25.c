@@ -65,17 +65,30 @@ static void column_drop(Column *col) {
 
 static Py_ssize_t column_len(const Column *col) { return col->view.len / col->view.itemsize; }
 
+/* Item ``i`` of an array of ``T`` at any address: a column read in place from a mapped
+ * recall file is packed, not aligned, and a cast pointer's load would need it aligned. A
+ * copy of the item's bytes is one load on the machines that allow it. */
+#define DEFINE_LOAD(T)                                                                      \
+    static inline T load_##T(const void *base, Py_ssize_t i) {                              \
+        T v;                                                                                \
+        memcpy(&v, (const char *)base + i * (Py_ssize_t)sizeof(T), sizeof(T));              \
+        return v;                                                                           \
+    }
+DEFINE_LOAD(uint16_t)
+DEFINE_LOAD(uint32_t)
+DEFINE_LOAD(uint64_t)
+
 static inline uint64_t column_at(const Column *col, Py_ssize_t i) {
     const void *p = col->view.buf;
     switch (col->view.itemsize) {
     case 1:
         return ((const uint8_t *)p)[i];
     case 2:
-        return ((const uint16_t *)p)[i];
+        return load_uint16_t(p, i);
     case 4:
-        return ((const uint32_t *)p)[i];
+        return load_uint32_t(p, i);
     default:
-        return ((const uint64_t *)p)[i];
+        return load_uint64_t(p, i);
     }
 }
 
@@ -142,17 +155,15 @@ static inline Py_ssize_t add_share(double *acc, uint32_t *touched, Py_ssize_t n_
                            Py_ssize_t m, Py_ssize_t n_docs, double w, double base,          \
                            double per_length, double *acc, uint32_t *touched,               \
                            Py_ssize_t n_touched, int *past_end) {                           \
-        const SLOT_T *slot_of = (const SLOT_T *)slots;                                      \
         const uint8_t *count_of = (const uint8_t *)counts;                                  \
-        const uint32_t *length_of = (const uint32_t *)lengths;                              \
         for (Py_ssize_t j = 0; j < m; j++) {                                                \
-            uint32_t at = slot_of[j];                                                       \
+            uint32_t at = load_##SLOT_T(slots, j);                                          \
             if ((Py_ssize_t)at >= n_docs) {                                                 \
                 *past_end = 1;                                                              \
                 break;                                                                      \
             }                                                                               \
-            n_touched = add_share(acc, touched, n_touched, at, length_of[at], count_of[j],  \
-                                  w, base, per_length);                                     \
+            n_touched = add_share(acc, touched, n_touched, at, load_uint32_t(lengths, at),  \
+                                  count_of[j], w, base, per_length);                        \
         }                                                                                   \
         return n_touched;                                                                   \
     }
@@ -167,14 +178,13 @@ SUM_TERM(sum_term_u32, uint32_t)
     static int NAME(const void *slots, const void *counts, const void *lengths,             \
                     Py_ssize_t m, Py_ssize_t n_docs, double w, double base,                 \
                     double per_length, double *acc) {                                       \
-        const SLOT_T *slot_of = (const SLOT_T *)slots;                                      \
         const uint8_t *count_of = (const uint8_t *)counts;                                  \
-        const uint32_t *length_of = (const uint32_t *)lengths;                              \
         for (Py_ssize_t j = 0; j < m; j++) {                                                \
-            uint32_t at = slot_of[j];                                                       \
+            uint32_t at = load_##SLOT_T(slots, j);                                          \
             if ((Py_ssize_t)at >= n_docs) return 1;                                         \
             if (acc[at] != 0.0) {                                                           \
-                acc[at] += share_of(count_of[j], length_of[at], w, base, per_length);       \
+                acc[at] += share_of(count_of[j], load_uint32_t(lengths, at), w, base,      \
+                                    per_length);                                            \
             }                                                                               \
         }                                                                                   \
         return 0;                                                                           \
