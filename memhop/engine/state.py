@@ -101,8 +101,7 @@ class EngineState:
 
     def _check_writable(self) -> None:
         # One test on every write's path; the refusal says which rule refused.
-        log = self._log
-        if self._closed or self._unread_from or log.failure is not None or log.exhausted:
+        if self._closed or not self.writable:
             self._refuse_write()
 
     def _refuse_write(self) -> None:

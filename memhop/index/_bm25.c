@@ -77,6 +77,7 @@ static Py_ssize_t column_len(const Column *col) { return col->view.len / col->vi
 DEFINE_LOAD(uint16_t)
 DEFINE_LOAD(uint32_t)
 DEFINE_LOAD(uint64_t)
+DEFINE_LOAD(int64_t)
 
 static inline uint64_t column_at(const Column *col, Py_ssize_t i) {
     const void *p = col->view.buf;
@@ -267,9 +268,9 @@ static void split_drop(Split *split) {
 /* The item at ``slot``; 0 past both parts (no document there passes a filter on it). */
 static int64_t split_at(const Split *split, Py_ssize_t slot) {
     Py_ssize_t n_base = split->base.len / 8, n_tail = split->tail.len / 8;
-    if (slot < n_base) return ((const int64_t *)split->base.buf)[slot];
+    if (slot < n_base) return load_int64_t(split->base.buf, slot);
     slot -= n_base;
-    return slot < n_tail ? ((const int64_t *)split->tail.buf)[slot] : 0;
+    return slot < n_tail ? load_int64_t(split->tail.buf, slot) : 0;
 }
 
 /* Which documents rank: of one scene (0: any), made from ``start`` to ``end`` (0: open). */

@@ -305,3 +305,28 @@ def test_a_refused_search_leaves_the_scratch_zeroed_and_a_short_one_unused() -> 
     assert top(fine, lengths, 0.3, 0.18, 1, None, short) == top(fine, lengths, 0.3, 0.18, 1)
     assert not any(short)
     assert [slot for _, slot in top(fine, lengths, 0.3, 0.18, 1, None, scratch)] == [0]
+
+
+def _at_odd_address(column: array[int]) -> memoryview:
+    """The column's items in a buffer that starts one byte past an aligned one, as a
+    recall file's packed columns lie in its mapping."""
+    raw = bytearray(1 + len(column) * column.itemsize)
+    raw[1:] = column.tobytes()
+    return memoryview(raw)[1:].cast(column.typecode)
+
+
+def test_columns_at_odd_addresses_rank_as_aligned_ones() -> None:
+    """Slots of each width, lengths and the filter's creation times read from buffers at
+    odd addresses (each item copied out, never loaded through a misaligned pointer): the
+    same hits as from arrays; the aligned call is the control."""
+    lengths = array("I", [3, 5, 2, 7, 4, 6])
+    created = array("q", [10, 20, 30, 40, 50, 60])
+    scenes = array("Q", [1, 1, 2, 2, 1, 2])
+    for code in ("H", "I", "Q"):
+        slots, counts = array(code, [0, 2, 3, 5]), array("B", [1, 3, 2, 1])
+        where = (b"", scenes, 0, b"", created, 15, 55)
+        aligned = top([(slots, counts, 1.5)], lengths, 0.3, 0.18, 3, where)
+        assert aligned  # the control: the query finds documents
+        odd = (_at_odd_address(slots), _at_odd_address(counts), 1.5)
+        packed_where = (b"", _at_odd_address(scenes), 0, b"", _at_odd_address(created), 15, 55)
+        assert top([odd], _at_odd_address(lengths), 0.3, 0.18, 3, packed_where) == aligned
