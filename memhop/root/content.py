@@ -172,15 +172,6 @@ def write_addressed(
     ctx.slots.remember_at(slots, offsets[: len(slots)])
 
 
-def write_contents(
-    engine: Engine, ctx: DomainContext, turn: OpenTurn, items: Sequence[ContentInput]
-) -> list[ArchiveSlot]:
-    """Write validated records on the open turn with one fsync; return what was stored."""
-    slots = addressed(engine, ctx, turn, items)
-    write_addressed(engine, ctx, turn, slots)
-    return slots
-
-
 def _held(stored: Sequence[ArchiveSlot], mirrors: Mirrors) -> None:
     for slot in stored:
         mirrors.contents.put(slot)
@@ -195,7 +186,9 @@ def append_archive(engine: Engine, ctx: DomainContext, item: ContentInput) -> in
             msg = f"the event names step {step}, which is not on this turn's plan tree"
             raise InvalidQueryError(msg)
     item.validate()
-    return write_contents(engine, ctx, turn, [item])[0].seq
+    (slot,) = addressed(engine, ctx, turn, [item])
+    write_addressed(engine, ctx, turn, [slot])
+    return slot.seq
 
 
 @dataclass(frozen=True, slots=True)
