@@ -7,9 +7,10 @@ to build, and a turn builds a dozen. ``quick_init`` gives such a class an
 whose body stores every field in one call of the compiled ``_slots.Filler``. The
 class stays what ``dataclass`` made it: its ``__setattr__`` refuses every change
 after, its equality, hash, repr and pickling are untouched. Where the filler was not
-built (no C compiler), or the class needs what only ``dataclass``'s own ``__init__``
-does (a default factory, ``__post_init__``, a field left out of ``__init__``, an
-``InitVar``), the class keeps that ``__init__``.
+built (no C compiler) the class keeps the dataclass's ``__init__``. A class that needs
+what only that ``__init__`` does (a default factory, ``__post_init__``, a field left
+out of ``__init__``, an ``InitVar``) is refused (TypeError, at import, with or without
+the filler): the decorator is then a mistake, not a no-op to leave in place.
 """
 
 from __future__ import annotations
@@ -32,16 +33,22 @@ else:
 
 def quick_init(cls: type[T]) -> type[T]:
     """Give the frozen slotted dataclass ``cls`` an ``__init__`` that stores its fields in
-    one call (see the module); return ``cls``."""
+    one call (see the module); return ``cls``. TypeError for a class that needs the
+    dataclass's own ``__init__``."""
     params = list(inspect.signature(cls.__init__).parameters.values())[1:]
     fields = dataclasses.fields(cls)  # type: ignore[arg-type]
     names = tuple(f.name for f in fields)
     if (
-        not COMPILED
-        or hasattr(cls, "__post_init__")
+        hasattr(cls, "__post_init__")
         or any(f.default_factory is not dataclasses.MISSING for f in fields)
         or tuple(p.name for p in params) != names
     ):
+        msg = (
+            f"quick_init: {cls.__qualname__} needs the dataclass's own __init__ (a default"
+            " factory, __post_init__, a field out of __init__ or an InitVar)"
+        )
+        raise TypeError(msg)
+    if not COMPILED:
         return cls
     scope: dict[str, Any] = {"_fill": Filler(cls, names)}
     spelt: list[str] = []

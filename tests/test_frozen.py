@@ -112,7 +112,7 @@ def test_the_new_init_keeps_the_signature_defaults_and_refusals() -> None:
         assert str(ours.value) == str(theirs.value)
 
 
-def test_a_class_that_needs_the_dataclass_init_keeps_it() -> None:
+def test_a_class_that_needs_the_dataclass_init_is_refused() -> None:
     @dataclass(frozen=True, slots=True)
     class Factory:
         a: list[int] = field(default_factory=list)
@@ -140,7 +140,9 @@ def test_a_class_that_needs_the_dataclass_init_keeps_it() -> None:
 
     for cls in (Factory, Posted, Hidden, Passed):
         before = cls.__init__
-        assert quick_init(cls).__init__ is before
+        with pytest.raises(TypeError, match="needs the dataclass's own __init__"):
+            quick_init(cls)
+        assert cls.__init__ is before  # refused: left as the dataclass made it
     assert Factory().a == []
     assert Posted().a == 1
     assert Hidden().b == 2

@@ -62,7 +62,6 @@ class ModelUsage(Result):
         return self.operations
 
 
-@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DBStats(Result):
     """File size as the engine logged it, live records, model usage by domain id, and damage.

@@ -127,8 +127,9 @@ class PyCore:
 
     def _fit(self, page: int) -> None:
         """Split ``page`` in halves, and each half again, until every part holds at most
-        ``_page_max`` entries."""
-        if len(self._ids[page]) > self._page_max:
+        ``_page_max`` entries (a single entry stays whole)."""
+        size = len(self._ids[page])
+        if size > self._page_max and size > 1:
             self._split(page)
             self._fit(page + 1)
             self._fit(page)

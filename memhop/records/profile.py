@@ -82,7 +82,6 @@ def derive_mbti_type(score: MBTIScore) -> str:
     return "".join("X" if v == 0 else low if v < 0 else high for v, low, high in axes)
 
 
-@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ProfileSlot(Result):
     """A domain's L0 profile: the host's fields, Dream's distillation and the library's stamps.
