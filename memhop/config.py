@@ -80,7 +80,7 @@ def valid_text(value: object, what: str, max_bytes: int | None = MAX_TEXT_BYTES)
     encoded payload) is their cap. A lone surrogate (which JSON allows and
     Python keeps) has no UTF-8 form; it is refused rather than silently replaced.
     """
-    if not isinstance(value, str):
+    if type(value) is not str and not isinstance(value, str):  # a str, the usual, asked first
         msg = f"{what} must be a string, not {type(value).__name__}"
         raise InvalidQueryError(msg)
     # Refused before encoding a huge string, and again on its encoded size.

@@ -8,6 +8,7 @@ the keyword reader (``memhop.llm.keywords``) and the recall index
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 __all__ = ["STOP_WORDS", "content_words", "is_stop_word", "phrases", "tokens"]
 
@@ -87,18 +88,30 @@ def content_words(text: str) -> list[tuple[str, bool]]:
     it has none). A Latin word carries content unless it is a stop word or a
     single letter; a single digit does carry content.
     """
-    out: list[tuple[str, bool]] = []
+    if text.isascii():
+        words: Sequence[str] = _TOKEN.findall(text)  # no CJK run in ASCII text
+    else:
+        found = _SPLIT.findall(text)
+        if not found:
+            return []
+        runs, words = zip(*found, strict=True)
+        if any(runs):
+            return _with_cjk(found)
+    # Text without a CJK run, the offline model's usual input: the words judged in one pass
+    # with no call a word (``w[1:2]`` is "" for one character; ``isdigit`` runs only then).
     stop = STOP_WORDS
-    # ``_carries`` inlined: this runs for every word of every turn the offline model reads.
-    for run, word in _SPLIT.findall(text):
+    return [
+        (word, (word == "May" or low not in stop) and (word[1:2] != "" or word.isdigit()))
+        for word, low in zip(words, map(str.lower, words), strict=True)
+    ]
+
+
+def _with_cjk(found: list[tuple[str, str]]) -> list[tuple[str, bool]]:
+    """``content_words`` of a text with a CJK run: ``_SPLIT``'s matches judged one by one."""
+    out: list[tuple[str, bool]] = []
+    for run, word in found:
         if word:
-            out.append(
-                (
-                    word,
-                    (word == "May" or word.lower() not in stop)
-                    and (len(word) > 1 or word.isdigit()),
-                )
-            )
+            out.append((word, _carries(word)))
         else:
             pieces = _cjk_pieces(run)
             if pieces:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Mapping
-from typing import Generic, TypeVar, cast
+from typing import Generic, TypeVar
 
 import memhop.records as rec
 from memhop.api import _mapping
@@ -124,7 +124,8 @@ class Surfaces:
         # A turn adds one row to its scene, so the rows before it are reused while the
         # records and provenance they came from are the same.
         last = self._scenes.get(scene_id)
-        start, rows = 0, cast(tuple[TopicSlot, ...], ())
+        start = 0
+        rows: tuple[TopicSlot, ...] = ()
         if last is not None and last[1] == made_by:
             done = len(last[0])
             # Equal records give equal rows, so equality (identity, mostly) is enough.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
-from typing import TypeVar, cast
+from typing import Any, TypeVar
 
 from memhop.engine import Engine
 from memhop.layers import archive
@@ -34,7 +34,8 @@ class SlotCache:
         # collector does not walk (a tuple a slot would be one more object it does).
         self._slots: OrderedDict[int, ArchiveSlot] = OrderedDict()
         self._slot_at: dict[int, int] = {}
-        self._records: OrderedDict[int, tuple[int, object]] = OrderedDict()
+        # Each value is what its id's reader returned (``record``'s R for that id).
+        self._records: OrderedDict[int, tuple[int, Any]] = OrderedDict()
 
     @property
     def limit(self) -> int:
@@ -53,7 +54,8 @@ class SlotCache:
         held = self._records.get(id_hash)
         if offset is not None and held is not None and held[0] == offset:
             self._records.move_to_end(id_hash)
-            return cast(R, held[1])  # stored by a reader of this id
+            kept: R = held[1]  # stored by a reader of this id
+            return kept
         value = read()
         # Kept only if nothing moved the record while it was read.
         if (

@@ -188,8 +188,10 @@ class Commits:
         if target is None:
             self._waiting.clear()  # never applied: none of those writes was acknowledged
         else:
-            self._file.durable_end = max(self._file.durable_end, target)
-            self.apply_waiting(self._file.durable_end)
+            file = self._file
+            if target > file.durable_end:
+                file.durable_end = target
+            self.apply_waiting(file.durable_end)
         if self._sleepers:
             self._done.notify_all()
 

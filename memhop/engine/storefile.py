@@ -235,10 +235,11 @@ class StoreFile:
 
     def write_at(self, offset: int, data: bytes) -> None:
         """Write all of ``data`` at ``offset``; the file size follows."""
-        end = offset + len(data)
+        size = len(data)
+        end = offset + size
         try:
             written = _write_some(self._handle, data, offset)
-            if written < len(data):  # a short write: the rest from where it stopped
+            if written < size:  # a short write: the rest from where it stopped
                 view = memoryview(data)[written:]
                 while view:
                     offset += written
@@ -250,7 +251,8 @@ class StoreFile:
         except OSError as exc:
             msg = f"write {self.path}"
             raise StorageIOError(msg) from exc
-        self.size = max(self.size, end)
+        if end > self.size:
+            self.size = end
 
     def sync(self, what: str = "sync") -> None:
         """Flush to stable storage; ``what`` names the step in the error."""

@@ -27,7 +27,6 @@ import threading
 from collections.abc import Sequence
 
 from memhop.errors import OperationCancelledError
-from memhop.llm.keywords import normalise_keywords
 from memhop.llm.types import Distillation, Group, NodeDigest, TopicDigest, Usage
 from memhop.text import content_words
 
@@ -40,26 +39,25 @@ _SPEAKER = re.compile(r"^(?:User|Assistant|System):[ \t]?", re.MULTILINE)
 
 def _candidates(text: str) -> tuple[list[str], list[str]]:
     """``(content tokens, all tokens)`` in text order, each exactly as written."""
-    content: list[str] = []
-    everything: list[str] = []
-    for token, carries in content_words(_SPEAKER.sub(" ", text)):
-        everything.append(token)
-        if carries:
-            content.append(token)
-    return content, everything
+    words = content_words(_SPEAKER.sub(" ", text))
+    return [token for token, carries in words if carries], [token for token, _ in words]
 
 
 def _rank(tokens: list[str], limit: int) -> tuple[str, ...]:
     """The most frequent tokens (case-folded), ties by first occurrence, as first written."""
-    counts: dict[str, int] = {}
+    counts: dict[str, int] = {}  # keys in order of first occurrence
     first: dict[str, str] = {}
-    for token in tokens:
-        key = token.casefold()
-        counts[key] = counts.get(key, 0) + 1
-        first.setdefault(key, token)
+    for token, key in zip(tokens, map(str.casefold, tokens), strict=True):
+        if key in counts:
+            counts[key] += 1
+        else:
+            counts[key] = 1
+            first[key] = token
     # Stable even reversed: ties keep their first occurrence.
     order = sorted(counts, key=counts.__getitem__, reverse=True)
-    return normalise_keywords([first[key] for key in order[:limit]])
+    # Already what ``normalise_keywords`` keeps: a token has no blank and is never empty,
+    # and two keys' first spellings differ, since their case-folds do.
+    return tuple([first[key] for key in order[:limit]])
 
 
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:

@@ -67,6 +67,39 @@ def test_keywords_rank_by_frequency_then_first_occurrence() -> None:
     assert LocalModel().extract_keywords(text) == ("dog", "ball", "chased", "Rex", "loves", "park")
 
 
+def _keywords_by_the_rule(text: str) -> tuple[str, ...]:
+    """The ranking restated one token at a time: speaker labels out, the content words (all
+    words when none carries content), counted case-folded, ties by first occurrence."""
+    import re
+
+    from memhop.text import content_words
+
+    if not text.strip():
+        return ()
+    words = content_words(re.sub(r"^(?:User|Assistant|System):[ \t]?", " ", text, flags=re.M))
+    tokens = [w for w, carries in words if carries] or [w for w, _ in words]
+    seen: list[str] = []  # case-folds in order of first occurrence
+    spelling: dict[str, str] = {}
+    for token in tokens:
+        if token.casefold() not in spelling:
+            seen.append(token.casefold())
+            spelling[token.casefold()] = token
+    folded = [t.casefold() for t in tokens]
+    ranked = sorted(seen, key=lambda key: (-folded.count(key), seen.index(key)))
+    return tuple(spelling[key] for key in ranked[:LOCAL_MAX_KEYWORDS])
+
+
+@given(texts)
+def test_keywords_are_the_ranking_rule_restated(text: str) -> None:
+    assert LocalModel().extract_keywords(text) == _keywords_by_the_rule(text)
+    # A control that the two are compared on keywords, not on two empty answers: a word
+    # said three times more than any other leads both.
+    louder = text + " zebra" * (len(text) + 3)
+    loudest = LocalModel().extract_keywords(louder)[0]
+    assert loudest == _keywords_by_the_rule(louder)[0]
+    assert loudest.casefold() == "zebra"
+
+
 def test_speaker_labels_and_stop_words_are_dropped() -> None:
     text = "User: can you remind me about my dentist appointment\nAssistant: Sure, Tuesday 3pm"
     keywords = LocalModel().extract_keywords(text)
