@@ -12,9 +12,11 @@ in this one process, with the in-process ``memhop.LocalModel()`` (so no network 
    ``os.fsync`` made during the turns is counted (``os.fsync`` is wrapped), per call; in a
    separate run with fsync a no-op, the same turns' CPU beside the sqlite3 table and beside
    ``FormatFloor`` (the records alone, in format 0x0012, with memhop's own encoders);
-3. where valgrind is installed, the instructions a turn executes, memhop's and the sqlite3
-   table's (and the ``LocalModel`` call both make): ``_turn_count.py`` under cachegrind,
-   the turns less none, a figure the machine's hour does not move;
+3. the function calls a turn makes (``sys.setprofile``: Python functions and C functions
+   called from Python code), and, where valgrind is installed, the instructions it
+   executes, memhop's and the sqlite3 table's (and the ``LocalModel`` call both make):
+   ``_turn_count.py`` under cachegrind, the turns less none; counts the machine's hour
+   does not move;
 4. ``scene_context(scene_id)`` of a 300-turn scene in a file that holds only that scene, in a
    file that also holds ~20,000 records of a sub-agent domain, and in one that also holds
    ~20,000 records in other scenes of the scene's own domain: the first read after opening the
@@ -392,6 +394,44 @@ def bench_nosync(tmp: str, sizes: Sizes, lines: list[tuple[str, str]], res: Turn
     floor.close()
 
 
+ISSUE_CALLS = 1_423  # calls a turn made when issue 29 was filed (its "about 1,400")
+
+
+@dataclass(frozen=True)
+class CallCount:
+    python: float  # calls of Python functions a turn (``sys.setprofile`` "call" events)
+    c: float  # calls of C functions from Python code ("c_call" events)
+
+    @property
+    def total(self) -> float:
+        return self.python + self.c
+
+
+def count_calls(tmp: str, sizes: Sizes, lines: list[tuple[str, str]]) -> CallCount:
+    """The function calls a turn makes, counted by ``sys.setprofile`` (fsync a no-op, after
+    the warm-up): a count of the structure's work that the machine's load does not move."""
+    path = os.path.join(tmp, "turns-calls.meh")
+    profile = memhop.ProfileInput(name="bench agent")
+    seen = {"call": 0, "c_call": 0}
+
+    def count(_frame: object, event: str, _arg: object) -> None:
+        if event in seen:
+            seen[event] += 1
+
+    with fsync_off(), memhop.open(path, memhop.LocalModel(), NO_AUTO_DREAM, profile) as db:
+        session = db.primary()
+        for i in range(sizes.warmup + sizes.turns):
+            said, answered = lines[i % len(lines)]
+            new_scene = i % TURNS_PER_SCENE == 0
+            if i >= sizes.warmup:
+                sys.setprofile(count)
+            try:
+                memhop_turn(session, said, answered, BASE_MS + i * 1000, new_scene=new_scene)
+            finally:
+                sys.setprofile(None)
+    return CallCount(seen["call"] / sizes.turns, seen["c_call"] / sizes.turns)
+
+
 @dataclass(frozen=True)
 class LongTurn:
     events: int
@@ -587,6 +627,7 @@ def counts(xs: Sequence[int]) -> str:
 def report(
     turns: TurnResult,
     long_turn: LongTurn,
+    calls: CallCount,
     counts_of: dict[str, float] | None,
     scenes: list[SceneReadResult],
     sizes: Sizes,
@@ -649,6 +690,14 @@ def report(
                     f"fsync a no-op (a separate run): thread CPU {us(med(turns.nosync_cpu))} vs "
                     f"{us(med(turns.sqlite_nosync_cpu))} (ratio {nosync_ratio:.2f})",
                     verdict(nosync_ratio <= 1.5),
+                ],
+                [
+                    "Calls a turn (search, two events, update, `LocalModel`) at most half of"
+                    f" the {ISSUE_CALLS:,} counted when issue 29 was filed",
+                    f"{calls.python:.1f} calls of Python functions + {calls.c:.1f} of C"
+                    f" functions = {calls.total:,.0f} ({calls.total / ISSUE_CALLS:.2f} of"
+                    f" {ISSUE_CALLS:,})",
+                    verdict(calls.total <= ISSUE_CALLS / 2),
                 ],
                 [
                     "append_archive CPU flat in the number of events the turn already holds"
@@ -817,6 +866,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         bench_nosync(tmp, sizes, lines, turns)
         log(f"one turn of {sizes.long_turn:,} events")
         long_turn = bench_long_turn(tmp, sizes, lines)
+        log("calls a turn makes (sys.setprofile)")
+        calls = count_calls(tmp, sizes, lines)
         log("instructions a turn executes (cachegrind)")
         counts_of = instructions(sizes.turns)
         busy.append(f"turns: {busy_processes() or 'none'}")
@@ -834,7 +885,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             + "), so absolute numbers carry some noise; the fsync probe is interleaved with the "
             "turns, so the turn/fsync ratio is steadier than either number alone."
         )
-    section = report(turns, long_turn, counts_of, scenes, sizes, args.quick, info, notes)
+    section = report(turns, long_turn, calls, counts_of, scenes, sizes, args.quick, info, notes)
     return publish(args, "turn.py", section)
 
 
