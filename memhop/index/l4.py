@@ -61,7 +61,7 @@ class L4Index(SlotRows):
             # Something replaces something: store each in turn, in the order given.
             again = cls()
             for row in mirror._given():
-                again._put(row)
+                again.put(row)
             return again
         for at in mirror._summary_rows(pace):
             mirror._stored(at)
@@ -89,17 +89,15 @@ class L4Index(SlotRows):
         if mark is not None:
             mark[0].pop(mark[1], None)
 
-    def put(self, slot: ArchiveSlot) -> None:
+    def put(self, entry: SlotHeader | ArchiveSlot) -> None:
         """Record a slot just written; it replaces whatever held its id or its (topic, seq)."""
-        self._put(slot)
-
-    def _put(self, entry: SlotHeader | ArchiveSlot) -> None:
         if entry.id_hash in self._row_of:  # an overwrite (a turn's writes are new ids)
             self.remove(entry.id_hash)
         topic_id, seq = entry.topic_id, entry.seq
-        for journal in (self.journal, self.retention_journal):
-            if journal.watching:
-                journal.note(topic_id)
+        if self.journal.watching:
+            self.journal.note(topic_id)
+        if self.retention_journal.watching:
+            self.retention_journal.note(topic_id)
         seqs, lower = self._seq, self._next
         top = self._top.get(topic_id)
         if top is None or seqs[top] < seq:  # the usual write: a new highest slot

@@ -122,7 +122,7 @@ def test_provenance_of_a_scene_equals_a_lookup_per_row(
     for put, ref, foreign in ops:
         entry = _addressed(ref, foreign)
         if put:
-            contents._put(entry)
+            contents.put(entry)
         else:
             contents.remove(entry.id_hash)
     meta = L2Meta.from_topics(rows)
@@ -149,8 +149,8 @@ def test_a_summarised_row_and_a_parent_are_dream_rows_and_the_rest_turn_rows() -
     )
     contents = L4Index()
     summary = SlotHeader(content_id(summarised, 1), summarised, 1, 0, 0, ArchiveRole.DREAM, 0, 0)
-    contents._put(summary)
-    contents._put(SlotHeader(content_id(plain, 1), plain, 1, 0, 0, ArchiveRole.USER, 0, 0))
+    contents.put(summary)
+    contents.put(SlotHeader(content_id(plain, 1), plain, 1, 0, 0, ArchiveRole.USER, 0, 0))
     made = of_scene(meta, contents, 11)
     assert set(made) == {fused, summarised}  # plain and member are turn rows
     assert made[fused].derived_from == (member,)
