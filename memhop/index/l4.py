@@ -178,9 +178,7 @@ class L4Index(SlotRows):
 
     def next_seq(self, topic_id: int) -> int:
         """The seq an auto-allocated slot of the topic takes: ``max(highest, 2) + 1``."""
-        top = self._top.get(topic_id)  # ``highest_seq``, asked on every write of a turn
-        highest = 0 if top is None else self._seq[top]
-        return (highest if highest > SEQ_AGENT else SEQ_AGENT) + 1
+        return max(self.highest_seq(topic_id), SEQ_AGENT) + 1
 
     def slots_of(self, topic_id: int) -> list[SlotHeader]:
         """The topic's slots in seq order."""
