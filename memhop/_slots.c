@@ -8,6 +8,17 @@
  * of another type, a count of values other than the names', and keyword arguments.
  * ``memhop.frozen`` builds a frozen record's ``__init__`` on it; the record's own
  * ``__setattr__`` still refuses every later change.
+ *
+ * ``install(cls, filler, positional, defaults, init)`` then makes a call of ``cls``
+ * itself build the instance (``tp_vectorcall``, which CPython calls in place of
+ * ``type.__call__`` when a class sets it): the arguments matched to the names (the
+ * first ``positional`` by place, any by name), a missing one taken from ``defaults``
+ * (``REQUIRED`` where there is none), a fresh instance allocated and filled, with no
+ * argument tuple, keyword dict, ``__init__`` frame or filler call between. A call it
+ * does not answer alike (an argument too many, unknown, given twice or missing, a
+ * class whose ``__init__`` or ``__new__`` is no longer the one installed) goes the
+ * usual way, ``type.__call__``, so its refusal is the ``__init__``'s own. Subclasses
+ * do not inherit it (CPython never inherits ``tp_vectorcall``).
  */
 #include "_kernel.h"
 #include <structmember.h>
@@ -125,18 +136,193 @@ static PyTypeObject FillerType = {
     .tp_dealloc = (destructor)filler_dealloc,
 };
 
+/* ---- a class that builds its own instances -------------------------------------- */
+
+#define MAX_FIELDS 64
+static PyObject *REQUIRED; /* the defaults' mark for a field with none */
+static PyObject *BUILD_KEY; /* where a class keeps its build: cls.__dict__[BUILD_KEY] */
+static PyObject *INIT_KEY;  /* "__init__", interned */
+
+typedef struct {
+    PyObject_HEAD
+    Filler *filler;
+    PyObject *names;    /* tuple of str, the filler's order */
+    PyObject *defaults; /* tuple: a value, or REQUIRED */
+    PyObject *init;     /* the __init__ installed beside it: another one means "go the usual way" */
+    Py_ssize_t positional;
+} Build;
+
+static PyTypeObject BuildType;
+
+/* ``type.__call__``'s own way (argument tuple and dict, ``__new__`` then ``__init__``). */
+static PyObject *usual_call(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kwnames) {
+    PyObject *tuple = PyTuple_New(nargs);
+    if (tuple == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < nargs; i++) PyTuple_SET_ITEM(tuple, i, Py_NewRef(args[i]));
+    PyObject *kwargs = NULL;
+    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    if (nkw) {
+        kwargs = PyDict_New();
+        for (Py_ssize_t k = 0; kwargs != NULL && k < nkw; k++) {
+            if (PyDict_SetItem(kwargs, PyTuple_GET_ITEM(kwnames, k), args[nargs + k]) < 0)
+                Py_CLEAR(kwargs);
+        }
+        if (kwargs == NULL) {
+            Py_DECREF(tuple);
+            return NULL;
+        }
+    }
+    PyObject *out = PyType_Type.tp_call(cls, tuple, kwargs);
+    Py_DECREF(tuple);
+    Py_XDECREF(kwargs);
+    return out;
+}
+
+/* The field ``key`` names, or -1 (no error set) when it names none. */
+static Py_ssize_t field_of(Build *build, PyObject *key) {
+    Py_ssize_t n = PyTuple_GET_SIZE(build->names);
+    for (Py_ssize_t j = 0; j < n; j++) /* keywords in code are interned, as the names are */
+        if (PyTuple_GET_ITEM(build->names, j) == key) return j;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        int same = PyUnicode_Check(key) &&
+                   PyUnicode_Compare(PyTuple_GET_ITEM(build->names, j), key) == 0;
+        if (PyErr_Occurred()) PyErr_Clear();
+        if (same) return j;
+    }
+    return -1;
+}
+
+static PyObject *build_call(PyObject *callable, PyObject *const *args, size_t nargsf,
+                            PyObject *kwnames) {
+    PyTypeObject *cls = (PyTypeObject *)callable;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    PyObject *dict = cls->tp_dict;
+    Build *build = dict == NULL ? NULL : (Build *)PyDict_GetItemWithError(dict, BUILD_KEY);
+    if (build == NULL) {
+        if (PyErr_Occurred()) return NULL;
+        return usual_call(callable, args, nargs, kwnames);
+    }
+    PyObject *init = PyDict_GetItemWithError(dict, INIT_KEY);
+    if (!Py_IS_TYPE(build, &BuildType) || build->filler->cls != cls || init != build->init ||
+        cls->tp_new != PyBaseObject_Type.tp_new || nargs > build->positional) {
+        if (PyErr_Occurred()) return NULL;
+        return usual_call(callable, args, nargs, kwnames);
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(build->names);
+    PyObject *values[MAX_FIELDS];
+    for (Py_ssize_t j = 0; j < n; j++) values[j] = NULL;
+    for (Py_ssize_t i = 0; i < nargs; i++) values[i] = args[i];
+    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        Py_ssize_t j = field_of(build, PyTuple_GET_ITEM(kwnames, k));
+        if (j < 0 || values[j] != NULL) return usual_call(callable, args, nargs, kwnames);
+        values[j] = args[nargs + k];
+    }
+    for (Py_ssize_t j = 0; j < n; j++) {
+        if (values[j] != NULL) continue;
+        values[j] = PyTuple_GET_ITEM(build->defaults, j);
+        if (values[j] == REQUIRED) return usual_call(callable, args, nargs, kwnames);
+    }
+    PyObject *obj = cls->tp_alloc(cls, 0);
+    if (obj == NULL) return NULL;
+    for (Py_ssize_t j = 0; j < n; j++)
+        *(PyObject **)((char *)obj + build->filler->offsets[j]) = Py_NewRef(values[j]);
+    return obj;
+}
+
+static PyObject *install(PyObject *Py_UNUSED(module), PyObject *args) {
+    PyObject *cls, *names, *defaults, *init;
+    Filler *filler;
+    Py_ssize_t positional;
+    if (!PyArg_ParseTuple(args, "O!O!O!nO!O:install", &PyType_Type, &cls, &FillerType, &filler,
+                          &PyTuple_Type, &names, &positional, &PyTuple_Type, &defaults, &init))
+        return NULL;
+    PyTypeObject *type = (PyTypeObject *)cls;
+    Py_ssize_t n = PyTuple_GET_SIZE(names);
+    if (filler->cls != type || Py_SIZE(filler) != n || PyTuple_GET_SIZE(defaults) != n ||
+        n > MAX_FIELDS || positional < 0 || positional > n) {
+        PyErr_SetString(PyExc_TypeError,
+                        "install takes the class's filler, its names, and a default for each");
+        return NULL;
+    }
+    if (!(type->tp_flags & Py_TPFLAGS_HEAPTYPE) || type->tp_new != PyBaseObject_Type.tp_new ||
+        type->tp_vectorcall != NULL) {
+        PyErr_Format(PyExc_TypeError, "%s makes its instances its own way", type->tp_name);
+        return NULL;
+    }
+    Build *build = PyObject_GC_New(Build, &BuildType);
+    if (build == NULL) return NULL;
+    build->filler = (Filler *)Py_NewRef(filler);
+    build->names = Py_NewRef(names);
+    build->defaults = Py_NewRef(defaults);
+    build->init = Py_NewRef(init);
+    build->positional = positional;
+    PyObject_GC_Track(build);
+    int set = PyObject_SetAttr(cls, BUILD_KEY, (PyObject *)build);
+    Py_DECREF(build);
+    if (set < 0) return NULL;
+    type->tp_vectorcall = build_call;
+    Py_RETURN_NONE;
+}
+
+static int build_traverse(Build *self, visitproc visit, void *arg) {
+    Py_VISIT(self->filler);
+    Py_VISIT(self->names);
+    Py_VISIT(self->defaults);
+    Py_VISIT(self->init);
+    return 0;
+}
+
+static int build_clear(Build *self) {
+    Py_CLEAR(self->filler);
+    Py_CLEAR(self->names);
+    Py_CLEAR(self->defaults);
+    Py_CLEAR(self->init);
+    return 0;
+}
+
+static void build_dealloc(Build *self) {
+    PyObject_GC_UnTrack(self);
+    build_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyTypeObject BuildType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "memhop._slots.Build",
+    .tp_basicsize = sizeof(Build),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "How a class installed by install() builds its instances.",
+    .tp_traverse = (traverseproc)build_traverse,
+    .tp_clear = (inquiry)build_clear,
+    .tp_dealloc = (destructor)build_dealloc,
+};
+
+static PyMethodDef slots_methods[] = {
+    {"install", install, METH_VARARGS,
+     "install(cls, filler, positional, defaults, init): calls of cls build instances directly."},
+    {NULL, NULL, 0, NULL},
+};
+
 static struct PyModuleDef slots_module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "memhop._slots",
     .m_doc = "A frozen record's fields stored in one call.",
     .m_size = -1,
+    .m_methods = slots_methods,
 };
 
 PyMODINIT_FUNC PyInit__slots(void) {
-    if (PyType_Ready(&FillerType) < 0) return NULL;
+    if (PyType_Ready(&FillerType) < 0 || PyType_Ready(&BuildType) < 0) return NULL;
+    REQUIRED = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type);
+    BUILD_KEY = PyUnicode_InternFromString("__memhop_build__");
+    INIT_KEY = PyUnicode_InternFromString("__init__");
+    if (REQUIRED == NULL || BUILD_KEY == NULL || INIT_KEY == NULL) return NULL;
     PyObject *module = PyModule_Create(&slots_module);
     if (module == NULL) return NULL;
-    if (PyModule_AddObjectRef(module, "Filler", (PyObject *)&FillerType) < 0) {
+    if (PyModule_AddObjectRef(module, "Filler", (PyObject *)&FillerType) < 0 ||
+        PyModule_AddObjectRef(module, "REQUIRED", REQUIRED) < 0) {
         Py_DECREF(module);
         return NULL;
     }

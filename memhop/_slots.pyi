@@ -1,3 +1,15 @@
 class Filler:
     def __new__(cls, owner: type, names: tuple[str, ...], /) -> Filler: ...
     def __call__(self, obj: object, /, *values: object) -> None: ...
+
+REQUIRED: object
+
+def install(
+    cls: type,
+    filler: Filler,
+    names: tuple[str, ...],
+    positional: int,
+    defaults: tuple[object, ...],
+    init: object,
+    /,
+) -> None: ...

@@ -217,3 +217,132 @@ def test_the_filler_lets_go_of_what_a_slot_held() -> None:
     cls_ref = weakref.ref(quick_init(_mixed()))
     gc.collect()
     assert cls_ref() is None
+
+
+def _field_values(obj: Any) -> list[Any]:
+    return [getattr(obj, f.name) for f in dataclasses.fields(obj)]
+
+
+@compiled
+@given(
+    a=ANY,
+    b=st.none() | ANY,
+    c=st.none() | ANY,
+    d=ANY,
+    e=st.none() | ANY,
+    by_place=st.integers(0, 3),
+)
+def test_a_class_call_builds_what_its_init_builds(
+    a: Any, b: Any, c: Any, d: Any, e: Any, by_place: int
+) -> None:
+    """The class call (built in C) against the dataclass's own: each of the fields that may
+    go by place given by place or by name, each default given or left out."""
+    quick, reference = quick_init(_mixed()), _mixed()
+    # None leaves a defaulted field out; "a" and "d" are required.
+    given_values = zip("abcde", (a, b, c, d, e), strict=True)
+    kept = {k: v for k, v in given_values if v is not None or k in "ad"}
+    place = 0  # how many of the leading a, b, c go by place: a run of given ones
+    while place < by_place and "abc"[place] in kept:
+        place += 1
+    args = [kept[name] for name in "abc"[:place]]
+    kwargs = {k: v for k, v in kept.items() if k not in "abc"[:place]}
+    made = quick(*args, **kwargs)
+    assert _field_values(made) == _field_values(reference(*args, **kwargs))
+    assert type(made) is quick
+    with pytest.raises(FrozenInstanceError):
+        made.__setattr__("a", 1)
+
+
+def _python_calls(call: Any) -> list[str]:
+    """The Python functions ``call()`` runs, by name (``sys.setprofile``)."""
+    import sys
+
+    seen: list[str] = []
+
+    def watch(frame: Any, event: str, _arg: object) -> None:
+        if event == "call":
+            seen.append(frame.f_code.co_name)
+
+    sys.setprofile(watch)
+    try:
+        call()
+    finally:
+        sys.setprofile(None)
+    return seen[1:]  # the first is ``call`` itself
+
+
+@compiled
+def test_a_class_call_runs_no_init_until_the_init_is_replaced() -> None:
+    quick = quick_init(_mixed())
+    assert _python_calls(lambda: quick(1, d=2)) == []  # built in C: no __init__ frame
+
+    def refused() -> None:
+        with pytest.raises(TypeError, match="missing 1 required positional argument: 'a'"):
+            quick(d=2)
+
+    assert "__init__" in _python_calls(refused)  # refused by the __init__ itself
+    original = quick.__init__
+
+    def counted(self: Any, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        object.__setattr__(self, "e", 9.0)
+
+    quick.__init__ = counted
+    made = quick(1, d=2)
+    assert made.e == 9.0  # the replacement ran, so the C build stood aside
+    quick.__init__ = original
+    assert quick(1, d=2).e == 0.5  # and takes over again with the installed one
+
+
+@compiled
+def test_a_subclass_builds_the_usual_way_with_its_own_fields() -> None:
+    base = quick_init(_mixed())
+
+    @dataclass(frozen=True, slots=True)
+    class Child(base):  # type: ignore[valid-type, misc]
+        f: int = 7
+
+    made = Child(1, d=2, f=3)
+    assert (made.a, made.d, made.f) == (1, 2, 3)
+    assert "__init__" in _python_calls(lambda: Child(1, d=2))  # not the parent's C build
+    assert _python_calls(lambda: base(1, d=2)) == []  # control: the parent's own call is
+
+
+def test_a_class_with_its_own_new_is_refused() -> None:
+    @dataclass(frozen=True, slots=True)
+    class Made:
+        a: int = 0
+
+        def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+            return object.__new__(cls)
+
+    with pytest.raises(TypeError, match="needs the dataclass's own __init__"):
+        quick_init(Made)
+    assert Made(a=3).a == 3
+
+
+@compiled
+def test_install_refuses_what_it_cannot_build() -> None:
+    from memhop._slots import REQUIRED, Filler, install
+
+    @dataclass(frozen=True, slots=True)
+    class Two:
+        a: object = None
+        b: object = None
+
+    fill = Filler(Two, ("a", "b"))
+    init = Two.__init__
+    for args in (
+        (Two, fill, ("a",), 0, (None,), init),  # names and filler disagree
+        (Two, fill, ("a", "b"), 3, (None, None), init),  # more by place than fields
+        (Two, fill, ("a", "b"), 0, (None,), init),  # a default short
+        (int, fill, ("a", "b"), 0, (None, None), init),  # not the filler's class
+    ):
+        with pytest.raises(TypeError):
+            install(*args)
+    assert "__memhop_build__" not in vars(Two)
+    install(Two, fill, ("a", "b"), 2, (REQUIRED, None), init)  # the control: taken
+    assert (Two(1).a, Two(1).b, Two(1, 2).b) == (1, None, 2)
+    with pytest.raises(TypeError):
+        install(Two, fill, ("a", "b"), 2, (REQUIRED, None), init)  # installed already
+    assert Two().a is None  # what the build cannot fill goes the usual way, to __init__
