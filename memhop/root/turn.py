@@ -33,6 +33,9 @@ from memhop.root.content import ContentInput, addressed, require_turn, write_add
 from memhop.root.provenance import Provenance, of_scene
 
 OUTCOME_EVENT = "turn_outcome"
+# Members read once (a member read from its enum class is slow on 3.11: root.content).
+_USER, _AGENT = ArchiveRole.USER, ArchiveRole.AGENT
+_EVENT, _UTTERANCE = ArchiveKind.EVENT, ArchiveKind.UTTERANCE
 _SPEAKER: dict[int, str] = {
     ArchiveRole.USER: "User",
     ArchiveRole.AGENT: "Assistant",
@@ -171,13 +174,11 @@ def _prior_scene(engine: Engine, ctx: DomainContext) -> SceneSlot | None:
 def _closing_records(user: str, agent: str, outcome: str, created_at: int) -> list[ContentInput]:
     items = []
     if user:
-        items.append(ContentInput(user, created_at, seq=SEQ_USER, role=ArchiveRole.USER))
+        items.append(ContentInput(user, created_at, seq=SEQ_USER, role=_USER))
     if agent:
-        items.append(ContentInput(agent, created_at, seq=SEQ_AGENT, role=ArchiveRole.AGENT))
+        items.append(ContentInput(agent, created_at, seq=SEQ_AGENT, role=_AGENT))
     if outcome:
-        items.append(
-            ContentInput(outcome, created_at, kind=ArchiveKind.EVENT, event_type=OUTCOME_EVENT)
-        )
+        items.append(ContentInput(outcome, created_at, kind=_EVENT, event_type=OUTCOME_EVENT))
     return items
 
 
@@ -186,13 +187,11 @@ def _transcript(
 ) -> tuple[str, int, int]:
     """Render the turn's utterances in seq order, ``fresh`` (about to be written) over those
     stored at the same slots; return the text and the utterances' time bounds."""
-    said = [s for s in fresh if s.kind == ArchiveKind.UTTERANCE]
+    said = [s for s in fresh if s.kind == _UTTERANCE]
     written = {s.id_hash for s in fresh}
     others = [
         i
-        for i in ctx.scene_mirrors(engine, turn.scene_id).contents.ids_of(
-            turn.topic_id, ArchiveKind.UTTERANCE
-        )
+        for i in ctx.scene_mirrors(engine, turn.scene_id).contents.ids_of(turn.topic_id, _UTTERANCE)
         if i not in written
     ]
     if others:  # the host's own utterances besides the closing lines
