@@ -9,16 +9,19 @@
  * ``memhop.frozen`` builds a frozen record's ``__init__`` on it; the record's own
  * ``__setattr__`` still refuses every later change.
  *
- * ``install(cls, filler, positional, defaults, init)`` then makes a call of ``cls``
- * itself build the instance (``tp_vectorcall``, which CPython calls in place of
- * ``type.__call__`` when a class sets it): the arguments matched to the names (the
+ * ``install(cls, filler, names, positional, defaults, guard)`` then makes a call of
+ * ``cls`` itself build the instance (``tp_vectorcall``, which CPython calls in place
+ * of ``type.__call__`` when a class sets it): the arguments matched to the names (the
  * first ``positional`` by place, any by name), a missing one taken from ``defaults``
  * (``REQUIRED`` where there is none), a fresh instance allocated and filled, with no
- * argument tuple, keyword dict, ``__init__`` frame or filler call between. A call it
- * does not answer alike (an argument too many, unknown, given twice or missing, a
- * class whose ``__init__`` or ``__new__`` is no longer the one installed) goes the
- * usual way, ``type.__call__``, so its refusal is the ``__init__``'s own. Subclasses
- * do not inherit it (CPython never inherits ``tp_vectorcall``).
+ * argument tuple, keyword dict, Python frame or filler call between. With a filler,
+ * ``cls`` is a slotted class whose ``__init__`` is ``guard`` (the filler fills the
+ * slots); with None, a tuple subclass whose ``__new__`` is ``guard`` (a named tuple:
+ * the values are its items). A call it does not answer alike (an argument too many,
+ * unknown, given twice or missing, a class whose ``__init__`` or ``__new__`` is no
+ * longer the one installed) goes the usual way, ``type.__call__``, so its refusal is
+ * the guard's own. Subclasses do not inherit it (CPython never inherits
+ * ``tp_vectorcall``).
  */
 #include "_kernel.h"
 #include <structmember.h>
@@ -142,13 +145,16 @@ static PyTypeObject FillerType = {
 static PyObject *REQUIRED; /* the defaults' mark for a field with none */
 static PyObject *BUILD_KEY; /* where a class keeps its build: cls.__dict__[BUILD_KEY] */
 static PyObject *INIT_KEY;  /* "__init__", interned */
+static PyObject *NEW_KEY;   /* "__new__", interned */
 
 typedef struct {
     PyObject_HEAD
-    Filler *filler;
-    PyObject *names;    /* tuple of str, the filler's order */
+    PyTypeObject *cls;
+    Filler *filler;     /* NULL for a tuple class */
+    PyObject *names;    /* tuple of str, in the instance's order */
     PyObject *defaults; /* tuple: a value, or REQUIRED */
-    PyObject *init;     /* the __init__ installed beside it: another one means "go the usual way" */
+    PyObject *guard;    /* the __init__ (__new__ for a tuple) installed: another one means
+                         * "go the usual way" */
     Py_ssize_t positional;
 } Build;
 
@@ -203,9 +209,14 @@ static PyObject *build_call(PyObject *callable, PyObject *const *args, size_t na
         if (PyErr_Occurred()) return NULL;
         return usual_call(callable, args, nargs, kwnames);
     }
-    PyObject *init = PyDict_GetItemWithError(dict, INIT_KEY);
-    if (!Py_IS_TYPE(build, &BuildType) || build->filler->cls != cls || init != build->init ||
-        cls->tp_new != PyBaseObject_Type.tp_new || nargs > build->positional) {
+    if (!Py_IS_TYPE(build, &BuildType) || build->cls != cls) {
+        return usual_call(callable, args, nargs, kwnames);
+    }
+    int tuple = build->filler == NULL;
+    PyObject *guard = PyDict_GetItemWithError(dict, tuple ? NEW_KEY : INIT_KEY);
+    int same = tuple ? cls->tp_init == PyBaseObject_Type.tp_init
+                     : cls->tp_new == PyBaseObject_Type.tp_new;
+    if (guard != build->guard || !same || nargs > build->positional) {
         if (PyErr_Occurred()) return NULL;
         return usual_call(callable, args, nargs, kwnames);
     }
@@ -224,39 +235,51 @@ static PyObject *build_call(PyObject *callable, PyObject *const *args, size_t na
         values[j] = PyTuple_GET_ITEM(build->defaults, j);
         if (values[j] == REQUIRED) return usual_call(callable, args, nargs, kwnames);
     }
-    PyObject *obj = cls->tp_alloc(cls, 0);
+    PyObject *obj = cls->tp_alloc(cls, tuple ? n : 0);
     if (obj == NULL) return NULL;
-    for (Py_ssize_t j = 0; j < n; j++)
-        *(PyObject **)((char *)obj + build->filler->offsets[j]) = Py_NewRef(values[j]);
+    for (Py_ssize_t j = 0; j < n; j++) {
+        if (tuple)
+            PyTuple_SET_ITEM(obj, j, Py_NewRef(values[j]));
+        else
+            *(PyObject **)((char *)obj + build->filler->offsets[j]) = Py_NewRef(values[j]);
+    }
     return obj;
 }
 
 static PyObject *install(PyObject *Py_UNUSED(module), PyObject *args) {
-    PyObject *cls, *names, *defaults, *init;
-    Filler *filler;
+    PyObject *cls, *filler, *names, *defaults, *guard;
     Py_ssize_t positional;
-    if (!PyArg_ParseTuple(args, "O!O!O!nO!O:install", &PyType_Type, &cls, &FillerType, &filler,
-                          &PyTuple_Type, &names, &positional, &PyTuple_Type, &defaults, &init))
+    if (!PyArg_ParseTuple(args, "O!OO!nO!O:install", &PyType_Type, &cls, &filler, &PyTuple_Type,
+                          &names, &positional, &PyTuple_Type, &defaults, &guard))
         return NULL;
     PyTypeObject *type = (PyTypeObject *)cls;
     Py_ssize_t n = PyTuple_GET_SIZE(names);
-    if (filler->cls != type || Py_SIZE(filler) != n || PyTuple_GET_SIZE(defaults) != n ||
-        n > MAX_FIELDS || positional < 0 || positional > n) {
+    int tuple = filler == Py_None;
+    if ((tuple ? !PyType_IsSubtype(type, &PyTuple_Type)
+               : !Py_IS_TYPE(filler, &FillerType) || ((Filler *)filler)->cls != type ||
+                     Py_SIZE(filler) != n) ||
+        PyTuple_GET_SIZE(defaults) != n || n > MAX_FIELDS || positional < 0 || positional > n) {
         PyErr_SetString(PyExc_TypeError,
-                        "install takes the class's filler, its names, and a default for each");
+                        "install takes the class's filler (None for a tuple class), its names, "
+                        "and a default for each");
         return NULL;
     }
-    if (!(type->tp_flags & Py_TPFLAGS_HEAPTYPE) || type->tp_new != PyBaseObject_Type.tp_new ||
-        type->tp_vectorcall != NULL) {
+    PyObject *installed = PyDict_GetItemWithError(type->tp_dict, tuple ? NEW_KEY : INIT_KEY);
+    if (!(type->tp_flags & Py_TPFLAGS_HEAPTYPE) || type->tp_vectorcall != NULL ||
+        installed != guard ||
+        (tuple ? type->tp_init != PyBaseObject_Type.tp_init
+               : type->tp_new != PyBaseObject_Type.tp_new)) {
+        if (PyErr_Occurred()) return NULL;
         PyErr_Format(PyExc_TypeError, "%s makes its instances its own way", type->tp_name);
         return NULL;
     }
     Build *build = PyObject_GC_New(Build, &BuildType);
     if (build == NULL) return NULL;
-    build->filler = (Filler *)Py_NewRef(filler);
+    build->cls = (PyTypeObject *)Py_NewRef(cls);
+    build->filler = tuple ? NULL : (Filler *)Py_NewRef(filler);
     build->names = Py_NewRef(names);
     build->defaults = Py_NewRef(defaults);
-    build->init = Py_NewRef(init);
+    build->guard = Py_NewRef(guard);
     build->positional = positional;
     PyObject_GC_Track(build);
     int set = PyObject_SetAttr(cls, BUILD_KEY, (PyObject *)build);
@@ -267,18 +290,20 @@ static PyObject *install(PyObject *Py_UNUSED(module), PyObject *args) {
 }
 
 static int build_traverse(Build *self, visitproc visit, void *arg) {
+    Py_VISIT(self->cls);
     Py_VISIT(self->filler);
     Py_VISIT(self->names);
     Py_VISIT(self->defaults);
-    Py_VISIT(self->init);
+    Py_VISIT(self->guard);
     return 0;
 }
 
 static int build_clear(Build *self) {
+    Py_CLEAR(self->cls);
     Py_CLEAR(self->filler);
     Py_CLEAR(self->names);
     Py_CLEAR(self->defaults);
-    Py_CLEAR(self->init);
+    Py_CLEAR(self->guard);
     return 0;
 }
 
@@ -301,7 +326,8 @@ static PyTypeObject BuildType = {
 
 static PyMethodDef slots_methods[] = {
     {"install", install, METH_VARARGS,
-     "install(cls, filler, positional, defaults, init): calls of cls build instances directly."},
+     "install(cls, filler, names, positional, defaults, guard): calls of cls build instances "
+     "directly."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -318,7 +344,8 @@ PyMODINIT_FUNC PyInit__slots(void) {
     REQUIRED = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type);
     BUILD_KEY = PyUnicode_InternFromString("__memhop_build__");
     INIT_KEY = PyUnicode_InternFromString("__init__");
-    if (REQUIRED == NULL || BUILD_KEY == NULL || INIT_KEY == NULL) return NULL;
+    NEW_KEY = PyUnicode_InternFromString("__new__");
+    if (REQUIRED == NULL || BUILD_KEY == NULL || INIT_KEY == NULL || NEW_KEY == NULL) return NULL;
     PyObject *module = PyModule_Create(&slots_module);
     if (module == NULL) return NULL;
     if (PyModule_AddObjectRef(module, "Filler", (PyObject *)&FillerType) < 0 ||

@@ -6,10 +6,10 @@ REQUIRED: object
 
 def install(
     cls: type,
-    filler: Filler,
+    filler: Filler | None,
     names: tuple[str, ...],
     positional: int,
     defaults: tuple[object, ...],
-    init: object,
+    guard: object,
     /,
 ) -> None: ...

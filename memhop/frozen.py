@@ -24,7 +24,7 @@ import dataclasses
 import inspect
 from typing import Any, TypeVar
 
-__all__ = ["COMPILED", "quick_init"]
+__all__ = ["COMPILED", "quick_init", "quick_tuple"]
 
 T = TypeVar("T")
 
@@ -78,4 +78,17 @@ def quick_init(cls: type[T]) -> type[T]:
     positional = sum(p.kind is p.POSITIONAL_OR_KEYWORD for p in params)
     defaults = tuple(REQUIRED if p.default is p.empty else p.default for p in params)
     install(cls, fill, names, positional, defaults, init)
+    return cls
+
+
+def quick_tuple(cls: type[T]) -> type[T]:
+    """Make calls of the named tuple class ``cls`` build the tuple in C, as ``quick_init``
+    does a record's (``_slots.install``): its ``__new__`` (a Python function
+    ``namedtuple`` writes) runs only for a call the build does not take as given, for
+    its refusal. Return ``cls``; unchanged without the compiled part."""
+    fields: tuple[str, ...] = cls._fields  # type: ignore[attr-defined]
+    defaults: dict[str, object] = cls._field_defaults  # type: ignore[attr-defined]
+    if COMPILED:
+        held = tuple(defaults.get(name, REQUIRED) for name in fields)
+        install(cls, None, fields, len(fields), held, vars(cls)["__new__"])
     return cls

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import inspect
+import pickle
 import weakref
 from dataclasses import FrozenInstanceError, InitVar, dataclass, field
 from types import ModuleType
@@ -16,8 +17,10 @@ from hypothesis import strategies as st
 
 from memhop import records
 from memhop.api import results, results_graph, results_upkeep
-from memhop.frozen import COMPILED, quick_init
-from memhop.records import ArchiveSlot, SceneSlot, TopicSlot
+from memhop.engine.writes import RecordEntry
+from memhop.frozen import COMPILED, quick_init, quick_tuple
+from memhop.records import ArchiveSlot, SceneSlot, SlotHeader, TopicSlot
+from memhop.root.content import ContentInput
 
 compiled = pytest.mark.skipif(not COMPILED, reason="the slot filler was not built")
 
@@ -346,3 +349,76 @@ def test_install_refuses_what_it_cannot_build() -> None:
     with pytest.raises(TypeError):
         install(Two, fill, ("a", "b"), 2, (REQUIRED, None), init)  # installed already
     assert Two().a is None  # what the build cannot fill goes the usual way, to __init__
+
+
+def _pair() -> type:
+    """A fresh named tuple class each call: a required field and a defaulted one."""
+    from typing import NamedTuple
+
+    class Pair(NamedTuple):
+        left: object
+        right: object = "r"
+
+    return Pair
+
+
+QUICK_TUPLES = [ContentInput, RecordEntry, SlotHeader]
+
+
+@compiled
+@pytest.mark.parametrize("cls", QUICK_TUPLES, ids=lambda c: c.__qualname__)
+@given(data=st.data())
+def test_a_quick_tuple_call_builds_what_its_new_builds(cls: Any, data: Any) -> None:
+    """Each field by place or by name, each default given or left out, against the
+    ``__new__`` ``namedtuple`` wrote (called directly, so not the C build)."""
+    names = cls._fields
+    values = {
+        name: data.draw(ANY, label=name)
+        for name in names
+        if name not in cls._field_defaults or data.draw(st.booleans(), label=f"give {name}")
+    }
+    place = data.draw(st.integers(0, len(names)), label="by place")
+    # By place only a run of given fields from the first: cut it at the first left out.
+    place = next((i for i, n in enumerate(names[:place]) if n not in values), place)
+    args = [values[n] for n in names[:place]]
+    kwargs = {n: v for n, v in values.items() if n not in names[:place]}
+    made = cls(*args, **kwargs)
+    assert made == cls.__new__(cls, *args, **kwargs)
+    assert type(made) is cls
+    assert _python_calls(lambda: cls(*args, **kwargs)) == []  # built in C: no __new__ frame
+
+
+@compiled
+def test_a_quick_tuple_refuses_as_its_new_and_honours_a_new_one() -> None:
+    quick, reference = quick_tuple(_pair()), _pair()
+    assert quick(1) == (1, "r")
+    assert quick(right=2, left=1) == (1, 2)
+    for args, kwargs in (((), {}), ((1, 2, 3), {}), ((1,), {"left": 1}), ((1,), {"x": 0})):
+        with pytest.raises(TypeError) as ours:
+            quick(*args, **kwargs)
+        with pytest.raises(TypeError) as theirs:
+            reference(*args, **kwargs)
+        assert str(ours.value).split("__new__")[1] == str(theirs.value).split("__new__")[1]
+    # What a named tuple's own methods make is the same class's, as before.
+    made = quick(1, 2)
+    assert made._replace(right=3) == (1, 3)
+    assert quick._make([4, 5]) == (4, 5)
+    line = ContentInput("x", 5, seq=1)
+    assert pickle.loads(pickle.dumps(line)) == line
+    original = vars(quick)["__new__"]
+
+    def doubled(cls: Any, left: object, right: object = "r") -> Any:
+        return tuple.__new__(cls, (left, left))
+
+    quick.__new__ = staticmethod(doubled)
+    assert quick(1) == (1, 1)  # the replacement ran: the C build stood aside
+    quick.__new__ = original
+    assert quick(1) == (1, "r")  # and takes over again with the installed one
+    with pytest.raises(TypeError):
+        quick_tuple(quick)  # installed already
+
+
+def test_quick_tuple_leaves_the_class_as_namedtuple_made_it_without_the_compiler() -> None:
+    quick = quick_tuple(_pair())
+    assert quick(1) == (1, "r")
+    assert ("__memhop_build__" in vars(quick)) is COMPILED

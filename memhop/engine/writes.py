@@ -20,6 +20,7 @@ from memhop.engine.index import Placement
 from memhop.engine.snapshot import build_snapshot
 from memhop.engine.storefile import StoreFile
 from memhop.errors import CorruptionError, StorageIOError
+from memhop.frozen import quick_tuple
 
 _Encoder = Callable[[Sequence["RecordEntry"]], tuple[bytes, list[Placement]] | None]
 _compiled_batch: _Encoder | None
@@ -29,6 +30,7 @@ except ImportError:  # built without a C compiler (hatch_build.py says why)
     _compiled_batch = None
 
 
+@quick_tuple
 class RecordEntry(NamedTuple):
     """One record of a write batch (a tuple: a turn makes several, and a frozen class costs
     several times a tuple to build)."""

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import ClassVar, NamedTuple, Self, TypeAlias
 
-from memhop.frozen import quick_init
+from memhop.frozen import quick_init, quick_tuple
 from memhop.records.codes import (
     ArchiveKind,
     ArchiveRole,
@@ -221,6 +221,7 @@ class ArchiveSlot:
         )
 
 
+@quick_tuple
 class SlotHeader(NamedTuple):
     """A content slot without its text and event type (``id_hash`` is its record id):
     what the content mirror keeps of it and the domain load reads. A tuple, so a build
