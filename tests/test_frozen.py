@@ -20,7 +20,7 @@ from memhop.api import results, results_graph, results_upkeep
 from memhop.engine.writes import RecordEntry
 from memhop.frozen import COMPILED, quick_init, quick_tuple
 from memhop.records import ArchiveSlot, SceneSlot, SlotHeader, TopicSlot
-from memhop.root.content import ContentInput
+from memhop.root import content
 
 compiled = pytest.mark.skipif(not COMPILED, reason="the slot filler was not built")
 
@@ -38,7 +38,7 @@ def _dataclasses(*modules: ModuleType) -> list[type]:
 # Every record and result class quick_init could take (it leaves the others as they are).
 QUICK = [
     c
-    for c in _dataclasses(records, results, results_graph, results_upkeep)
+    for c in _dataclasses(records, results, results_graph, results_upkeep, content)
     if "_fill" in c.__init__.__code__.co_names
 ]
 ANY = st.one_of(st.none(), st.integers(), st.text(max_size=8), st.tuples(st.integers()))
@@ -61,6 +61,7 @@ def test_the_turn_s_records_and_results_are_quick() -> None:
     """The classes a turn builds are among those tested below (a list that came out empty
     would test nothing)."""
     hot = {ArchiveSlot, TopicSlot, SceneSlot, results.TopicSlot, results.SceneSlot}
+    hot |= {content.ContentInput}
     assert hot <= set(QUICK)
     assert results.SearchResult in QUICK
 
@@ -362,7 +363,7 @@ def _pair() -> type:
     return Pair
 
 
-QUICK_TUPLES = [ContentInput, RecordEntry, SlotHeader]
+QUICK_TUPLES = [RecordEntry, SlotHeader]
 
 
 @compiled
@@ -403,8 +404,8 @@ def test_a_quick_tuple_refuses_as_its_new_and_honours_a_new_one() -> None:
     made = quick(1, 2)
     assert made._replace(right=3) == (1, 3)
     assert quick._make([4, 5]) == (4, 5)
-    line = ContentInput("x", 5, seq=1)
-    assert pickle.loads(pickle.dumps(line)) == line
+    entry = RecordEntry(1, 2, 3, b"payload")
+    assert pickle.loads(pickle.dumps(entry)) == entry
     original = vars(quick)["__new__"]
 
     def doubled(cls: Any, left: object, right: object = "r") -> Any:

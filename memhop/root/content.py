@@ -9,14 +9,13 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
 
 from memhop import ids
 from memhop.domain.context import DomainContext, OpenTurn
 from memhop.domain.mirrors import Mirrors
 from memhop.engine import Engine
 from memhop.errors import InvalidQueryError
-from memhop.frozen import quick_tuple
+from memhop.frozen import quick_init
 from memhop.layers import archive, codec, scene
 from memhop.layers.codec import Record
 from memhop.records import ArchiveKind, ArchiveRole, ArchiveSlot, ContentType, TopicSlot
@@ -58,10 +57,10 @@ def check_ms(value: int, what: str = "created_at") -> None:
         raise InvalidQueryError(msg)
 
 
-@quick_tuple
-class ContentInput(NamedTuple):
-    """One record the host (or ``update``) asks to append to the open turn (a tuple: a
-    turn makes four, and a frozen class costs several times a tuple to build)."""
+@quick_init
+@dataclass(frozen=True, slots=True)
+class ContentInput:
+    """One record the host (or ``update``) asks to append to the open turn."""
 
     content: str
     created_at: int
