@@ -185,11 +185,15 @@ static PyObject *usual_call(PyObject *cls, PyObject *const *args, Py_ssize_t nar
     return out;
 }
 
-/* The field ``key`` names, or -1 (no error set) when it names none. */
-static Py_ssize_t field_of(Build *build, PyObject *key) {
+/* The field ``key`` names, or -1 (no error set) when it names none; the search starts at
+ * ``from``, where the field after the last one found usually is (keywords come in the
+ * fields' order). */
+static Py_ssize_t field_of(Build *build, PyObject *key, Py_ssize_t from) {
     Py_ssize_t n = PyTuple_GET_SIZE(build->names);
-    for (Py_ssize_t j = 0; j < n; j++) /* keywords in code are interned, as the names are */
+    for (Py_ssize_t k = 0; k < n; k++) { /* keywords in code are interned, as the names are */
+        Py_ssize_t j = (from + k) % n;
         if (PyTuple_GET_ITEM(build->names, j) == key) return j;
+    }
     for (Py_ssize_t j = 0; j < n; j++) {
         int same = PyUnicode_Check(key) &&
                    PyUnicode_Compare(PyTuple_GET_ITEM(build->names, j), key) == 0;
@@ -225,10 +229,11 @@ static PyObject *build_call(PyObject *callable, PyObject *const *args, size_t na
     for (Py_ssize_t j = 0; j < n; j++) values[j] = NULL;
     for (Py_ssize_t i = 0; i < nargs; i++) values[i] = args[i];
     Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
-    for (Py_ssize_t k = 0; k < nkw; k++) {
-        Py_ssize_t j = field_of(build, PyTuple_GET_ITEM(kwnames, k));
+    for (Py_ssize_t k = 0, next = nargs; k < nkw; k++) {
+        Py_ssize_t j = field_of(build, PyTuple_GET_ITEM(kwnames, k), next < n ? next : 0);
         if (j < 0 || values[j] != NULL) return usual_call(callable, args, nargs, kwnames);
         values[j] = args[nargs + k];
+        next = j + 1;
     }
     for (Py_ssize_t j = 0; j < n; j++) {
         if (values[j] != NULL) continue;

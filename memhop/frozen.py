@@ -37,8 +37,9 @@ else:
 
 
 def quick_init(cls: type[T]) -> type[T]:
-    """Give the frozen slotted dataclass ``cls`` an ``__init__`` that stores its fields in
-    one call, and calls of ``cls`` that build in C (see the module); return ``cls``.
+    """Give the slotted dataclass ``cls`` (frozen, as every record is, or not) an
+    ``__init__`` that stores its fields in one call, and calls of ``cls`` that build in C
+    (see the module); return ``cls``.
     TypeError for a class that needs the dataclass's own ``__init__``."""
     params = list(inspect.signature(cls.__init__).parameters.values())[1:]
     fields = dataclasses.fields(cls)  # type: ignore[arg-type]

@@ -2,23 +2,27 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memhop.domain.context import DomainContext
+from memhop.frozen import quick_init
 
 if TYPE_CHECKING:
     from memhop.root.root import Root
 
 
+@quick_init
+@dataclass(slots=True, eq=False)
 class DomainHold:
-    """``Root.domain``: one domain's lock held for a body; a class, not a generator, since
-    every call of the API enters one."""
+    """``Root.domain``: one domain's lock held for a body; a class, not a generator, and
+    built in C (``quick_init``), since every call of the API enters one."""
 
-    __slots__ = ("_agent_id", "_background", "_ctx", "_root", "_scene_op")
-
-    def __init__(self, root: Root, agent_id: int, scene_op: bool, background: bool) -> None:
-        self._root, self._agent_id, self._scene_op = root, agent_id, scene_op
-        self._background = background
+    _root: Root
+    _agent_id: int
+    _scene_op: bool
+    _background: bool
+    _ctx: DomainContext | None = None  # the domain held, from __enter__ to __exit__
 
     def __enter__(self) -> DomainContext:
         root = self._root
@@ -53,6 +57,7 @@ class DomainHold:
 
     def __exit__(self, *_: object) -> None:
         ctx = self._ctx
+        assert ctx is not None, "a hold is left only after it was entered"
         if ctx.warm is not None:
             ctx.warm.start()  # the scene was read: build the rest while the host goes on
         ctx.lock.release()
