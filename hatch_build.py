@@ -4,7 +4,7 @@ The wheel (and an editable install, in place) gets each compiled module when the
 interpreter's C compiler works: ``memhop.index._bm25`` (recall's ranking),
 ``memhop.intmap._core`` (the id maps' reads and puts), ``memhop.records._json`` (the
 payloads a turn writes), ``memhop.engine._frames`` (a write's frames) and
-``memhop._slots`` (a frozen record's fields stored in one call). Otherwise
+``memhop._slots`` (frozen records and named tuples built when their class is called). Otherwise
 the build goes on pure Python, and memhop gives the same answers from its Python code,
 slower.
 ``MEMHOP_NO_KERNEL=1`` skips the compiler on purpose.
@@ -30,7 +30,7 @@ KERNELS = {
     Path("memhop") / "intmap" / "_core.c": "the id maps read and put in Python",
     Path("memhop") / "records" / "_json.c": "a turn's payloads are written in Python",
     Path("memhop") / "engine" / "_frames.c": "a write's frames are encoded in Python",
-    Path("memhop") / "_slots.c": "frozen records store their fields one by one",
+    Path("memhop") / "_slots.c": "frozen records are built through their __init__",
 }
 # No fused multiply-add: the ranking kernel's sums must equal Python's bit for bit.
 FLAGS = ["-O2", "-fPIC", "-ffp-contract=off"]
