@@ -270,8 +270,9 @@ static PyObject *install(PyObject *Py_UNUSED(module), PyObject *args) {
         return NULL;
     }
     PyObject *installed = PyDict_GetItemWithError(type->tp_dict, tuple ? NEW_KEY : INIT_KEY);
-    if (!(type->tp_flags & Py_TPFLAGS_HEAPTYPE) || type->tp_vectorcall != NULL ||
-        installed != guard ||
+    /* Once a class: the class's own dict names its build (a subclass's does not). */
+    PyObject *built = installed == NULL ? NULL : PyDict_GetItemWithError(type->tp_dict, BUILD_KEY);
+    if (!(type->tp_flags & Py_TPFLAGS_HEAPTYPE) || built != NULL || installed != guard ||
         (tuple ? type->tp_init != PyBaseObject_Type.tp_init
                : type->tp_new != PyBaseObject_Type.tp_new)) {
         if (PyErr_Occurred()) return NULL;
