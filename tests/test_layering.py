@@ -78,6 +78,7 @@ ALLOWED: dict[str, set[str]] = {
         "memhop.records",
         "memhop.ids",
         "memhop.errors",
+        "memhop.frozen",
     },
     "memhop.dream": {
         "memhop.engine",  # the Engine type, for annotations only (TYPE_CHECKING)

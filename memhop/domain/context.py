@@ -16,6 +16,7 @@ from memhop.domain.recall_file import Saved
 from memhop.domain.slot_cache import SlotCache
 from memhop.domain.warm import Part, WarmStart
 from memhop.engine import Engine
+from memhop.frozen import quick_init
 from memhop.index.recall import RecallIndex
 from memhop.llm import Distillation, Group, Model, NodeDigest, ReportsUsage, TopicDigest, Usage
 
@@ -97,7 +98,8 @@ class MeteredModel:
         return self._metered(lambda: self.model.distill(samples, cancel=cancel))
 
 
-@dataclass
+@quick_init
+@dataclass(frozen=True, slots=True)
 class OpenTurn:
     """The turn ``search`` opened and ``update`` closes (and may replay)."""
 

@@ -21,10 +21,12 @@ import threading
 from collections import deque
 from collections.abc import Callable
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 
 from memhop.engine.storefile import StoreFile
 from memhop.engine.writes import LogWriter
 from memhop.errors import ClosedError, StorageIOError
+from memhop.frozen import quick_init
 
 
 class _Mode(threading.local):
@@ -36,13 +38,13 @@ class _Mode(threading.local):
     owed = 0  # the end of the last write a group block has yet to make durable
 
 
+@quick_init
+@dataclass(frozen=True, slots=True)
 class _Group:
-    """``Commits.group()``: a class, not a generator, since every turn enters one."""
+    """``Commits.group()``: a class, not a generator, and built in C (``quick_init``),
+    since every turn enters one."""
 
-    __slots__ = ("_commits",)
-
-    def __init__(self, commits: Commits) -> None:
-        self._commits = commits
+    _commits: Commits
 
     def __enter__(self) -> None:
         self._commits.mode.group += 1
@@ -56,13 +58,13 @@ class _Group:
             self._commits.settle_group(owed)
 
 
+@quick_init
+@dataclass(frozen=True, slots=True)
 class _Counted:
     """A per-thread depth counter as a context (``deferred()``, ``held()``)."""
 
-    __slots__ = ("_mode", "_name")
-
-    def __init__(self, mode: _Mode, name: str) -> None:
-        self._mode, self._name = mode, name
+    _mode: _Mode
+    _name: str
 
     def __enter__(self) -> None:
         setattr(self._mode, self._name, getattr(self._mode, self._name) + 1)
