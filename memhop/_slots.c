@@ -1,45 +1,47 @@
-/* memhop._slots: a frozen record's fields stored in one call.
+/* memhop._slots: a frozen record (or a named tuple) built when its class is called.
  *
- * Responsibility: ``Filler(cls, names)`` checks once that each name is a writable
- * object slot of ``cls`` (a member descriptor on the class, as ``__slots__`` makes),
- * and then ``filler(obj, *values)`` stores each value in its slot of ``obj``, an
- * instance of ``cls``: what ``object.__setattr__(obj, name, value)`` does for a slot,
- * one name after the other, without a call for each. It refuses (TypeError) an object
- * of another type, a count of values other than the names', and keyword arguments.
- * ``memhop.frozen`` builds a frozen record's ``__init__`` on it; the record's own
- * ``__setattr__`` still refuses every later change.
- *
- * ``install(cls, filler, names, positional, defaults, guard)`` then makes a call of
- * ``cls`` itself build the instance (``tp_vectorcall``, which CPython calls in place
- * of ``type.__call__`` when a class sets it): the arguments matched to the names (the
- * first ``positional`` by place, any by name), a missing one taken from ``defaults``
+ * Responsibility: ``install(cls, names, positional, defaults, guard)`` makes a call of
+ * ``cls`` itself build the instance (``tp_vectorcall``, which CPython calls in place of
+ * ``type.__call__`` when a class sets it): the arguments matched to the names (the first
+ * ``positional`` by place, any by name), a missing one taken from ``defaults``
  * (``REQUIRED`` where there is none), a fresh instance allocated and filled, with no
- * argument tuple, keyword dict, Python frame or filler call between. With a filler,
- * ``cls`` is a slotted class whose ``__init__`` is ``guard`` (the filler fills the
- * slots); with None, a tuple subclass whose ``__new__`` is ``guard`` (a named tuple:
- * the values are its items). A call it does not answer alike (an argument too many,
- * unknown, given twice or missing, a class whose ``__init__`` or ``__new__`` is no
- * longer the one installed) goes the usual way, ``type.__call__``, so its refusal is
- * the guard's own. Subclasses do not inherit it (CPython never inherits
- * ``tp_vectorcall``).
+ * argument tuple, keyword dict or Python frame between. Either ``cls`` is a slotted
+ * class whose ``__init__`` is ``guard`` (each name a writable object slot, checked once
+ * here; the values go in the slots, as ``object.__setattr__`` would put them), or a
+ * tuple subclass whose ``__new__`` is ``guard`` (a named tuple: the values are its
+ * items). A call it does not answer alike (an argument too many, unknown, given twice or
+ * missing, a class whose ``__init__`` or ``__new__`` is no longer the one installed) goes
+ * the usual way, ``type.__call__``, so its refusal is the guard's own. Subclasses do not
+ * inherit it (CPython never inherits ``tp_vectorcall``).
  */
 #include "_kernel.h"
 #include <structmember.h>
 
+#define MAX_FIELDS 64
+static PyObject *REQUIRED;  /* the defaults' mark for a field with none */
+static PyObject *BUILD_KEY; /* where a class keeps its build: cls.__dict__[BUILD_KEY] */
+static PyObject *INIT_KEY;  /* "__init__", interned */
+static PyObject *NEW_KEY;   /* "__new__", interned */
+
 typedef struct {
     PyObject_VAR_HEAD
     PyTypeObject *cls;
-    vectorcallfunc vectorcall;
-    Py_ssize_t offsets[1]; /* one per name: where its slot sits in an instance */
-} Filler;
+    PyObject *names;    /* tuple of str, in the instance's order */
+    PyObject *defaults; /* tuple: a value, or REQUIRED */
+    PyObject *guard;    /* the __init__ (__new__ for a tuple) installed: another one means
+                         * "go the usual way" */
+    Py_ssize_t positional;
+    int tuple;             /* the values are a tuple's items, not slots */
+    Py_ssize_t offsets[1]; /* a slotted class's: where each name's slot sits in an instance */
+} Build;
 
-static PyTypeObject FillerType;
+static PyTypeObject BuildType;
 
 /* The offset of slot ``name`` in an instance of ``cls``; -1 with TypeError set when
  * ``name`` names no writable object slot of it. */
 static Py_ssize_t slot_offset(PyTypeObject *cls, PyObject *name) {
     if (!PyUnicode_Check(name)) {
-        PyErr_SetString(PyExc_TypeError, "Filler takes the slot names as str");
+        PyErr_SetString(PyExc_TypeError, "install takes the names as str");
         return -1;
     }
     PyObject *found = PyObject_GetAttr((PyObject *)cls, name);
@@ -55,110 +57,6 @@ static Py_ssize_t slot_offset(PyTypeObject *cls, PyObject *name) {
         PyErr_Format(PyExc_TypeError, "%R is not a writable slot of %s", name, cls->tp_name);
     return offset;
 }
-
-static PyObject *filler_call(PyObject *callable, PyObject *const *args, size_t nargsf,
-                             PyObject *kwnames) {
-    Filler *self = (Filler *)callable;
-    Py_ssize_t count = PyVectorcall_NARGS(nargsf);
-    if (kwnames != NULL && PyTuple_GET_SIZE(kwnames)) {
-        PyErr_SetString(PyExc_TypeError, "a filler takes no keyword arguments");
-        return NULL;
-    }
-    if (count != Py_SIZE(self) + 1) {
-        PyErr_Format(PyExc_TypeError, "a filler of %s takes the instance and %zd values, not %zd",
-                     self->cls->tp_name, Py_SIZE(self), count - 1);
-        return NULL;
-    }
-    PyObject *obj = args[0];
-    if (!PyObject_TypeCheck(obj, self->cls)) {
-        PyErr_Format(PyExc_TypeError, "a filler of %s got a %s", self->cls->tp_name,
-                     Py_TYPE(obj)->tp_name);
-        return NULL;
-    }
-    for (Py_ssize_t i = 0; i < Py_SIZE(self); i++) {
-        PyObject **at = (PyObject **)((char *)obj + self->offsets[i]);
-        PyObject *old = *at;
-        *at = Py_NewRef(args[i + 1]);
-        Py_XDECREF(old);
-    }
-    Py_RETURN_NONE;
-}
-
-static PyObject *filler_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
-    PyObject *cls, *names;
-    if (kwds != NULL && PyDict_GET_SIZE(kwds)) {
-        PyErr_SetString(PyExc_TypeError, "Filler takes no keyword arguments");
-        return NULL;
-    }
-    if (!PyArg_ParseTuple(args, "O!O!:Filler", &PyType_Type, &cls, &PyTuple_Type, &names))
-        return NULL;
-    Py_ssize_t count = PyTuple_GET_SIZE(names);
-    Filler *self = (Filler *)type->tp_alloc(type, count);
-    if (self == NULL) return NULL;
-    self->cls = (PyTypeObject *)Py_NewRef(cls);
-    self->vectorcall = filler_call;
-    for (Py_ssize_t i = 0; i < count; i++) {
-        Py_ssize_t offset = slot_offset(self->cls, PyTuple_GET_ITEM(names, i));
-        if (offset < 0) {
-            Py_DECREF(self);
-            return NULL;
-        }
-        self->offsets[i] = offset;
-    }
-    return (PyObject *)self;
-}
-
-static int filler_traverse(Filler *self, visitproc visit, void *arg) {
-    Py_VISIT(self->cls);
-    return 0;
-}
-
-static int filler_clear(Filler *self) {
-    Py_CLEAR(self->cls);
-    return 0;
-}
-
-static void filler_dealloc(Filler *self) {
-    PyObject_GC_UnTrack(self);
-    filler_clear(self);
-    Py_TYPE(self)->tp_free((PyObject *)self);
-}
-
-static PyTypeObject FillerType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "memhop._slots.Filler",
-    .tp_basicsize = offsetof(Filler, offsets),
-    .tp_itemsize = sizeof(Py_ssize_t),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_doc = "Filler(cls, names): filler(obj, *values) stores each value in its slot.",
-    .tp_new = filler_new,
-    .tp_call = PyVectorcall_Call,
-    .tp_vectorcall_offset = offsetof(Filler, vectorcall),
-    .tp_traverse = (traverseproc)filler_traverse,
-    .tp_clear = (inquiry)filler_clear,
-    .tp_dealloc = (destructor)filler_dealloc,
-};
-
-/* ---- a class that builds its own instances -------------------------------------- */
-
-#define MAX_FIELDS 64
-static PyObject *REQUIRED; /* the defaults' mark for a field with none */
-static PyObject *BUILD_KEY; /* where a class keeps its build: cls.__dict__[BUILD_KEY] */
-static PyObject *INIT_KEY;  /* "__init__", interned */
-static PyObject *NEW_KEY;   /* "__new__", interned */
-
-typedef struct {
-    PyObject_HEAD
-    PyTypeObject *cls;
-    Filler *filler;     /* NULL for a tuple class */
-    PyObject *names;    /* tuple of str, in the instance's order */
-    PyObject *defaults; /* tuple: a value, or REQUIRED */
-    PyObject *guard;    /* the __init__ (__new__ for a tuple) installed: another one means
-                         * "go the usual way" */
-    Py_ssize_t positional;
-} Build;
-
-static PyTypeObject BuildType;
 
 /* ``type.__call__``'s own way (argument tuple and dict, ``__new__`` then ``__init__``). */
 static PyObject *usual_call(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
@@ -203,24 +101,20 @@ static Py_ssize_t field_of(Build *build, PyObject *key, Py_ssize_t from) {
     return -1;
 }
 
+/* Whether ``cls`` still makes its instances as when its build was installed. */
+static int as_installed(PyTypeObject *cls, int tuple, PyObject *guard) {
+    PyObject *now = PyDict_GetItemWithError(cls->tp_dict, tuple ? NEW_KEY : INIT_KEY);
+    return now == guard && (tuple ? cls->tp_init == PyBaseObject_Type.tp_init
+                                  : cls->tp_new == PyBaseObject_Type.tp_new);
+}
+
 static PyObject *build_call(PyObject *callable, PyObject *const *args, size_t nargsf,
                             PyObject *kwnames) {
     PyTypeObject *cls = (PyTypeObject *)callable;
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    PyObject *dict = cls->tp_dict;
-    Build *build = dict == NULL ? NULL : (Build *)PyDict_GetItemWithError(dict, BUILD_KEY);
-    if (build == NULL) {
-        if (PyErr_Occurred()) return NULL;
-        return usual_call(callable, args, nargs, kwnames);
-    }
-    if (!Py_IS_TYPE(build, &BuildType) || build->cls != cls) {
-        return usual_call(callable, args, nargs, kwnames);
-    }
-    int tuple = build->filler == NULL;
-    PyObject *guard = PyDict_GetItemWithError(dict, tuple ? NEW_KEY : INIT_KEY);
-    int same = tuple ? cls->tp_init == PyBaseObject_Type.tp_init
-                     : cls->tp_new == PyBaseObject_Type.tp_new;
-    if (guard != build->guard || !same || nargs > build->positional) {
+    Build *build = (Build *)PyDict_GetItemWithError(cls->tp_dict, BUILD_KEY);
+    if (build == NULL || !Py_IS_TYPE(build, &BuildType) || build->cls != cls ||
+        !as_installed(cls, build->tuple, build->guard) || nargs > build->positional) {
         if (PyErr_Occurred()) return NULL;
         return usual_call(callable, args, nargs, kwnames);
     }
@@ -240,54 +134,56 @@ static PyObject *build_call(PyObject *callable, PyObject *const *args, size_t na
         values[j] = PyTuple_GET_ITEM(build->defaults, j);
         if (values[j] == REQUIRED) return usual_call(callable, args, nargs, kwnames);
     }
-    PyObject *obj = cls->tp_alloc(cls, tuple ? n : 0);
+    PyObject *obj = cls->tp_alloc(cls, build->tuple ? n : 0);
     if (obj == NULL) return NULL;
     for (Py_ssize_t j = 0; j < n; j++) {
-        if (tuple)
+        if (build->tuple)
             PyTuple_SET_ITEM(obj, j, Py_NewRef(values[j]));
         else
-            *(PyObject **)((char *)obj + build->filler->offsets[j]) = Py_NewRef(values[j]);
+            *(PyObject **)((char *)obj + build->offsets[j]) = Py_NewRef(values[j]);
     }
     return obj;
 }
 
 static PyObject *install(PyObject *Py_UNUSED(module), PyObject *args) {
-    PyObject *cls, *filler, *names, *defaults, *guard;
+    PyObject *cls, *names, *defaults, *guard;
     Py_ssize_t positional;
-    if (!PyArg_ParseTuple(args, "O!OO!nO!O:install", &PyType_Type, &cls, &filler, &PyTuple_Type,
-                          &names, &positional, &PyTuple_Type, &defaults, &guard))
+    if (!PyArg_ParseTuple(args, "O!O!nO!O:install", &PyType_Type, &cls, &PyTuple_Type, &names,
+                          &positional, &PyTuple_Type, &defaults, &guard))
         return NULL;
     PyTypeObject *type = (PyTypeObject *)cls;
     Py_ssize_t n = PyTuple_GET_SIZE(names);
-    int tuple = filler == Py_None;
-    if ((tuple ? !PyType_IsSubtype(type, &PyTuple_Type)
-               : !Py_IS_TYPE(filler, &FillerType) || ((Filler *)filler)->cls != type ||
-                     Py_SIZE(filler) != n) ||
-        PyTuple_GET_SIZE(defaults) != n || n > MAX_FIELDS || positional < 0 || positional > n) {
+    int tuple = PyType_IsSubtype(type, &PyTuple_Type);
+    if (PyTuple_GET_SIZE(defaults) != n || n > MAX_FIELDS || positional < 0 || positional > n) {
         PyErr_SetString(PyExc_TypeError,
-                        "install takes the class's filler (None for a tuple class), its names, "
+                        "install takes the class's names (at most 64), how many go by place, "
                         "and a default for each");
         return NULL;
     }
-    PyObject *installed = PyDict_GetItemWithError(type->tp_dict, tuple ? NEW_KEY : INIT_KEY);
     /* Once a class: the class's own dict names its build (a subclass's does not). */
-    PyObject *built = installed == NULL ? NULL : PyDict_GetItemWithError(type->tp_dict, BUILD_KEY);
-    if (!(type->tp_flags & Py_TPFLAGS_HEAPTYPE) || built != NULL || installed != guard ||
-        (tuple ? type->tp_init != PyBaseObject_Type.tp_init
-               : type->tp_new != PyBaseObject_Type.tp_new)) {
+    PyObject *built = PyDict_GetItemWithError(type->tp_dict, BUILD_KEY);
+    if (!(type->tp_flags & Py_TPFLAGS_HEAPTYPE) || built != NULL ||
+        !as_installed(type, tuple, guard)) {
         if (PyErr_Occurred()) return NULL;
         PyErr_Format(PyExc_TypeError, "%s makes its instances its own way", type->tp_name);
         return NULL;
     }
-    Build *build = PyObject_GC_New(Build, &BuildType);
+    Build *build = PyObject_GC_NewVar(Build, &BuildType, tuple ? 0 : n);
     if (build == NULL) return NULL;
     build->cls = (PyTypeObject *)Py_NewRef(cls);
-    build->filler = tuple ? NULL : (Filler *)Py_NewRef(filler);
     build->names = Py_NewRef(names);
     build->defaults = Py_NewRef(defaults);
     build->guard = Py_NewRef(guard);
     build->positional = positional;
+    build->tuple = tuple;
     PyObject_GC_Track(build);
+    for (Py_ssize_t j = 0; !tuple && j < n; j++) {
+        build->offsets[j] = slot_offset(type, PyTuple_GET_ITEM(names, j));
+        if (build->offsets[j] < 0) {
+            Py_DECREF(build);
+            return NULL;
+        }
+    }
     int set = PyObject_SetAttr(cls, BUILD_KEY, (PyObject *)build);
     Py_DECREF(build);
     if (set < 0) return NULL;
@@ -297,7 +193,6 @@ static PyObject *install(PyObject *Py_UNUSED(module), PyObject *args) {
 
 static int build_traverse(Build *self, visitproc visit, void *arg) {
     Py_VISIT(self->cls);
-    Py_VISIT(self->filler);
     Py_VISIT(self->names);
     Py_VISIT(self->defaults);
     Py_VISIT(self->guard);
@@ -306,7 +201,6 @@ static int build_traverse(Build *self, visitproc visit, void *arg) {
 
 static int build_clear(Build *self) {
     Py_CLEAR(self->cls);
-    Py_CLEAR(self->filler);
     Py_CLEAR(self->names);
     Py_CLEAR(self->defaults);
     Py_CLEAR(self->guard);
@@ -322,7 +216,8 @@ static void build_dealloc(Build *self) {
 static PyTypeObject BuildType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "memhop._slots.Build",
-    .tp_basicsize = sizeof(Build),
+    .tp_basicsize = offsetof(Build, offsets),
+    .tp_itemsize = sizeof(Py_ssize_t),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
     .tp_doc = "How a class installed by install() builds its instances.",
     .tp_traverse = (traverseproc)build_traverse,
@@ -332,7 +227,7 @@ static PyTypeObject BuildType = {
 
 static PyMethodDef slots_methods[] = {
     {"install", install, METH_VARARGS,
-     "install(cls, filler, names, positional, defaults, guard): calls of cls build instances "
+     "install(cls, names, positional, defaults, guard): calls of cls build instances "
      "directly."},
     {NULL, NULL, 0, NULL},
 };
@@ -340,13 +235,13 @@ static PyMethodDef slots_methods[] = {
 static struct PyModuleDef slots_module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "memhop._slots",
-    .m_doc = "A frozen record's fields stored in one call.",
+    .m_doc = "A frozen record (or a named tuple) built when its class is called.",
     .m_size = -1,
     .m_methods = slots_methods,
 };
 
 PyMODINIT_FUNC PyInit__slots(void) {
-    if (PyType_Ready(&FillerType) < 0 || PyType_Ready(&BuildType) < 0) return NULL;
+    if (PyType_Ready(&BuildType) < 0) return NULL;
     REQUIRED = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type);
     BUILD_KEY = PyUnicode_InternFromString("__memhop_build__");
     INIT_KEY = PyUnicode_InternFromString("__init__");
@@ -354,8 +249,7 @@ PyMODINIT_FUNC PyInit__slots(void) {
     if (REQUIRED == NULL || BUILD_KEY == NULL || INIT_KEY == NULL || NEW_KEY == NULL) return NULL;
     PyObject *module = PyModule_Create(&slots_module);
     if (module == NULL) return NULL;
-    if (PyModule_AddObjectRef(module, "Filler", (PyObject *)&FillerType) < 0 ||
-        PyModule_AddObjectRef(module, "REQUIRED", REQUIRED) < 0) {
+    if (PyModule_AddObjectRef(module, "REQUIRED", REQUIRED) < 0) {
         Py_DECREF(module);
         return NULL;
     }
