@@ -24,7 +24,7 @@ from itertools import compress, islice, pairwise
 
 from memhop.intmap import IntMap
 from memhop.records import ArchiveKind, ArchiveRole, ArchiveSlot, SlotHeader
-from memhop.records.codes import ContentType, members_of
+from memhop.records.codes import KIND_UTTERANCE, ROLE_DREAM, ContentType, members_of
 
 __all__ = ["SlotRows", "no_pace"]
 
@@ -32,9 +32,6 @@ __all__ = ["SlotRows", "no_pace"]
 _KINDS = members_of(ArchiveKind)
 _TYPES = members_of(ContentType)
 _ROLES = members_of(ArchiveRole)
-# Read once: on 3.11 a member read from its enum class costs about four times a plain
-# class attribute (the enum metaclass's ``__getattr__`` hook), and every put asks.
-_DREAM, _UTTERANCE = ArchiveRole.DREAM, ArchiveKind.UTTERANCE
 _REPACK_MIN = 4096
 _PACE_EVERY = 256  # rows (or topics) between two calls of a build's ``pace``
 _CHUNK = 1024  # rows a build stores between two calls of ``pace`` (each row costs little)
@@ -48,7 +45,7 @@ def no_pace() -> None:
 
 def _is_summary(role: int, kind: int) -> bool:
     # Seq is not checked: what counts is the address, as a lookup by address sees it.
-    return role == _DREAM and kind == _UTTERANCE
+    return role == ROLE_DREAM and kind == KIND_UTTERANCE
 
 
 class SlotRows:

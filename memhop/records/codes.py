@@ -89,6 +89,13 @@ class AgentType(IntEnum):
     SUB = 1
 
 
+# The members the turn's hot path compares with and stores, read once: on 3.11 a member
+# read from its enum class goes through the enum metaclass's ``__getattr__`` hook (about
+# four times a plain class attribute), and a turn read two dozen.
+KIND_EVENT, KIND_UTTERANCE = ArchiveKind.EVENT, ArchiveKind.UTTERANCE
+ROLE_USER, ROLE_AGENT, ROLE_DREAM = ArchiveRole.USER, ArchiveRole.AGENT, ArchiveRole.DREAM
+TYPE_TEXT = ContentType.TEXT
+
 _MEMBERS: dict[type[IntEnum], dict[int, IntEnum]] = {}
 
 

@@ -19,7 +19,7 @@ from memhop.frozen import quick_init
 from memhop.layers import archive, codec, scene
 from memhop.layers.codec import Record
 from memhop.records import ArchiveKind, ArchiveRole, ArchiveSlot, ContentType, TopicSlot
-from memhop.records.codes import members_of
+from memhop.records.codes import KIND_EVENT, ROLE_DREAM, ROLE_USER, TYPE_TEXT, members_of
 
 MAX_EVENT_PAYLOAD_BYTES = 4 * 1024
 MAX_UTTERANCE_PAYLOAD_BYTES = 64 * 1024
@@ -32,11 +32,6 @@ _SPEAKERS = frozenset({ArchiveRole.USER, ArchiveRole.AGENT, ArchiveRole.SYSTEM})
 _KIND_OF = members_of(ArchiveKind)
 _TYPE_OF = members_of(ContentType)
 _ROLE_OF = members_of(ArchiveRole)
-# Members read once: on 3.11 a member read from its enum class costs about four times a
-# plain class attribute (the enum metaclass's ``__getattr__`` hook), a turn's writes
-# read these some twenty times.
-_EVENT, _DREAM = ArchiveKind.EVENT, ArchiveRole.DREAM
-_TEXT, _USER = ContentType.TEXT, ArchiveRole.USER
 
 
 def require_turn(ctx: DomainContext) -> OpenTurn:
@@ -94,7 +89,7 @@ class ContentInput:
             msg = "seq and node_seq must be non-negative and in range"
             raise InvalidQueryError(msg)
         size = len(self.event_type.encode()) + len(self.content.encode())
-        if kind == _EVENT:
+        if kind == KIND_EVENT:
             if self.event_type == "":
                 msg = "an event requires EventType"
                 raise InvalidQueryError(msg)
@@ -109,7 +104,7 @@ class ContentInput:
             msg = "an utterance hangs on no plan node"
             raise InvalidQueryError(msg)
         role = self.role
-        if role == _DREAM:
+        if role == ROLE_DREAM:
             msg = "an utterance speaks as user, agent or system"
             raise InvalidQueryError(msg)
         if role not in _SPEAKERS:
@@ -121,15 +116,15 @@ class ContentInput:
 
     def to_slot(self, id_hash: int, topic_id: int, seq: int) -> ArchiveSlot:
         """The record a validated input stores at ``id_hash``: ``content_id(topic_id, seq)``."""
-        event = self.kind == _EVENT
+        event = self.kind == KIND_EVENT
         # Stored as a read gives it back: a defined number as its enum member.
         return ArchiveSlot(
             id_hash=id_hash,
             kind=_KIND_OF[self.kind],
             seq=seq,
             # Events are not spoken: their role and type are fixed.
-            content_type=_TEXT if event else _TYPE_OF[self.content_type],
-            role=_USER if event else _ROLE_OF[self.role],
+            content_type=TYPE_TEXT if event else _TYPE_OF[self.content_type],
+            role=ROLE_USER if event else _ROLE_OF[self.role],
             topic_id=topic_id,
             event_type=self.event_type,
             node_seq=self.node_seq,
@@ -186,7 +181,7 @@ def _held(stored: Sequence[ArchiveSlot], mirrors: Mirrors) -> None:
 def append_archive(engine: Engine, ctx: DomainContext, item: ContentInput) -> int:
     """Append one record to the open turn and return its slot number."""
     turn = require_turn(ctx)
-    if item.kind == _EVENT and item.node_seq != 0:
+    if item.kind == KIND_EVENT and item.node_seq != 0:
         step = item.node_seq
         if not ctx.scene_mirrors(engine, turn.scene_id).plans.has_live_step(turn.topic_id, step):
             msg = f"the event names step {step}, which is not on this turn's plan tree"

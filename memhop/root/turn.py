@@ -22,20 +22,17 @@ from memhop.layers import graph, profile, scene, topic
 from memhop.records import (
     SEQ_AGENT,
     SEQ_USER,
-    ArchiveKind,
     ArchiveRole,
     ArchiveSlot,
     ProfileSlot,
     SceneSlot,
     TopicSlot,
 )
+from memhop.records.codes import KIND_EVENT, KIND_UTTERANCE, ROLE_AGENT, ROLE_USER
 from memhop.root.content import ContentInput, addressed, require_turn, write_addressed
 from memhop.root.provenance import Provenance, of_scene
 
 OUTCOME_EVENT = "turn_outcome"
-# Members read once (a member read from its enum class is slow on 3.11: root.content).
-_USER, _AGENT = ArchiveRole.USER, ArchiveRole.AGENT
-_EVENT, _UTTERANCE = ArchiveKind.EVENT, ArchiveKind.UTTERANCE
 _SPEAKER: dict[int, str] = {
     ArchiveRole.USER: "User",
     ArchiveRole.AGENT: "Assistant",
@@ -174,11 +171,11 @@ def _prior_scene(engine: Engine, ctx: DomainContext) -> SceneSlot | None:
 def _closing_records(user: str, agent: str, outcome: str, created_at: int) -> list[ContentInput]:
     items = []
     if user:
-        items.append(ContentInput(user, created_at, seq=SEQ_USER, role=_USER))
+        items.append(ContentInput(user, created_at, seq=SEQ_USER, role=ROLE_USER))
     if agent:
-        items.append(ContentInput(agent, created_at, seq=SEQ_AGENT, role=_AGENT))
+        items.append(ContentInput(agent, created_at, seq=SEQ_AGENT, role=ROLE_AGENT))
     if outcome:
-        items.append(ContentInput(outcome, created_at, kind=_EVENT, event_type=OUTCOME_EVENT))
+        items.append(ContentInput(outcome, created_at, kind=KIND_EVENT, event_type=OUTCOME_EVENT))
     return items
 
 
@@ -187,11 +184,13 @@ def _transcript(
 ) -> tuple[str, int, int]:
     """Render the turn's utterances in seq order, ``fresh`` (about to be written) over those
     stored at the same slots; return the text and the utterances' time bounds."""
-    said = [s for s in fresh if s.kind == _UTTERANCE]
+    said = [s for s in fresh if s.kind == KIND_UTTERANCE]
     written = {s.id_hash for s in fresh}
     others = [
         i
-        for i in ctx.scene_mirrors(engine, turn.scene_id).contents.ids_of(turn.topic_id, _UTTERANCE)
+        for i in ctx.scene_mirrors(engine, turn.scene_id).contents.ids_of(
+            turn.topic_id, KIND_UTTERANCE
+        )
         if i not in written
     ]
     if others:  # the host's own utterances besides the closing lines
