@@ -47,11 +47,15 @@ class _Memo(Generic[K, V]):
         return self._entries.get(key)
 
     def put(self, key: K, value: V) -> None:
-        with self._lock:
+        lock = self._lock
+        lock.acquire()  # not ``with``: on 3.11 that costs twice the two calls, twice a turn
+        try:
             entries = self._entries
             if key not in entries and len(entries) >= self._limit:
                 entries.pop(next(iter(entries)), None)
             entries[key] = value
+        finally:
+            lock.release()
 
     def clear(self) -> None:
         with self._lock:

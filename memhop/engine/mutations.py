@@ -52,7 +52,9 @@ class EngineMutations(EngineState):
         ``placements`` names each frame in ``blob``: (agent, id, type, offset
         within the blob). Compaction uses this to copy verified frames verbatim.
         """
-        with self._lock:
+        lock = self._lock
+        lock.acquire()  # not ``with``: see ``EngineReads.contains``
+        try:
             if not placements:
                 self._check_open()
                 return []
@@ -67,6 +69,8 @@ class EngineMutations(EngineState):
                 self._commits.apply_waiting()
                 self._live.put(base, placements)
             return [base + p[3] for p in placements]
+        finally:
+            lock.release()
 
     def load_frames(
         self, chunks: Iterable[bytes], index: Mapping[int, Mapping[int, int]], *, sync: bool = True
