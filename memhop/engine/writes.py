@@ -113,48 +113,14 @@ class LogWriter:
     # ---- frames ------------------------------------------------------------------------
 
     def append(self, data: bytes) -> int:
-        """Cut a tail snapshot, then append ``data`` (no fsync); return the offset where it starts.
-
-        The engine's commit schedule (``Commits``) decides when it is synced.
-        """
-        if self._snapshot_named:
-            self._trim_tail_snapshot()
-        base = self._file.size
-        self._write(data)
-        return base
-
-    def append_chunks(
-        self, chunks: Iterable[bytes], offsets: Mapping[int, Mapping[int, int]], *, sync: bool
-    ) -> None:
-        """Append ``chunks`` in order, checking that ``offsets`` all lie inside them.
-
-        If a chunk cannot be produced or written, or an offset is out of
-        bounds (CorruptionError), the file is cut back to where it was.
-        """
-        self._trim_tail_snapshot()
-        base = self._file.size
-        try:
-            for chunk in chunks:
-                self._write(chunk)
-            end = self._file.size
-            spans = [ids.values() for ids in offsets.values() if ids]
-            if spans and not (base <= min(map(min, spans)) and max(map(max, spans)) < end):
-                msg = f"load_frames: an index offset lies outside the frames [{base}, {end})"
-                raise CorruptionError(msg)
-        except BaseException:
-            if self.failure is None:  # the chunks or the index failed, not the disk
-                with self.fatal_io():
-                    self._file.truncate(base)
-                self.record_end = base
-            raise
-        if sync and end > base:
-            self.sync()
-
-    def _write(self, data: bytes) -> None:
-        """Append ``data`` at the file end, without an fsync.
+        """Cut a tail snapshot, then append ``data`` at the file end (no fsync); return the
+        offset where it starts. The engine's commit schedule (``Commits``) decides when it
+        is synced.
 
         On failure the file is cut back to where it was and writes are refused.
         """
+        if self._snapshot_named:
+            self._trim_tail_snapshot()
         start = self._file.size
         try:
             self._file.write_at(start, data)
@@ -170,6 +136,34 @@ class LogWriter:
         # Frames now in the file must not sit past the record end if their fsync
         # fails and a later checkpoint records it.
         self.record_end = self._file.size
+        return start
+
+    def append_chunks(
+        self, chunks: Iterable[bytes], offsets: Mapping[int, Mapping[int, int]], *, sync: bool
+    ) -> None:
+        """Append ``chunks`` in order, checking that ``offsets`` all lie inside them.
+
+        If a chunk cannot be produced or written, or an offset is out of
+        bounds (CorruptionError), the file is cut back to where it was.
+        """
+        self._trim_tail_snapshot()
+        base = self._file.size
+        try:
+            for chunk in chunks:
+                self.append(chunk)  # the snapshot is cut already: each lands at the end
+            end = self._file.size
+            spans = [ids.values() for ids in offsets.values() if ids]
+            if spans and not (base <= min(map(min, spans)) and max(map(max, spans)) < end):
+                msg = f"load_frames: an index offset lies outside the frames [{base}, {end})"
+                raise CorruptionError(msg)
+        except BaseException:
+            if self.failure is None:  # the chunks or the index failed, not the disk
+                with self.fatal_io():
+                    self._file.truncate(base)
+                self.record_end = base
+            raise
+        if sync and end > base:
+            self.sync()
 
     def sync(self, what: str = "sync") -> None:
         """Fsync the file; a failure refuses later writes. Safe without the engine lock."""
