@@ -29,13 +29,23 @@ from memhop.errors import ClosedError, StorageIOError
 from memhop.frozen import quick_init
 
 
-class _Mode(threading.local):
+@dataclass(slots=True)
+class _Mode:
     """One thread's modes: how deep in ``group``/``deferred``/``held`` blocks, what it owes."""
 
-    group = 0
-    deferred = 0
-    held = 0
-    owed = 0  # the end of the last write a group block has yet to make durable
+    group: int = 0
+    deferred: int = 0
+    held: int = 0
+    owed: int = 0  # the end of the last write a group block has yet to make durable
+
+
+class _ThreadModes(threading.local):
+    """Each thread's ``_Mode``, made on the thread's first use. Its fields are read from a
+    plain object: each read of a thread-local attribute finds the thread's own dict first,
+    and a write read three."""
+
+    def __init__(self) -> None:
+        self.mode = _Mode()
 
 
 @quick_init
@@ -44,14 +54,15 @@ class _Group:
     """``Commits.group()``: a class, not a generator, and built in C (``quick_init``),
     since every turn enters one."""
 
+    _threads: _ThreadModes
     _commits: Commits
 
     def __enter__(self) -> None:
-        self._commits.mode.group += 1
+        self._threads.mode.group += 1
 
     def __exit__(self, *_: object) -> None:
         # Runs when the block raises too: what it wrote is made durable either way.
-        mode = self._commits.mode
+        mode = self._threads.mode
         mode.group -= 1
         if not mode.group and mode.owed:
             owed, mode.owed = mode.owed, 0
@@ -63,14 +74,16 @@ class _Group:
 class _Counted:
     """A per-thread depth counter as a context (``deferred()``, ``held()``)."""
 
-    _mode: _Mode
+    _threads: _ThreadModes
     _name: str
 
     def __enter__(self) -> None:
-        setattr(self._mode, self._name, getattr(self._mode, self._name) + 1)
+        mode = self._threads.mode
+        setattr(mode, self._name, getattr(mode, self._name) + 1)
 
     def __exit__(self, *_: object) -> None:
-        setattr(self._mode, self._name, getattr(self._mode, self._name) - 1)
+        mode = self._threads.mode
+        setattr(mode, self._name, getattr(mode, self._name) - 1)
 
 
 class Commits:
@@ -88,7 +101,7 @@ class Commits:
         self._leading = False
         self._closed = False
         self._waiting: deque[tuple[int, Callable[[], None]]] = deque()
-        self.mode = _Mode()
+        self._threads = _ThreadModes()
 
     # ---- per-thread modes ---------------------------------------------------------------
 
@@ -98,7 +111,7 @@ class Commits:
         The exit syncs even when the block raises, so what was written before a
         failure is as durable as if each write had synced.
         """
-        return _Group(self)
+        return _Group(self._threads, self)
 
     def settle_group(self, owed: int) -> None:
         """Make a group block's writes durable, up to the end of its last one."""
@@ -107,11 +120,11 @@ class Commits:
 
     def deferred(self) -> AbstractContextManager[None]:
         """Let this thread's writes in the block return without an fsync of their own."""
-        return _Counted(self.mode, "deferred")
+        return _Counted(self._threads, "deferred")
 
     def held(self) -> AbstractContextManager[None]:
         """Mark the engine lock as held across calls (``Engine.exclusive``): syncs stay inline."""
-        return _Counted(self.mode, "held")
+        return _Counted(self._threads, "held")
 
     # ---- the write path -----------------------------------------------------------------
 
@@ -122,7 +135,7 @@ class Commits:
         fsync comes later. StorageIOError when the fsync fails (the change is
         then never applied, and the writer refuses later writes).
         """
-        mode = self.mode
+        mode = self._threads.mode
         if mode.group or mode.deferred:
             self.apply_waiting()
             apply()
@@ -131,12 +144,15 @@ class Commits:
             return
         waiting = self._waiting
         waiting.append((end, apply))
-        self.wait_durable(end, what)
+        self.wait_durable(end, what, mode)
         if waiting:  # an fsync made before this write's bytes may already have covered them
             self.apply_waiting(self._file.durable_end)
 
-    def wait_durable(self, end: int, what: str) -> None:
-        """Return once the file is durable up to ``end``, leading an fsync if none is in flight."""
+    def wait_durable(self, end: int, what: str, mode: _Mode | None = None) -> None:
+        """Return once the file is durable up to ``end``, leading an fsync if none is in flight
+        (``mode``: this thread's, when the caller has it)."""
+        if mode is None:
+            mode = self._threads.mode
         while self._file.durable_end < end:
             if self._closed:
                 msg = "engine is closed"
@@ -145,7 +161,7 @@ class Commits:
             if failure is not None:
                 msg = f"{what}: an earlier fsync failed, so this write is not durable"
                 raise StorageIOError(msg) from failure
-            if self.mode.held:
+            if mode.held:
                 self._sync_holding_lock(what)
             elif self._leading:
                 self._sleepers += 1
