@@ -107,6 +107,7 @@ def test_derived_id_families_are_injective() -> None:
 @given(st.integers(min_value=1, max_value=2**64 - 1))
 def test_format_then_parse_round_trips(value: int) -> None:
     text = ids.format_id(value)
+    assert text == f"{value:016x}"  # the surface form, spelt as a format spec
     assert len(text) == 16
     assert text == text.lower()
     assert ids.parse_id(text) == value
@@ -144,3 +145,4 @@ def test_parse_refuses_malformed_ids_with_invalid_query(text: str, fragment: str
     assert "scene_id" in str(info.value)
     assert repr(text) in str(info.value)
     assert info.value.code == 1003
+
