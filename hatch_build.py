@@ -3,8 +3,9 @@
 The wheel (and an editable install, in place) gets each compiled module when the
 interpreter's C compiler works: ``memhop.index._bm25`` (recall's ranking),
 ``memhop.intmap._core`` (the id maps' reads and puts), ``memhop.records._json`` (the
-payloads a turn writes), ``memhop.engine._frames`` (a write's frames) and
-``memhop._slots`` (frozen records and named tuples built when their class is called). Otherwise
+payloads a turn writes), ``memhop.engine._frames`` (a write's frames),
+``memhop._slots`` (frozen records and named tuples built when their class is called) and
+``memhop._ids`` (the ids of namespaced pairs, a record's on every write). Otherwise
 the build goes on pure Python, and memhop gives the same answers from its Python code,
 slower.
 ``MEMHOP_NO_KERNEL=1`` skips the compiler on purpose.
@@ -31,6 +32,7 @@ KERNELS = {
     Path("memhop") / "records" / "_json.c": "a turn's payloads are written in Python",
     Path("memhop") / "engine" / "_frames.c": "a write's frames are encoded in Python",
     Path("memhop") / "_slots.c": "frozen records are built through their __init__",
+    Path("memhop") / "_ids.c": "record ids are derived in Python",
 }
 # No fused multiply-add: the ranking kernel's sums must equal Python's bit for bit.
 FLAGS = ["-O2", "-fPIC", "-ffp-contract=off"]

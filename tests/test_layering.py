@@ -98,7 +98,7 @@ ALLOWED: dict[str, set[str]] = {
     "memhop.llm": {"memhop.errors", "memhop.config", "memhop.text", "memhop.frozen"},
     "memhop.text": set(),
     "memhop.records": {"memhop.errors", "memhop.render", "memhop.frozen"},  # the shape base
-    "memhop.ids": {"memhop.errors"},
+    "memhop.ids": {"memhop.errors", "memhop._ids"},
     "memhop.config": {"memhop.errors"},
     "memhop.engine": {"memhop.errors", "memhop.intmap", "memhop.frozen"},
     "memhop.intmap": set(),

@@ -22,6 +22,7 @@ COMPILED_PARTS = (
     "memhop.records._json",
     "memhop._slots",
     "memhop.engine._frames",
+    "memhop._ids",
 )
 
 SESSION = """
