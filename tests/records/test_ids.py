@@ -145,4 +145,3 @@ def test_parse_refuses_malformed_ids_with_invalid_query(text: str, fragment: str
     assert "scene_id" in str(info.value)
     assert repr(text) in str(info.value)
     assert info.value.code == 1003
-

@@ -53,7 +53,8 @@ def test_the_hash_is_xxhash64_of_the_utf8_text() -> None:
     # Pinned by the library xxHash ships (a control that the reference itself is the spec's).
     assert pair_id("content:", 1, 1) == xxhash.xxh64_intdigest(b"content:1:1")
     assert ids.format_id(pair_id("turn:", 1, 1)) == "66b253e8270de962"  # storage.md §5
-    assert pair_id("é:", 2**64 - 1, 0) == xxhash.xxh64_intdigest("é:18446744073709551615:0".encode())
+    wide = "é:18446744073709551615:0".encode()
+    assert pair_id("é:", 2**64 - 1, 0) == xxhash.xxh64_intdigest(wide)
 
 
 def test_bad_calls_are_refused_as_a_python_function_would_refuse_them() -> None:
