@@ -31,8 +31,8 @@ class EngineMutations(EngineState):
 
     def write(self, agent_id: int, rec_type: int, id_hash: int, payload: bytes) -> int:
         """Append one record durably; return its frame offset."""
-        frame = encode_frame(agent_id, rec_type, 0, id_hash, payload)
-        return self.append_frames(frame, [(agent_id, id_hash, rec_type, 0)])[0]
+        # A batch of one: its frame is encoded by the batch encoder (in C where built).
+        return self.write_batch([RecordEntry(agent_id, rec_type, id_hash, payload)])[0]
 
     def write_batch(self, entries: Sequence[RecordEntry], *, sync: bool = True) -> list[int]:
         """Append records with one write and one fsync; later duplicates win.
