@@ -218,8 +218,9 @@ class Commits:
 
         Without ``upto``, all of them: a write that must be seen at once comes after them.
         """
-        while self._waiting and self._waiting[0][0] <= upto:
-            self._waiting.popleft()[1]()
+        waiting = self._waiting
+        while waiting and waiting[0][0] <= upto:
+            waiting.popleft()[1]()
 
     def drain(self) -> None:
         """Make every waiting write durable and applied, with no fsync left in flight.

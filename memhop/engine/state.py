@@ -100,8 +100,10 @@ class EngineState:
         return not (self._unread_from or self._log.failure is not None or self._log.exhausted)
 
     def _check_writable(self) -> None:
-        # One test on every write's path; the refusal says which rule refused.
-        if self._closed or not self.writable:
+        # One test on every write's path, ``writable``'s spelt out (a property's call costs
+        # as much as the test again); the refusal says which rule refused.
+        log = self._log
+        if self._closed or self._unread_from or log.failure is not None or log.exhausted:
             self._refuse_write()
 
     def _refuse_write(self) -> None:
