@@ -101,8 +101,7 @@ class L4Index(SlotRows):
         seqs, lower = self._seq, self._next
         top = self._top.get(topic_id)
         if top is None or seqs[top] < seq:  # the usual write: a new highest slot
-            at = self._append_row(entry)
-            lower[at] = 0 if top is None else top + 1
+            at = self._append_row(entry, 0 if top is None else top + 1)
             self._top.put(topic_id, at)
         else:
             # Walk down from the top to the first row below the slot: a turn's lines
@@ -114,8 +113,7 @@ class L4Index(SlotRows):
                 # Only a payload naming a foreign id gets here: keep one entry per address.
                 self._dropped(below)
                 below = lower[below] - 1
-            at = self._append_row(entry)
-            lower[at] = below + 1  # 0 ends the chain
+            at = self._append_row(entry, below + 1)  # 0 ends the chain
             if above < 0:
                 self._top.put(topic_id, at)
             else:

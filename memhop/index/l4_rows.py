@@ -153,7 +153,8 @@ class SlotRows:
 
     # ---- rows --------------------------------------------------------------------------
 
-    def _append_row(self, row: SlotHeader | ArchiveSlot) -> int:
+    def _append_row(self, row: SlotHeader | ArchiveSlot, lower: int) -> int:
+        """Store ``row`` last, its chain link ``lower`` (its next lower row + 1; 0 ends it)."""
         at = len(self._ids)
         self._ids.append(row.id_hash)
         self._topic.append(row.topic_id)
@@ -163,7 +164,7 @@ class SlotRows:
         self._role.append(row.role)
         self._node.append(row.node_seq)
         self._created.append(row.created_at)
-        self._next.append(0)
+        self._next.append(lower)
         return at
 
     def _ref(self, at: int) -> SlotHeader:
