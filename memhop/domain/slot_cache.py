@@ -44,11 +44,15 @@ class SlotCache:
     def __len__(self) -> int:
         return len(self._slots)
 
-    def record(self, engine: Engine, agent_id: int, id_hash: int, read: Callable[[], R]) -> R:
-        """Return ``read()``, the decoded record at ``id_hash``, reusing it while its frame stays.
+    def record(
+        self, engine: Engine, agent_id: int, id_hash: int, read: Callable[[Engine, int, int], R]
+    ) -> R:
+        """Return ``read(engine, agent_id, id_hash)``, the decoded record at ``id_hash``,
+        reusing it while its frame stays.
 
         For the few other records a turn reads every time (the profile, its
         scene). An absent record is read every time (``read`` answers for it).
+        A reader, not a closure: a turn asks three times.
         """
         offset = engine.offset_of(agent_id, id_hash)
         held = self._records.get(id_hash)
@@ -56,7 +60,7 @@ class SlotCache:
             self._records.move_to_end(id_hash)
             kept: R = held[1]  # stored by a reader of this id
             return kept
-        value = read()
+        value = read(engine, agent_id, id_hash)
         # Kept only if nothing moved the record while it was read.
         if (
             value is not None
@@ -66,11 +70,10 @@ class SlotCache:
             self._hold(id_hash, offset, value)
         return value
 
-    def keep(self, engine: Engine, agent_id: int, id_hash: int, value: object) -> None:
-        """Keep a record just written, for ``record``'s next read of it."""
-        offset = engine.offset_of(agent_id, id_hash)
-        if offset is not None:
-            self._hold(id_hash, offset, value)
+    def keep_at(self, id_hash: int, offset: int, value: object) -> None:
+        """Keep a record just written at ``offset`` (the write's own answer), for
+        ``record``'s next read of it."""
+        self._hold(id_hash, offset, value)
 
     def _hold(self, id_hash: int, offset: int, value: object) -> None:
         self._records[id_hash] = (offset, value)

@@ -74,9 +74,9 @@ def read_optional(engine: Engine, agent_id: int, id_hash: int, cls: type[R]) -> 
         return None
 
 
-def write(engine: Engine, agent_id: int, id_hash: int, record: Record) -> None:
-    """Write (or overwrite) one record durably."""
-    engine.write(agent_id, record.RECORD_TYPE, id_hash, record.to_json())
+def write(engine: Engine, agent_id: int, id_hash: int, record: Record) -> int:
+    """Write (or overwrite) one record durably; return its frame offset."""
+    return engine.write(agent_id, record.RECORD_TYPE, id_hash, record.to_json())
 
 
 def write_many(engine: Engine, agent_id: int, records: Sequence[tuple[int, Record]]) -> list[int]:

@@ -73,12 +73,13 @@ def get_scene_optional(engine: Engine, agent_id: int, scene_id: int) -> SceneSlo
     return codec.read_optional(engine, agent_id, scene_id, SceneSlot)
 
 
-def put_scene(engine: Engine, agent_id: int, scene: SceneSlot) -> None:
-    """Write the scene at its ``scene_id`` durably; id 0 is reserved (InvalidQueryError)."""
+def put_scene(engine: Engine, agent_id: int, scene: SceneSlot) -> int:
+    """Write the scene at its ``scene_id`` durably and return its frame offset; id 0 is
+    reserved (InvalidQueryError)."""
     if scene.scene_id == 0:
         msg = "scene id 0000000000000000 is reserved"
         raise InvalidQueryError(msg)
-    codec.write(engine, agent_id, scene.scene_id, scene)
+    return codec.write(engine, agent_id, scene.scene_id, scene)
 
 
 def scene_ids(engine: Engine, agent_id: int) -> list[int]:

@@ -69,12 +69,13 @@ def current_scene(engine: Engine, ctx: DomainContext) -> SceneSlot | None:
 
 def _scene(engine: Engine, ctx: DomainContext, scene_id: int) -> SceneSlot | None:
     """The scene, or None; decoded once while its record stays where it is."""
-    return ctx.slots.record(
-        engine,
-        ctx.agent_id,
-        scene_id,
-        lambda: scene.get_scene_optional(engine, ctx.agent_id, scene_id),
-    )
+    return ctx.slots.record(engine, ctx.agent_id, scene_id, scene.get_scene_optional)
+
+
+def _profile(engine: Engine, agent_id: int, _id_hash: int) -> ProfileSlot:
+    """The profile, as ``SlotCache.record`` reads a record (its id is the same in every
+    domain)."""
+    return profile.profile_or_empty(engine, agent_id)
 
 
 def _require_graph(engine: Engine, l3_id: int) -> None:
@@ -106,9 +107,7 @@ def _resolve_scene(
                 " created (use update_scene to re-anchor)"
             )
             raise InvalidQueryError(msg)
-        return ctx.slots.record(
-            engine, ctx.agent_id, scene_id, lambda: scene.get_scene(engine, ctx.agent_id, scene_id)
-        )
+        return ctx.slots.record(engine, ctx.agent_id, scene_id, scene.get_scene)
     held = None if new_scene else prior if prior is not None else current_scene(engine, ctx)
     if held is not None:
         if l3_id:
@@ -140,14 +139,9 @@ def search(
     if new_topic == 0:
         msg = "the turn key hashes to zero; the turn was not opened"
         raise CorruptionError(msg)
-    scene.put_scene(engine, ctx.agent_id, opened)
-    ctx.slots.keep(engine, ctx.agent_id, opened.scene_id, opened)  # update reads it back
-    stored = ctx.slots.record(
-        engine,
-        ctx.agent_id,
-        ids.profile_id(),
-        lambda: profile.profile_or_empty(engine, ctx.agent_id),
-    )
+    at = scene.put_scene(engine, ctx.agent_id, opened)
+    ctx.slots.keep_at(opened.scene_id, at, opened)  # update reads it back
+    stored = ctx.slots.record(engine, ctx.agent_id, ids.profile_id(), _profile)
     ctx.current_scene = opened.scene_id
     ctx.open_turn = OpenTurn(opened.scene_id, opened.turn_seq, new_topic)
     mirrors = ctx.scene_mirrors(engine, opened.scene_id)

@@ -81,3 +81,31 @@ def test_a_damaged_record_is_left_out_and_counted(meh_path: str) -> None:
     with pytest.raises(CRCMismatchError, match=f"at offset {offset}"):
         engine.read(0, ids[1])  # the record itself still says what is wrong
     engine.close()
+
+
+def test_a_record_is_read_once_while_its_frame_stays_and_a_kept_write_is_not_read(
+    meh_path: str,
+) -> None:
+    """``record`` calls its reader again only once the record moved; ``keep_at`` stores a
+    write's value at the offset the write answered, so no reader runs for it."""
+    engine = create_engine(meh_path)
+    cache = SlotCache()
+    reads: list[int] = []
+
+    def read(eng: Engine, agent_id: int, id_hash: int) -> str:
+        reads.append(id_hash)
+        (slot,) = archive.read_contents(eng, agent_id, [id_hash])
+        return slot.content
+
+    (first,) = _write(engine, _slot(1, "one"))
+    assert cache.record(engine, 0, first, read) == "one"
+    assert cache.record(engine, 0, first, read) == "one"
+    assert reads == [first]  # the second answer was the kept one
+    _write(engine, _slot(1, "one, edited"))
+    assert cache.record(engine, 0, first, read) == "one, edited"
+    assert reads == [first, first]  # control: a moved record is read again
+    at = engine.write(0, 1, 4242, b"{}")
+    cache.keep_at(4242, at, "kept")
+    assert cache.record(engine, 0, 4242, read) == "kept"
+    assert reads == [first, first]
+    engine.close()
