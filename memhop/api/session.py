@@ -118,7 +118,7 @@ class Session(PlanFace, GraphFace, DreamFace, AdminFace):
         again is a replay. LLMError if the model fails; the lines stay stored
         and the turn stays open for a retry.
         """
-        row = self._ops.write_turn(
+        row = self._ops.on_scene(
             turn.update,
             _args.text(input, "input", None),  # the lines' cap is the record budget
             _args.text(output, "output", None),
@@ -135,7 +135,7 @@ class Session(PlanFace, GraphFace, DreamFace, AdminFace):
         The pure read: no turn opened, nothing written. A domain that never had
         a scene answers an empty context; a named missing scene is NotFoundError.
         """
-        view = self._ops.read_scene(reads.scene_context, _args.scene_ref(scene_id))
+        view = self._ops.on_scene(reads.scene_context, _args.scene_ref(scene_id))
         return _mapping.scene_context(view.name, view.rows)
 
     def list_scenes(self, l3_id: str = "") -> list[SceneSlot]:

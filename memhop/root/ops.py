@@ -60,13 +60,14 @@ class AgentOps:
                 engine.sync()
             return opened
 
-    def read_scene(
+    def on_scene(
         self,
         op: Callable[Concatenate[Engine, DomainContext, P], R],
         *args: P.args,
         **kwargs: P.kwargs,
     ) -> R:
-        """``run`` a read of one scene, which a warm domain answers before its build ends."""
+        """``run`` a read of one scene or a write to its open turn, which a warm domain
+        answers (takes) before its build ends."""
         with self.root.domain(self.agent_id, scene_op=True) as ctx:
             return op(self.root.engine, ctx, *args, **kwargs)
 
@@ -76,29 +77,11 @@ class AgentOps:
         *args: P.args,
         **kwargs: P.kwargs,
     ) -> R:
-        """``write_turn``; with durability "turn" without an fsync (``update`` makes it)."""
-        deferred = self.root.defaults.durability == "turn"
-        return self._on_open_turn(deferred, op, *args, **kwargs)
-
-    def write_turn(
-        self,
-        op: Callable[Concatenate[Engine, DomainContext, P], R],
-        *args: P.args,
-        **kwargs: P.kwargs,
-    ) -> R:
-        """``run`` a write to the open turn, which a warm domain takes before its build ends."""
-        return self._on_open_turn(False, op, *args, **kwargs)
-
-    def _on_open_turn(
-        self,
-        deferred: bool,
-        op: Callable[Concatenate[Engine, DomainContext, P], R],
-        *args: P.args,
-        **kwargs: P.kwargs,
-    ) -> R:
+        """``on_scene`` for a host's write to the open turn: with durability "turn"
+        without an fsync of its own (``update`` makes it)."""
         with self.root.domain(self.agent_id, scene_op=True) as ctx:
             engine = self.root.engine
-            if not deferred:
+            if self.root.defaults.durability != "turn":
                 return op(engine, ctx, *args, **kwargs)
             with engine.deferred():
                 return op(engine, ctx, *args, **kwargs)

@@ -95,7 +95,7 @@ def _let_go(engine: Engine, ctx: DomainContext) -> None:
 
 def _in_steps(ops: AgentOps, query: RecallQuery) -> list[RecallFound]:
     ops.prepare_recall()  # the saved state's decode holds no lock: turns go on meanwhile
-    found = ops.read_scene(_recall_now, query)
+    found = ops.on_scene(_recall_now, query)
     if found is not None:
         return found
     while not ops.run(build_step):
