@@ -42,6 +42,14 @@ def require_turn(ctx: DomainContext) -> OpenTurn:
     return ctx.open_turn
 
 
+def check_created(created_at: int) -> None:
+    """Refuse a record's time unless it is positive milliseconds (``validate``'s rule)."""
+    if created_at <= 0:
+        msg = "a positive timestamp is required"
+        raise InvalidQueryError(msg)
+    check_ms(created_at)
+
+
 def check_ms(value: int, what: str = "created_at") -> None:
     """Refuse a timestamp in the seconds or microseconds band (0 is the caller's business)."""
     if 1_000_000_000 <= value < 100_000_000_000 or value > 100_000_000_000_000:
@@ -77,25 +85,18 @@ class ContentInput:
         if self.content == "":
             msg = "content is required"
             raise InvalidQueryError(msg)
-        created = self.created_at
-        if created <= 0:
-            msg = "a positive timestamp is required"
-            raise InvalidQueryError(msg)
-        check_ms(created)
+        check_created(self.created_at)
         if self.content_type not in _CONTENT_TYPES:
             msg = f"undefined content type {self.content_type}"
             raise InvalidQueryError(msg)
         if self.seq < 0 or self.seq >= 2**64 or not 0 <= self.node_seq < 2**32:
             msg = "seq and node_seq must be non-negative and in range"
             raise InvalidQueryError(msg)
-        size = len(self.event_type.encode()) + len(self.content.encode())
         if kind == KIND_EVENT:
             if self.event_type == "":
                 msg = "an event requires EventType"
                 raise InvalidQueryError(msg)
-            if size > MAX_EVENT_PAYLOAD_BYTES:
-                msg = f"event of {size} bytes exceeds the {MAX_EVENT_PAYLOAD_BYTES}-byte budget"
-                raise InvalidQueryError(msg)
+            self.check_budget()
             return
         if self.event_type != "":
             msg = "an utterance carries no EventType"
@@ -110,7 +111,17 @@ class ContentInput:
         if role not in _SPEAKERS:
             msg = f"undefined content role {role}"
             raise InvalidQueryError(msg)
-        if size > MAX_UTTERANCE_PAYLOAD_BYTES:
+        self.check_budget()
+
+    def check_budget(self) -> None:
+        """Refuse a payload over its kind's budget (the last rule of ``validate``, and the
+        only one a turn's closing lines, made whole by ``update``, can break but the time)."""
+        size = len(self.event_type.encode()) + len(self.content.encode())
+        if self.kind == KIND_EVENT:
+            if size > MAX_EVENT_PAYLOAD_BYTES:
+                msg = f"event of {size} bytes exceeds the {MAX_EVENT_PAYLOAD_BYTES}-byte budget"
+                raise InvalidQueryError(msg)
+        elif size > MAX_UTTERANCE_PAYLOAD_BYTES:
             msg = f"utterance of {size} bytes exceeds the {MAX_UTTERANCE_PAYLOAD_BYTES}-byte budget"
             raise InvalidQueryError(msg)
 

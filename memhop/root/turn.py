@@ -29,7 +29,13 @@ from memhop.records import (
     TopicSlot,
 )
 from memhop.records.codes import KIND_EVENT, KIND_UTTERANCE, ROLE_AGENT, ROLE_USER
-from memhop.root.content import ContentInput, addressed, require_turn, write_addressed
+from memhop.root.content import (
+    ContentInput,
+    addressed,
+    check_created,
+    require_turn,
+    write_addressed,
+)
 from memhop.root.provenance import Provenance, of_scene
 
 OUTCOME_EVENT = "turn_outcome"
@@ -237,8 +243,11 @@ def update(
     if not items:
         msg = "a turn closes with an input, an output or an outcome"
         raise InvalidQueryError(msg)
+    # The lines are made whole here from what the face checked (a text, a role, a slot):
+    # what is left to check is the time, once, and each line's budget.
+    check_created(created_at)
     for item in items:
-        item.validate()
+        item.check_budget()
     slots = addressed(engine, ctx, turn, items)
     try:
         row = _settle(engine, ctx, turn, slots)
