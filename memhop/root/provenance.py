@@ -71,6 +71,8 @@ def of_scene(topics: L2Meta, contents: L4Index, scene_id: int) -> dict[int, Prov
     """
     children = topics.children_in_scene(scene_id)
     summarised = contents.summarised_topics()
+    if not children and summarised is not None and not summarised:
+        return {}  # no parent in the scene, no summary in the domain: no dream row (the usual)
     if summarised is None:  # a summary at a foreign address: look every row up
         candidates = [t.id for t in topics.topics_of_scene(scene_id)]
     else:
