@@ -334,6 +334,8 @@ class L2Meta:
             if packed is None:
                 return {}
             held = SceneRows.of(packed.rows())  # read once: the scene stays packed
+        if not held.kids:  # no row of the scene names a parent (the usual scene)
+            return {}
         rows = held.rows
         return {p: [rows[k] for k in kids] for p, kids in held.kids.items() if p in rows}
 
