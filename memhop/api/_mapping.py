@@ -18,7 +18,7 @@ Traps:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 import memhop.records as rec
 from memhop.api.results import (
@@ -131,18 +131,21 @@ class ProvenanceLike(Protocol):
     def grounding(self) -> float | None: ...
 
 
-def _provenance(made_by: ProvenanceLike | None) -> dict[str, Any]:
+# A row with no provenance given: a turn row (the result classes' own defaults).
+_TURN_ROW: tuple[str, tuple[str, ...], float | None] = ("turn", (), None)
+
+
+def _provenance(made_by: ProvenanceLike | None) -> tuple[str, tuple[str, ...], float | None]:
+    """(origin, derived_from, grounding) of a row, passed by name: a ``**`` of a dict
+    costs a call by dict, and a turn maps a row."""
     if made_by is None:
-        return {}
-    return {
-        "origin": made_by.origin,
-        "derived_from": hexes(made_by.derived_from),
-        "grounding": made_by.grounding,
-    }
+        return _TURN_ROW
+    return made_by.origin, hexes(made_by.derived_from), made_by.grounding
 
 
 def topic_slot(topic: rec.TopicSlot, made_by: ProvenanceLike | None = None) -> TopicSlot:
     """A topic row; a root keeps ``parent_id`` None; no ``made_by`` reads as a turn row."""
+    origin, derived_from, grounding = _provenance(made_by)
     return TopicSlot(
         id=format_id(topic.id),
         scene_id=format_id(topic.scene_id),
@@ -152,7 +155,9 @@ def topic_slot(topic: rec.TopicSlot, made_by: ProvenanceLike | None = None) -> T
         fused_keywords=topic.fused_keywords,
         user_timestamp=topic.user_timestamp,
         agent_timestamp=topic.agent_timestamp,
-        **_provenance(made_by),
+        origin=origin,
+        derived_from=derived_from,
+        grounding=grounding,
     )
 
 
@@ -174,6 +179,7 @@ def scene_context_topic(
     made_by: ProvenanceLike | None = None,
 ) -> SceneContextTopic:
     """A listing row: the topic's utterances in seq order; its events are never listed."""
+    origin, derived_from, grounding = _provenance(made_by)
     utterances = sorted(
         (c for c in contents if c.kind == ArchiveKind.UTTERANCE), key=lambda c: c.seq
     )
@@ -186,7 +192,9 @@ def scene_context_topic(
         child_count=child_count,
         user_timestamp=topic.user_timestamp,
         agent_timestamp=topic.agent_timestamp,
-        **_provenance(made_by),
+        origin=origin,
+        derived_from=derived_from,
+        grounding=grounding,
     )
 
 
@@ -322,6 +330,7 @@ class FoundLike(Protocol):
 
 def recall_hit(found: FoundLike) -> RecallHit:
     """A recall answer; the zero scene id (an event of no listed turn) reads as ""."""
+    origin, derived_from, grounding = _provenance(found.provenance)
     return RecallHit(
         scene_id=format_id(found.scene_id) if found.scene_id else "",
         topic_id=format_id(found.topic_id),
@@ -330,5 +339,7 @@ def recall_hit(found: FoundLike) -> RecallHit:
         keywords=tuple(found.keywords),
         text=found.text,
         event_type=found.event.event_type if found.event is not None else "",
-        **_provenance(found.provenance),
+        origin=origin,
+        derived_from=derived_from,
+        grounding=grounding,
     )

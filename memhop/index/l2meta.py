@@ -137,9 +137,10 @@ class L2Meta:
 
         Returns the row as held (equal to ``topic``; its keywords may be pooled copies).
         """
-        self.journal.note(topic.id)
-        self.l1_journal.note(topic.id)
-        self.retention_journal.note(topic.id)
+        # Each journal asked first: one that nobody watches yet (the usual) costs no call.
+        for journal in (self.journal, self.l1_journal, self.retention_journal):
+            if journal.watching:
+                journal.note(topic.id)
         topic = self._pooled(topic)
         old_scene = self._scene_of.get(topic.id)
         if old_scene is not None:
@@ -151,7 +152,8 @@ class L2Meta:
         if held is None:
             held = self._hot[topic.scene_id] = SceneRows()
         held.add(topic)
-        self._cool()
+        if len(self._hot) > self._hot_max:
+            self._cool()
         return topic
 
     def remove(self, ids: Iterable[int]) -> int:
