@@ -8,9 +8,10 @@ beside the sqlite3 memory table doing the same turns. At each checkpoint the nex
 medians printed: how much of a turn's cost grows with what the memory holds.
 
 The same run is repeated in a child process with memhop's compiled parts hidden from the
-import (the id maps' core, the payload writers, the frame encoder, the slot filler), as on
-an install without a C compiler, so one run shows both. Written to docs/performance.md by hand, not
-by this script. Data: LoCoMo conversation 26 (Maharana et al., 2024), cycled.
+import (the id maps' core, the payload writers, the frame encoder, the record builds, the
+pair ids), as on an install without a C compiler, so one run shows both. Written to
+docs/performance.md by hand, not by this script. Data: LoCoMo conversation 26 (Maharana
+et al., 2024), cycled.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ COMPILED_PARTS = (
     "memhop.records._json",
     "memhop.engine._frames",
     "memhop._slots",
+    "memhop._ids",
 )
 PURE_PYTHON = "--pure-python" in sys.argv
 if PURE_PYTHON:  # before memhop is imported: each part then runs its Python code

@@ -35,6 +35,7 @@ KERNELS = (
     "memhop/records/_json",
     "memhop/engine/_frames",
     "memhop/_slots",
+    "memhop/_ids",
 )
 KERNEL_REQUIRED = os.environ.get("MEMHOP_REQUIRE_KERNEL") == "1"
 EXTRAS = {"mcp", "notebook"}  # the extras the docs tell users to install
