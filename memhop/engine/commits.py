@@ -40,9 +40,9 @@ class _Mode:
 
 
 class _ThreadModes(threading.local):
-    """Each thread's ``_Mode``, made on the thread's first use. Its fields are read from a
-    plain object: each read of a thread-local attribute finds the thread's own dict first,
-    and a write read three."""
+    """Each thread's ``_Mode``, made on the thread's first use. A write reads the modes
+    once through the thread-local and then from a plain object: each read of a
+    thread-local attribute looks the thread's own dict up first, three a write before."""
 
     def __init__(self) -> None:
         self.mode = _Mode()

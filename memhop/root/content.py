@@ -114,8 +114,8 @@ class ContentInput:
         self.check_budget()
 
     def check_budget(self) -> None:
-        """Refuse a payload over its kind's budget (the last rule of ``validate``, and the
-        only one a turn's closing lines, made whole by ``update``, can break but the time)."""
+        """Refuse a payload over its kind's budget: ``validate``'s last rule, and with the
+        time the only one a turn's closing lines (made whole by ``update``) can break."""
         size = len(self.event_type.encode()) + len(self.content.encode())
         if self.kind == KIND_EVENT:
             if size > MAX_EVENT_PAYLOAD_BYTES:
