@@ -102,12 +102,16 @@ static PyObject *formatted_pair_id(PyObject *prefix, PyObject *a, PyObject *b) {
     Py_ssize_t size;
     const char *utf8 = PyUnicode_AsUTF8AndSize(joined, &size);
     PyObject *out = NULL;
-    if (utf8 != NULL) out = PyLong_FromUnsignedLongLong(xxh64((const unsigned char *)utf8, (size_t)size));
+    if (utf8 != NULL) {
+        uint64_t h = xxh64((const unsigned char *)utf8, (size_t)size);
+        out = PyLong_FromUnsignedLongLong(h);
+    }
     Py_DECREF(joined);
     return out;
 }
 
-static PyObject *pair_id(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs) {
+static PyObject *pair_id(PyObject *Py_UNUSED(module), PyObject *const *args,
+                         Py_ssize_t nargs) {
     if (nargs != 3) {
         PyErr_Format(PyExc_TypeError, "pair_id expected 3 arguments, got %zd", nargs);
         return NULL;

@@ -131,8 +131,9 @@ class ProvenanceLike(Protocol):
     def grounding(self) -> float | None: ...
 
 
-# A row with no provenance given: a turn row (the result classes' own defaults).
-_TURN_ROW: tuple[str, tuple[str, ...], float | None] = ("turn", (), None)
+# A row with no provenance given: a turn row, as the result classes default it.
+_DEFAULT_ROW = TopicSlot(id="")
+_TURN_ROW = (_DEFAULT_ROW.origin, _DEFAULT_ROW.derived_from, _DEFAULT_ROW.grounding)
 
 
 def _provenance(made_by: ProvenanceLike | None) -> tuple[str, tuple[str, ...], float | None]:
