@@ -35,7 +35,7 @@ TOP = 2**64 - 1
 IDS = st.one_of(
     st.integers(0, TOP),
     st.integers(2**40, 2**40 + 64),
-    st.sampled_from([0, 1, 2, TOP - 1, TOP, 2**63, 2**63 + 1]),
+    st.sampled_from([0, 1, 2, TOP - 1, TOP, 2**63, 2**63 + 1, 2**30 - 1, 2**30, 2**60]),
     st.integers(0, 300),
 )
 VALUES = st.one_of(st.integers(0, 2**32), st.integers(2**55 - 2, TOP))  # past 55 bits too

@@ -143,7 +143,12 @@ class Commits:
                 mode.owed = max(mode.owed, end)
             return
         waiting = self._waiting
-        waiting.append((end, apply))
+        waiting.append((end, apply))  # queued even when led at once: a close drains the queue
+        if not (self._leading or mode.held):
+            # No fsync in flight: this write leads one at once (``wait_durable``'s first
+            # step, its checks made by the write's own under the same hold of the lock).
+            self._lead(what)
+            return
         self.wait_durable(end, what, mode)
         if waiting:  # an fsync made before this write's bytes may already have covered them
             self.apply_waiting(self._file.durable_end)

@@ -7,6 +7,12 @@ a background pass's, of a rare type) keeps its answer, an ascending array kept
 current by every write and delete after it, so the next costs a copy of what it
 lists rather than a scan of the domain. Not thread-safe on its own: the engine
 calls it under its lock, and only after the frames it names are on disk.
+
+Every record it indexes or drops is counted by (agent, type) as the change is
+made (``changes_of``): a reader that keeps copies of some records (Dream's
+structure cache) compares two readings, and equal counts mean no record of that
+type changed between them. Counted with the change, not with the append before
+its fsync, a count never runs ahead of what a read can see.
 """
 
 from __future__ import annotations
@@ -26,14 +32,24 @@ Placement = tuple[int, int, int, int]
 class LiveIndex:
     """The engine's in-memory view of which records are live and where their frames sit."""
 
-    __slots__ = ("_kept", "offsets")
+    __slots__ = ("_changes", "_kept", "offsets")
 
     def __init__(self, offsets: Mapping[int, Mapping[int, int]]) -> None:
         # agent -> id hash -> frame offset: read it freely, change it only through the methods.
         self.offsets: dict[int, IntMap] = {}
         # (agent, type) -> the live ids of that type, ascending: the recurring questions.
         self._kept: dict[tuple[int, int], array[int]] = {}
+        # (agent, type) -> records indexed or dropped so far; kept across ``adopt``.
+        self._changes: dict[tuple[int, int], int] = {}
         self.adopt(offsets)
+
+    def changes_of(self, agent_id: int, rec_type: int) -> int:
+        """Records of ``rec_type`` the domain had indexed or dropped (writes and deletes)."""
+        return self._changes.get((agent_id, rec_type), 0)
+
+    def changes(self) -> int:
+        """Every change counted, every domain and type together (a few dozen keys)."""
+        return sum(self._changes.values())
 
     def count(self) -> int:
         """Return how many records are live."""
@@ -86,12 +102,14 @@ class LiveIndex:
 
     def put(self, base: int, placements: Sequence[Placement]) -> None:
         """Index appended frames in order (later duplicates win); the hot path of every write."""
-        index, kept = self.offsets, self._kept
+        index, kept, changes = self.offsets, self._kept, self._changes
         for agent_id, id_hash, rec_type, rel in placements:
             ids = index.get(agent_id)
             if ids is None:
                 ids = index[agent_id] = IntMap()
             was = ids.put(id_hash, base + rel, rec_type)
+            key = (agent_id, rec_type)
+            changes[key] = changes.get(key, 0) + 1
             if (
                 kept
                 and was != rec_type
@@ -104,6 +122,8 @@ class LiveIndex:
         ids = self.offsets.get(agent_id)
         if ids is None or not ids.discard(id_hash):
             return
+        key = (agent_id, rec_type)
+        self._changes[key] = self._changes.get(key, 0) + 1
         if self._kept:
             self._retype(agent_id, id_hash, rec_type, None)
         if not ids:
@@ -124,12 +144,14 @@ class LiveIndex:
                 del found[at]
 
     def adopt(self, offsets: Mapping[int, Mapping[int, int]]) -> None:
-        """Replace everything with ``offsets`` (packed ones taken over, not copied)."""
+        """Replace every entry with ``offsets`` (packed ones taken over, not copied); the
+        counts go on (a swap to a compacted copy changes no record)."""
         self.offsets = {agent: IntMap.from_mapping(ids) for agent, ids in offsets.items() if ids}
         self._kept = {}
 
     def clear(self) -> None:
-        """Forget everything (a new map: a ``live_index()`` proxy handed out keeps the old one)."""
+        """Forget every entry (a new map: a ``live_index()`` proxy handed out keeps the old
+        one); the counts go on."""
         self.offsets = {}
         self._kept = {}
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from functools import partial
-from operator import itemgetter
 
 from memhop.engine.frame import FLAG_DELETED, encode_frame
 from memhop.engine.index import Placement
@@ -22,8 +21,6 @@ from memhop.engine.writes import RecordEntry, encode_batch
 from memhop.errors import InvalidQueryError
 
 __all__ = ["EngineMutations"]
-
-_AGENT_AND_TYPE = itemgetter(0, 2)  # of a placement: what the write counts key on
 
 
 class EngineMutations(EngineState):
@@ -60,7 +57,6 @@ class EngineMutations(EngineState):
                 return []
             self._check_writable()
             base = self._log.append(blob)
-            self._writes.add(map(_AGENT_AND_TYPE, placements))
             if sync:
                 self._commits.commit(
                     self._file.size, partial(self._live.put, base, placements), "sync"
@@ -120,7 +116,6 @@ class EngineMutations(EngineState):
             if self._before_delete is not None:
                 self._before_delete()
             self._log.append(stones)
-            self._writes.add((agent_id, t) for _, t in doomed)
 
             def drop() -> None:
                 for id_hash, rec_type in doomed:

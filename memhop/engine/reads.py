@@ -162,14 +162,15 @@ class EngineReads(EngineState):
             lock.release()
 
     def writes(self, agent_id: int, rec_type: int) -> int:
-        """Records of ``rec_type`` the domain wrote or deleted through this engine (``counts``)."""
+        """Records of ``rec_type`` the domain wrote or deleted through this engine, counted as
+        each change reached the index (``LiveIndex.changes_of``)."""
         with self._lock:
-            return self._writes.of(agent_id, rec_type)
+            return self._live.changes_of(agent_id, rec_type)
 
     def changes(self) -> int:
         """Records written or deleted through this engine, every domain and type together."""
         with self._lock:
-            return self._writes.total()
+            return self._live.changes()
 
     def ids_of_type(self, agent_id: int, rec_type: int, *, recurring: bool = False) -> list[int]:
         """Return the live ids of one type in one domain, ascending.

@@ -12,7 +12,6 @@ import threading
 from collections.abc import Callable, Mapping
 
 from memhop.engine.commits import Commits
-from memhop.engine.counts import WriteCounts
 from memhop.engine.damage import DamageLog
 from memhop.engine.header import HeaderPair
 from memhop.engine.index import LiveIndex
@@ -57,7 +56,6 @@ class EngineState:
         # it cannot be told from a torn one, as in SQLite's WAL); a tombstone there is undone.
         self.tail_bytes_cut = 0
         self._index_confirmed = False  # an index from the seed, replayed once (confirm_index)
-        self._writes = WriteCounts()
         self._checks = (self._check_open, self._check_writable)
         self._before_delete: Callable[[], None] | None = None  # watch_deletes
 

@@ -65,9 +65,8 @@ static int id_of(PyObject *key, uint64_t *id) {
 
 /* ``value >> TAG_BITS`` of a recent entry (an int of any size, as Python's would be). */
 static PyObject *unpack_value(PyObject *packed) {
-    unsigned long long v = PyLong_AsUnsignedLongLong(packed);
-    if (v == (unsigned long long)-1 && PyErr_Occurred()) {
-        PyErr_Clear();
+    uint64_t v;
+    if (!u64_upto(packed, UINT64_MAX, &v)) {
         PyObject *bits = PyLong_FromLong(TAG_BITS);
         if (bits == NULL) return NULL;
         PyObject *out = PyNumber_Rshift(packed, bits);
@@ -79,9 +78,8 @@ static PyObject *unpack_value(PyObject *packed) {
 
 /* ``value & TAG_MASK`` of a recent entry, as a C long (-1 with an error set). */
 static long unpack_tag(PyObject *packed) {
-    unsigned long long v = PyLong_AsUnsignedLongLong(packed);
-    if (!(v == (unsigned long long)-1 && PyErr_Occurred())) return (long)(v & TAG_MASK);
-    PyErr_Clear();
+    uint64_t v;
+    if (u64_upto(packed, UINT64_MAX, &v)) return (long)(v & TAG_MASK);
     PyObject *mask = PyLong_FromLong(TAG_MASK);
     if (mask == NULL) return -1;
     PyObject *tag = PyNumber_And(packed, mask);
@@ -94,16 +92,9 @@ static long unpack_tag(PyObject *packed) {
 
 /* ``offset << TAG_BITS | tag``, as Python computes it for any ints. */
 static PyObject *pack(PyObject *offset, PyObject *tag) {
-    if (PyLong_Check(offset) && PyLong_Check(tag)) {
-        unsigned long long off = PyLong_AsUnsignedLongLong(offset);
-        if (!(off == (unsigned long long)-1 && PyErr_Occurred()) &&
-            off <= (UINT64_MAX >> TAG_BITS)) {
-            unsigned long long t = PyLong_AsUnsignedLongLong(tag);
-            if (!(t == (unsigned long long)-1 && PyErr_Occurred())) {
-                return PyLong_FromUnsignedLongLong(off << TAG_BITS | t);
-            }
-        }
-        PyErr_Clear();
+    uint64_t off, t;
+    if (u64_upto(offset, UINT64_MAX >> TAG_BITS, &off) && u64_upto(tag, UINT64_MAX, &t)) {
+        return PyLong_FromUnsignedLongLong(off << TAG_BITS | t);
     }
     PyObject *bits = PyLong_FromLong(TAG_BITS);
     if (bits == NULL) return NULL;

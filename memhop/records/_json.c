@@ -27,14 +27,7 @@ static int plain_u64(PyObject *v, uint64_t hi, uint64_t *out) {
 }
 
 static int plain_i64(PyObject *v, int64_t *out) {
-    if (!PyLong_CheckExact(v)) return 0;
-    long long x = PyLong_AsLongLong(v);
-    if (x == -1 && PyErr_Occurred()) {
-        PyErr_Clear();
-        return 0;
-    }
-    *out = x;
-    return 1;
+    return PyLong_CheckExact(v) && i64_of(v, out);
 }
 
 /* A byte field: an exact int, or a member of one of ``types`` (an enum whose members

@@ -41,7 +41,8 @@ class DomainHold:
                 break
             ctx.lock.release()
         try:
-            root.check_open()
+            if root.closed:  # asked here first: the refusal is a call, and a hold is every call's
+                root.check_open()
             ctx.last_used_ms = root.clock()
             if not self._background:
                 ctx.host_calls += 1

@@ -70,7 +70,7 @@ class Root:
         self._loaded = threading.Condition(self._agents_mu)
         self._meters: dict[int, MeteredModel] = {ids.PRIMARY_AGENT_ID: MeteredModel(model)}
         self._registry = registry.load_registry(engine)
-        self._closed = False
+        self.closed = False  # read by every hold: an attribute, not a property
         self.closing = threading.Event()  # set first thing in close(): Dream passes stop
         self.dreams = DreamThreads()  # background passes (and upkeep), joined by close()
         self.policy = compaction.PolicyMark()  # where the dead-bytes policy last measured
@@ -86,12 +86,8 @@ class Root:
 
     # ---- lifecycle -----------------------------------------------------------------------
 
-    @property
-    def closed(self) -> bool:
-        return self._closed
-
     def check_open(self) -> None:
-        if self._closed:
+        if self.closed:
             msg = "database is closed"
             raise ClosedError(msg)
 
@@ -100,7 +96,7 @@ class Root:
         with self._agents_mu:
             self.check_open()
             self.closing.set()
-            self._closed = True
+            self.closed = True
             self._await_loads()  # a build in flight reads the file; it ends, and is dropped
             contexts = list(self._contexts.values())
         for ctx in contexts:

@@ -117,6 +117,24 @@ def test_values_the_writer_must_take_are_left_to_it() -> None:
         assert _compiled(ArchiveSlot(**{**base, "content": "x", field: value})) is None, field
 
 
+def test_numbers_at_every_digit_boundary_are_written_as_python_writes_them() -> None:
+    """Ints are read from their 30-bit digits (``_kernel.h``): each value one digit, two
+    and three long, at both edges of the u64 and i64 ranges, and one past them. A value
+    in range gives the Python writer's bytes (not None: the writer answered); one past
+    it is left to the field writer."""
+    edges = [0, 1, 2**30 - 1, 2**30, 2**60 - 1, 2**60, 2**63 - 1, 2**63, 2**64 - 1]
+    for value in edges:
+        slot = ArchiveSlot(id_hash=value, seq=3, topic_id=value, created_at=5, content="x")
+        assert _compiled(slot) == slot._plain_json() is not None, value
+    assert _compiled(ArchiveSlot(id_hash=2**64, seq=3, topic_id=2, content="x")) is None
+    for stamp in (-(2**63), -(2**60), -(2**30), -1, 2**30, 2**63 - 1):
+        slot = ArchiveSlot(id_hash=1, seq=3, topic_id=2, created_at=stamp, content="x")
+        assert _compiled(slot) == slot._plain_json() is not None, stamp
+    for stamp in (-(2**63) - 1, 2**63, -(2**64)):
+        slot = ArchiveSlot(id_hash=1, seq=3, topic_id=2, created_at=stamp, content="x")
+        assert _compiled(slot) is None, stamp
+
+
 def test_a_call_it_cannot_read_is_refused() -> None:
     """Refused with the reason named; the same call made whole is written (the control)."""
     assert _json.archive(1, 0, 3, 0, 0, 2, "", 0, 5, "x", ENUMS) is not None
