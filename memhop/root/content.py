@@ -153,11 +153,14 @@ def addressed(
     address is read first: a record there that will not read refuses the
     whole write rather than being overwritten blind.
     """
-    next_free = ctx.scene_mirrors(engine, turn.scene_id).contents.next_seq(turn.topic_id)
+    next_free = 0  # asked of the mirror once, and only if an item takes the next slot
     slots: list[ArchiveSlot] = []
     for item in items:
         seq = item.seq
         if seq == 0:
+            if not next_free:
+                mirrors = ctx.scene_mirrors(engine, turn.scene_id)
+                next_free = mirrors.contents.next_seq(turn.topic_id)
             seq, next_free = next_free, next_free + 1
         id_hash = ids.content_id(turn.topic_id, seq)
         if engine.contains(ctx.agent_id, id_hash):
