@@ -183,9 +183,10 @@ class L2Meta:
     def _pooled(self, topic: TopicSlot) -> TopicSlot:
         """``topic`` holding the pooled copies of its keywords and scene id (equal values)."""
         pool = self._words
-        words = tuple([pool.setdefault(k, k) for k in topic.fused_keywords])
+        given = topic.fused_keywords
+        words = tuple(map(pool.setdefault, given, given))
         scene = self._scene_ids.setdefault(topic.scene_id, topic.scene_id)
-        if scene is topic.scene_id and all(map(operator.is_, words, topic.fused_keywords)):
+        if scene is topic.scene_id and all(map(operator.is_, words, given)):
             return topic
         # Built field by field: ``dataclasses.replace`` costs several times that, every turn.
         return TopicSlot(

@@ -192,8 +192,8 @@ class L4Index(SlotRows):
 
     def ids_of(self, topic_id: int, kind: int) -> list[int]:
         """The ids of the topic's slots of ``kind`` in seq order, no ``SlotHeader`` made."""
-        ids = self._ids
-        return [ids[at] for at in self._kind_rows(topic_id, kind)]
+        ids, kinds = self._ids, self._kind
+        return [ids[at] for at in self._rows(topic_id) if kinds[at] == kind]
 
     def ids_in(self, topic_id: int) -> list[int]:
         """The ids of every slot of the topic, in seq order."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 
 from memhop import ids
 from memhop.domain.context import DomainContext, OpenTurn
@@ -39,6 +40,7 @@ from memhop.root.content import (
 from memhop.root.provenance import Provenance, of_scene
 
 OUTCOME_EVENT = "turn_outcome"
+_SEQ, _CREATED_AT = attrgetter("seq"), attrgetter("created_at")  # no function made a turn
 _SPEAKER: dict[int, str] = {
     ArchiveRole.USER: "User",
     ArchiveRole.AGENT: "Assistant",
@@ -185,23 +187,19 @@ def _transcript(
     """Render the turn's utterances in seq order, ``fresh`` (about to be written) over those
     stored at the same slots; return the text and the utterances' time bounds."""
     said = [s for s in fresh if s.kind == KIND_UTTERANCE]
-    written = {s.id_hash for s in fresh}
-    others = [
-        i
-        for i in ctx.scene_mirrors(engine, turn.scene_id).contents.ids_of(
-            turn.topic_id, KIND_UTTERANCE
-        )
-        if i not in written
-    ]
-    if others:  # the host's own utterances besides the closing lines
+    mirrors = ctx.scene_mirrors(engine, turn.scene_id)
+    stored = mirrors.contents.ids_of(turn.topic_id, KIND_UTTERANCE)
+    if stored:  # the turn's lines written before (a retry), or the host's own utterances
+        written = {s.id_hash for s in fresh}
         taken = {s.seq for s in fresh}
+        others = [i for i in stored if i not in written]
         said += [s for s in ctx.slots.read(engine, ctx.agent_id, others) if s.seq not in taken]
     if not said:
         msg = "this turn holds no content to distill"
         raise InvalidQueryError(msg)
-    said.sort(key=lambda s: s.seq)
+    said.sort(key=_SEQ)
     lines = [f"{_SPEAKER.get(s.role, 'System')}: {s.content}" for s in said]
-    stamps = [s.created_at for s in said]
+    stamps = list(map(_CREATED_AT, said))
     return "\n".join(lines), min(stamps), max(stamps)
 
 
