@@ -40,6 +40,21 @@ def fsyncs(hook: Callable[[], None] = lambda: None) -> Iterator[list[str]]:
         yield calls
 
 
+@contextmanager
+def writer_fsync_held() -> Iterator[tuple[threading.Event, threading.Event]]:
+    """Hold the fsync of the thread named "writer" open until ``gate`` is set; yield
+    (gate, inside), ``inside`` set once that fsync has begun."""
+    gate, inside = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        if threading.current_thread().name == "writer":
+            inside.set()
+            assert gate.wait(10)
+
+    with fsyncs(hold):
+        yield gate, inside
+
+
 def _start(target: Callable[[], object], name: str) -> tuple[threading.Thread, list[BaseException]]:
     errors: list[BaseException] = []
 
@@ -123,14 +138,7 @@ def test_a_write_is_hidden_until_its_fsync_returns_and_the_lock_is_free_meanwhil
 
 def test_a_close_waits_for_the_fsync_in_flight_and_the_write_is_kept(meh_path: str) -> None:
     eng = create_engine(meh_path)
-    gate, inside = threading.Event(), threading.Event()
-
-    def hold() -> None:
-        if threading.current_thread().name == "writer":
-            inside.set()
-            assert gate.wait(10)
-
-    with fsyncs(hold):
+    with writer_fsync_held() as (gate, inside):
         writer, write_errors = _start(lambda: eng.write(0, 1, 7, b"kept"), "writer")
         assert inside.wait(10)
         closer, close_errors = _start(eng.close, "closer")

@@ -3,14 +3,13 @@ the index takes it."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 
 import pytest
 
 from memhop.engine import Engine, RecordEntry, create_engine
 from memhop.records import RecordType
-from tests.engine.test_shared_fsync import _start, fsyncs
+from tests.engine.test_shared_fsync import _start, writer_fsync_held
 
 NODE, TOPIC = RecordType.SCENE_NODE, RecordType.TOPIC
 
@@ -42,14 +41,7 @@ def test_a_write_is_counted_when_a_read_can_see_it_not_before(meh_path: str) -> 
     record it did not see. Once the fsync ends both move together (the control)."""
     eng = create_engine(meh_path)
     eng.write(0, NODE, 1, b"{}")
-    gate, inside = threading.Event(), threading.Event()
-
-    def hold() -> None:
-        if threading.current_thread().name == "writer":
-            inside.set()
-            assert gate.wait(10)
-
-    with fsyncs(hold):
+    with writer_fsync_held() as (gate, inside):
         writer, errors = _start(lambda: eng.write(0, NODE, 2, b"{}"), "writer")
         try:
             assert inside.wait(10)
