@@ -466,16 +466,40 @@ COUNTER = REPO / "benches" / "_turn_count.py"
 STORES = ("memhop", "sqlite", "model")
 
 
-def instructions(turns: int) -> dict[str, float] | None:
-    """Instructions a turn executes in each store (``_turn_count.py`` under cachegrind, the
-    turns less none, one hash seed), or None where valgrind is not installed."""
+@dataclass(frozen=True)
+class TurnCounts:
+    """What a turn executes, per turn (cachegrind's simulation of the machine's caches)."""
+
+    instructions: float
+    data_misses: float  # first-level data cache misses, reads and writes
+    mispredicts: float  # branches mispredicted, conditional and indirect
+
+
+_COUNTED = {
+    "instructions": r"I\s+refs:\s+([\d,]+)",
+    "data_misses": r"D1\s+misses:\s+([\d,]+)",
+    "mispredicts": r"Mispredicts:\s+([\d,]+)",
+}
+
+
+def instructions(turns: int) -> dict[str, TurnCounts] | None:
+    """What a turn executes in each store (``_turn_count.py`` under cachegrind with its
+    cache and branch simulation, the turns less none, one hash seed), or None where
+    valgrind is not installed. The misses and mispredictions are why a count and a time
+    differ: the interpreter reads each function's bytecode as data."""
     valgrind = shutil.which("valgrind")
     if valgrind is None:
         return None
     env = {**os.environ, "PYTHONHASHSEED": "0"}  # dict layouts, and so the count, repeat
-    tool = [valgrind, "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
+    tool = [
+        valgrind,
+        "--tool=cachegrind",
+        "--cache-sim=yes",
+        "--branch-sim=yes",
+        "--cachegrind-out-file=/dev/null",
+    ]
 
-    def counted(store: str, n: int) -> int:
+    def counted(store: str, n: int) -> dict[str, int]:
         done = subprocess.run(
             [*tool, sys.executable, str(COUNTER), store, str(n)],
             capture_output=True,
@@ -483,12 +507,18 @@ def instructions(turns: int) -> dict[str, float] | None:
             check=True,
             env=env,
         )
-        found = re.search(r"I\s+refs:\s+([\d,]+)", done.stderr)
-        if found is None:
-            raise RuntimeError(f"cachegrind gave no count for {store}: {done.stderr[-500:]}")
-        return int(found.group(1).replace(",", ""))
+        found = {name: re.search(pattern, done.stderr) for name, pattern in _COUNTED.items()}
+        missing = [name for name, match in found.items() if match is None]
+        if missing:
+            msg = f"cachegrind gave no {missing} for {store}: {done.stderr[-500:]}"
+            raise RuntimeError(msg)
+        return {name: int(m.group(1).replace(",", "")) for name, m in found.items() if m}
 
-    return {store: (counted(store, turns) - counted(store, 0)) / turns for store in STORES}
+    def per_turn(store: str) -> TurnCounts:
+        some, none = counted(store, turns), counted(store, 0)
+        return TurnCounts(**{name: (some[name] - none[name]) / turns for name in _COUNTED})
+
+    return {store: per_turn(store) for store in STORES}
 
 
 # ---- 4: scene_context of a 300-turn scene, alone and among other records -----------------
@@ -628,7 +658,7 @@ def report(
     turns: TurnResult,
     long_turn: LongTurn,
     calls: CallCount,
-    counts_of: dict[str, float] | None,
+    counts_of: dict[str, TurnCounts] | None,
     scenes: list[SceneReadResult],
     sizes: Sizes,
     quick: bool,
@@ -795,7 +825,8 @@ def report(
     if counts_of is None:
         out.append("Instructions a turn executes: not counted (valgrind is not installed).\n")
     else:
-        mine, table_s, model = (counts_of[store] for store in STORES)
+        ours, table_c, model_c = (counts_of[store] for store in STORES)
+        mine, table_s, model = ours.instructions, table_c.instructions, model_c.instructions
         out.append(
             "Instructions a turn executes (cachegrind; the same turns, fsync a no-op, less a "
             f"run of none): memhop {mine:,.0f}, the sqlite3 table {table_s:,.0f} (ratio "
@@ -803,7 +834,13 @@ def report(
             f"so {mine - model:,.0f} against {table_s - model:,.0f} besides it "
             f"({(mine - model) / (table_s - model):.2f}x). A count, not a time: it does not "
             "move with the machine's hour, and a change's effect shows to a few tenths of a "
-            "per cent.\n"
+            "per cent. The same runs' cache and branch simulation: first-level data misses "
+            f"{ours.data_misses:,.0f} against {table_c.data_misses:,.0f} a turn "
+            f"({ours.data_misses / table_c.data_misses:.2f}x), mispredicted branches "
+            f"{ours.mispredicts:,.0f} against {table_c.mispredicts:,.0f} "
+            f"({ours.mispredicts / table_c.mispredicts:.2f}x): a time follows these more "
+            "than the count (the interpreter reads each function's bytecode as data, and "
+            "dispatches each bytecode by an indirect branch).\n"
         )
     if med(turns.fsyncs_update) > 1:
         out.append(
