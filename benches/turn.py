@@ -40,7 +40,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+import types
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from _common import (
@@ -432,6 +433,72 @@ def count_calls(tmp: str, sizes: Sizes, lines: list[tuple[str, str]]) -> CallCou
     return CallCount(seen["call"] / sizes.turns, seen["c_call"] / sizes.turns)
 
 
+MODEL_CODE = ("memhop/llm/local.py", "memhop/text.py")  # the LocalModel call's own code
+
+
+@dataclass(frozen=True)
+class Bytecodes:
+    """Python bytecodes a turn runs (``sys.settrace``'s opcode events) in one store."""
+
+    total: float
+    model: float  # of them, the ``LocalModel`` call's
+    most: list[tuple[str, float]]  # the functions that run the most, with their share
+
+
+def count_bytecodes(tmp: str, sizes: Sizes, lines: list[tuple[str, str]]) -> dict[str, Bytecodes]:
+    """The bytecodes a turn runs in each store, counted after the warm-up (fsync a no-op):
+    what the interpreter fetches and dispatches, which a time follows more than it follows
+    the machine instructions."""
+    path = os.path.join(tmp, "turns-bytecodes.meh")
+    profile = memhop.ProfileInput(name="bench agent")
+    with fsync_off(), memhop.open(path, memhop.LocalModel(), NO_AUTO_DREAM, profile) as db:
+        session, table = db.primary(), SqliteTurns(memhop.LocalModel())
+        return {
+            "memhop": _bytecodes_of(
+                lambda said, answered, at, new: memhop_turn(
+                    session, said, answered, at, new_scene=new
+                ),
+                sizes,
+                lines,
+            ),
+            "sqlite": _bytecodes_of(
+                lambda said, answered, at, new: table.turn(said, answered, at, new_scene=new),
+                sizes,
+                lines,
+            ),
+        }
+
+
+def _bytecodes_of(
+    turn: Callable[[str, str, int, bool], None], sizes: Sizes, lines: list[tuple[str, str]]
+) -> Bytecodes:
+    ran: dict[types.CodeType, int] = {}
+
+    def trace(frame: types.FrameType, event: str, _arg: object) -> object:
+        frame.f_trace_opcodes = True
+        if event == "opcode":
+            ran[frame.f_code] = ran.get(frame.f_code, 0) + 1
+        return trace
+
+    for i in range(sizes.warmup + sizes.turns):
+        said, answered = lines[i % len(lines)]
+        if i >= sizes.warmup:
+            sys.settrace(trace)
+        try:
+            turn(said, answered, BASE_MS + i * 1000, i % TURNS_PER_SCENE == 0)
+        finally:
+            sys.settrace(None)
+    n = sizes.turns
+    model = sum(v for c, v in ran.items() if c.co_filename.endswith(MODEL_CODE))
+    own = [
+        (c.co_qualname, v / n)
+        for c, v in ran.items()
+        if "memhop" + os.sep in c.co_filename and not c.co_filename.endswith(MODEL_CODE)
+    ]
+    own.sort(key=lambda kv: -kv[1])
+    return Bytecodes(sum(ran.values()) / n, model / n, own[:6])
+
+
 @dataclass(frozen=True)
 class LongTurn:
     events: int
@@ -658,6 +725,7 @@ def report(
     turns: TurnResult,
     long_turn: LongTurn,
     calls: CallCount,
+    bytecodes: dict[str, Bytecodes],
     counts_of: dict[str, TurnCounts] | None,
     scenes: list[SceneReadResult],
     sizes: Sizes,
@@ -842,6 +910,16 @@ def report(
             "than the count (the interpreter reads each function's bytecode as data, and "
             "dispatches each bytecode by an indirect branch).\n"
         )
+    ours, table_b = bytecodes["memhop"], bytecodes["sqlite"]
+    most = ", ".join(f"`{name}` {runs:,.0f}" for name, runs in ours.most[:5])
+    out.append(
+        "Python bytecodes a turn runs (`sys.settrace`'s opcode events, the same turns): "
+        f"memhop {ours.total:,.0f}, the sqlite3 table {table_b.total:,.0f}; besides the "
+        f"`LocalModel` call ({ours.model:,.0f} and {table_b.model:,.0f}) "
+        f"{ours.total - ours.model:,.0f} against {table_b.total - table_b.model:,.0f}: "
+        "the table's work is in C, memhop's in the interpreter, which reads each bytecode "
+        f"as data and dispatches it by an indirect branch. memhop's most: {most}.\n"
+    )
     if med(turns.fsyncs_update) > 1:
         out.append(
             f"`update()` makes {counts(turns.fsyncs_update)} fsyncs: its dialogue records are "
@@ -905,6 +983,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         long_turn = bench_long_turn(tmp, sizes, lines)
         log("calls a turn makes (sys.setprofile)")
         calls = count_calls(tmp, sizes, lines)
+        log("bytecodes a turn runs (sys.settrace)")
+        bytecodes = count_bytecodes(tmp, sizes, lines)
         log("instructions a turn executes (cachegrind)")
         counts_of = instructions(sizes.turns)
         busy.append(f"turns: {busy_processes() or 'none'}")
@@ -922,7 +1002,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             + "), so absolute numbers carry some noise; the fsync probe is interleaved with the "
             "turns, so the turn/fsync ratio is steadier than either number alone."
         )
-    section = report(turns, long_turn, calls, counts_of, scenes, sizes, args.quick, info, notes)
+    section = report(
+        turns, long_turn, calls, bytecodes, counts_of, scenes, sizes, args.quick, info, notes
+    )
     return publish(args, "turn.py", section)
 
 
