@@ -18,7 +18,16 @@ from memhop.domain.warm import Part, WarmStart
 from memhop.engine import Engine
 from memhop.frozen import quick_init
 from memhop.index.recall import RecallIndex
-from memhop.llm import Distillation, Group, Model, NodeDigest, ReportsUsage, TopicDigest, Usage
+from memhop.llm import (
+    Distillation,
+    Group,
+    LocalModel,
+    Model,
+    NodeDigest,
+    ReportsUsage,
+    TopicDigest,
+    Usage,
+)
 
 T = TypeVar("T")
 _NOTHING = Usage()  # what a model that reports no usage reports
@@ -53,9 +62,13 @@ class MeteredModel:
         # A runtime Protocol check walks the protocol's members: make it once per
         # model, not twice per call.
         self._model = model
-        self._reported: Callable[[], Usage] = (
-            model.usage if isinstance(model, ReportsUsage) else _reports_nothing
-        )
+        # The offline model makes no requests and spends no tokens (its usage counts the
+        # operations, which the meter counts itself): nothing to ask it around each call.
+        reported: Callable[[], Usage] = _reports_nothing
+        offline = model.__class__ is LocalModel  # a subclass may report what it spends
+        if isinstance(model, ReportsUsage) and not offline:
+            reported = model.usage
+        self._reported = reported
 
     def usage(self) -> Usage:
         with self._lock:
