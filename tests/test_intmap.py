@@ -83,7 +83,6 @@ def test_packed_ids_answer_as_a_dict_does(
     for page_max, fill, merge, recent in PAGES:
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(intmap, "_RECENT_MAX", recent)
-            mp.setattr(intmap, "_RECENT_PER_PAGE", 0)  # the bound above alone
             mp.setattr(intmap, "_PAGE_MAX", page_max)
             mp.setattr(intmap, "_PAGE_FILL", fill)
             mp.setattr(intmap, "_PAGE_MERGE", merge)
@@ -118,7 +117,6 @@ def test_tags_read_a_few_at_a_time_between_changes_answer_as_the_frames_say(
     steps end (each reads at least one untyped page)."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(intmap, "_RECENT_MAX", 1)
-        mp.setattr(intmap, "_RECENT_PER_PAGE", 0)  # the bound above alone
         mp.setattr(intmap, "_PAGE_MAX", 2)
         mp.setattr(intmap, "_PAGE_FILL", 2)
         mp.setattr(intmap, "_PAGE_MERGE", 2)
@@ -160,8 +158,7 @@ def test_a_put_costs_the_same_moves_whatever_the_map_holds(cls: Map) -> None:
     sizes = [len(page) for page in ids._ids]
     assert max(sizes) <= intmap._PAGE_MAX
     assert len(sizes) > 50_000 // intmap._PAGE_MAX  # many pages, not one grown array
-    assert len(ids._new) <= ids._recent_max  # the bound grows with the pages, no faster
-    assert ids._recent_max == max(intmap._RECENT_MAX, intmap._RECENT_PER_PAGE * len(sizes))
+    assert len(ids._new) <= intmap._RECENT_MAX
     assert all(ids.get(key) == n + 1 for n, key in enumerate(keys))
 
 
@@ -240,7 +237,6 @@ def test_a_settle_splits_a_page_until_every_part_fits(
     at most the page limit, every id in order between its page's bounds."""
     monkeypatch.setattr(intmap, "_PAGE_MAX", 4)
     monkeypatch.setattr(intmap, "_RECENT_MAX", 1_000)
-    monkeypatch.setattr(intmap, "_RECENT_PER_PAGE", 0)  # the bound above alone
     m = cls()
     for i in range(99, 0, -1):
         m.put(i * 7, i, 3)

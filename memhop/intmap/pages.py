@@ -6,15 +6,12 @@ the file is open. This map keeps its ids in sorted pages of at most
 ``_PAGE_MAX`` entries, each page an ``array('Q')`` of ids with their values
 (and tags) beside it, about 17 bytes an entry; an array of each page's lowest
 bound routes an id to its page. New ids wait in a small dict (a put and a
-read of a recent id cost a dict's) until ``_RECENT_MAX`` of them, or
-``_RECENT_PER_PAGE`` a page once the map has more pages than that allows, are put
-into their pages at once, a page at a time (the compiled core merges a page's new
+read of a recent id cost a dict's) until ``_RECENT_MAX`` of them are put into
+their pages at once, a page at a time (the compiled core merges a page's new
 ids in one pass from its top; a page past ``_PAGE_MAX`` is then halved until its
-parts fit): a settle touches each page at most once, and the bound grows with the
-pages, so a put's share of it does not grow with the map (no merge of everything
-held, at any size; at 400,000 ids a fixed 512 made each put pay a microsecond).
-The engine maps id -> frame offset, tagged with the frame's type byte; the
-mirrors map ids to rows.
+parts fit): what that costs does not grow with the map (no merge of everything
+held, at any size). The engine maps id -> frame offset, tagged with the
+frame's type byte; the mirrors map ids to rows.
 
 Contract:
 - A ``Mapping[int, int]``: ``get``, ``in``, ``len`` and ``[]`` as a dict's;
@@ -64,10 +61,9 @@ _PAGE_MAX = 1_024
 _PAGE_FILL = 768
 _PAGE_MERGE = 128
 _RECENT_MAX = 512  # new ids held in the dict before they go to their pages (~1 ms)
-# ... and at least this many a page: a settle costs about a page's merge for each page it
-# touches, so a bound in proportion to the pages keeps a put's share of it flat (about
-# 800 bytes a page of recent entries, a byte a record: the pages hold 17 an entry).
-_RECENT_PER_PAGE = 8
+# Fixed, not grown with the pages: 8 a page cut a put's average at 400,000 ids (985 -> 822
+# ns) but a settle then touches every page, and the longest put grew with the map (1.4 ->
+# 3.5 ms at 600,000 ids, under the engine's lock).
 _NO_TYPE = 0x100  # the offset lies past the log: no type byte to read
 
 
@@ -145,7 +141,6 @@ class PagedMap(Mapping[int, int]):
                 [None] * len(starts) if types is None else [types[at : at + fill] for at in starts]
             )
         packed._count = count
-        packed._bound_recent()
         return packed
 
     # ---- Mapping -----------------------------------------------------------------------
@@ -210,13 +205,6 @@ class PagedMap(Mapping[int, int]):
             [None, None] if types is None else [types[:half], types[half:]]
         )
         self._firsts.insert(page + 1, ids[half])
-        self._bound_recent()
-
-    def _bound_recent(self) -> None:
-        """Let the recent ids grow with the pages (``_RECENT_PER_PAGE``); never shrinks."""
-        per_pages = _RECENT_PER_PAGE * len(self._ids)
-        if per_pages > self._recent_max:
-            self._recent_max = per_pages
 
     def _merge(self, page: int) -> None:
         """Join a small page to a neighbour when both fit in a filled page; drop an empty one."""

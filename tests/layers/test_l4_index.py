@@ -165,7 +165,6 @@ def test_a_bulk_built_index_then_changed_answers_like_the_reference(
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(l4_rows, "_REPACK_MIN", 0)
         mp.setattr(intmap, "_RECENT_MAX", 1)
-        mp.setattr(intmap, "_RECENT_PER_PAGE", 0)  # the bound above alone
         mp.setattr(intmap, "_PAGE_MAX", 2)
         mp.setattr(intmap, "_PAGE_FILL", 2)
         seeded = [slot(seq, topic=t, kind=k, at=at) for op, t, seq, k, at in seed if op == "put"]
