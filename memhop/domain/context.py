@@ -93,14 +93,9 @@ class MeteredModel:
             counts[0] += 1
             counts[2] += failed
             if after is not before:  # a model that reports what it spent (never less)
-                spent = (
-                    after.requests - before.requests,
-                    after.prompt_tokens - before.prompt_tokens,
-                    after.completion_tokens - before.completion_tokens,
-                )
-                for at, more in zip((1, 3, 4), spent, strict=True):
-                    if more > 0:
-                        counts[at] += more
+                counts[1] += max(after.requests - before.requests, 0)
+                counts[3] += max(after.prompt_tokens - before.prompt_tokens, 0)
+                counts[4] += max(after.completion_tokens - before.completion_tokens, 0)
         finally:
             lock.release()
 

@@ -177,7 +177,7 @@ class L4Index(SlotRows):
     def next_seq(self, topic_id: int) -> int:
         """The seq an auto-allocated slot of the topic takes: ``max(highest, 2) + 1``."""
         highest = self.highest_seq(topic_id)
-        return (highest if highest > SEQ_AGENT else SEQ_AGENT) + 1  # no max(): a turn asks thrice
+        return (highest if highest > SEQ_AGENT else SEQ_AGENT) + 1  # no max(): every event asks
 
     def slots_of(self, topic_id: int) -> list[SlotHeader]:
         """The topic's slots in seq order."""

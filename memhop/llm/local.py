@@ -81,9 +81,6 @@ class LocalModel:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._calls = 0
-        # The usage last made: a meter asks before and after every call, and the count
-        # moves only with a call, so one of the two asks reuses it.
-        self._usage = Usage()
 
     def __repr__(self) -> str:
         return "LocalModel()"
@@ -153,11 +150,7 @@ class LocalModel:
         )
 
     def usage(self) -> Usage:
-        lock = self._lock
-        lock.acquire()  # not ``with``: a metered call asks twice (see ``_call``)
-        try:
-            if self._usage.operations != self._calls:
-                self._usage = Usage(operations=self._calls)
-            return self._usage
-        finally:
-            lock.release()
+        # Operations only: no request or token is spent (a domain's meter counts the
+        # operations itself and does not ask this model around its calls).
+        with self._lock:
+            return Usage(operations=self._calls)
