@@ -1,15 +1,18 @@
 """Decoded content slots of one domain, kept while the file still holds them unchanged.
 
 Decoding a record costs far more than finding it, and a scene read decodes
-every line of the scene. An entry is valid only while the engine's index
-still points at the same frame offset: an overwrite moves the offset and a
-delete removes it, so no writer has to remember to invalidate anything.
+every line of the scene. Slots are kept as they are read, never as they are
+written (a write cannot know whether anyone reads it back, and holding every
+written slot cost each turn 5% of its CPU). An entry is valid only while the
+engine's index still points at the same frame offset: an overwrite moves the
+offset and a delete removes it, so no writer has to remember to invalidate
+anything.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from memhop.engine import Engine
@@ -82,15 +85,12 @@ class SlotCache:
             self._records.popitem(last=False)
 
     def remember(self, engine: Engine, agent_id: int, slots: Iterable[ArchiveSlot]) -> None:
-        """Keep slots just read (their current offsets are looked up)."""
+        """Keep slots just read, at the frame offsets the engine's index holds for them now
+        (a record moved or deleted meanwhile is not kept)."""
         given = list(slots)
-        self.remember_at(given, engine.offsets_of(agent_id, [s.id_hash for s in given]))
-
-    def remember_at(self, slots: Sequence[ArchiveSlot], offsets: Sequence[int | None]) -> None:
-        """Keep slots at the frame offsets the engine's index holds for them now (a write's
-        own answer: a batch's later duplicate comes later and wins, as in the index)."""
+        offsets = engine.offsets_of(agent_id, [s.id_hash for s in given])
         held, held_at = self._slots, self._slot_at
-        for slot, offset in zip(slots, offsets, strict=True):
+        for slot, offset in zip(given, offsets, strict=True):
             if offset is not None:
                 held[slot.id_hash] = slot
                 held.move_to_end(slot.id_hash)
