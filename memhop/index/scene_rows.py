@@ -65,10 +65,21 @@ class SceneRows:
         self.rows[topic.id] = topic
         if topic.parent_id is not None:
             self.kids.setdefault(topic.parent_id, set()).add(topic.id)
+        if topic.depth > LISTING_MAX_DEPTH:
+            return
+        # A turn's row is the scene's newest: after the last row of both orders, found by
+        # one key each, where an insort calls the key at every step of its bisection.
+        listed, key = self.listed, listing_key(topic)
+        if not listed or listing_key(listed[-1]) < key:
+            listed.append(topic)
+        else:
+            bisect.insort(listed, topic, key=listing_key)
         if topic.depth == 1:
-            bisect.insort(self.surface, topic, key=surface_key)
-        if topic.depth <= LISTING_MAX_DEPTH:
-            bisect.insort(self.listed, topic, key=listing_key)
+            surface = self.surface
+            if not surface or surface_key(surface[-1]) < surface_key(topic):
+                surface.append(topic)
+            else:
+                bisect.insort(surface, topic, key=surface_key)
 
     def drop(self, topic: TopicSlot) -> None:
         del self.rows[topic.id]
