@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Mapping
+from itertools import islice
 from typing import Generic, TypeVar
 
 import memhop.records as rec
@@ -34,7 +35,7 @@ SCENES_LIMIT = 64  # surfaces, and profiles: the scenes and domains in use
 
 
 class _Memo(Generic[K, V]):
-    """A dict bounded at ``limit`` entries, the oldest dropped first."""
+    """A dict bounded at ``limit`` entries, the oldest quarter dropped when it is full."""
 
     __slots__ = ("_entries", "_limit", "_lock")
 
@@ -52,7 +53,10 @@ class _Memo(Generic[K, V]):
         try:
             entries = self._entries
             if key not in entries and len(entries) >= self._limit:
-                entries.pop(next(iter(entries)), None)
+                # The oldest quarter at once: dropping the oldest one a put scanned the
+                # holes every drop before it had left at the dict's front (0.8 us a put).
+                for old in list(islice(entries, self._limit // 4 or 1)):
+                    del entries[old]
             entries[key] = value
         finally:
             lock.release()
