@@ -167,7 +167,7 @@ class Commits:
                 msg = f"{what}: an earlier fsync failed, so this write is not durable"
                 raise StorageIOError(msg) from failure
             if mode.held:
-                self._sync_holding_lock(what)
+                self._lead(what, holding=True)
             elif self._leading:
                 self._sleepers += 1
                 try:
@@ -177,46 +177,40 @@ class Commits:
             else:
                 self._lead(what)
 
-    def _lead(self, what: str) -> None:
-        """Fsync without the engine lock, then release the writers it covered."""
-        self._leading = True
-        target = self._file.size
+    def _lead(self, what: str, *, holding: bool = False) -> None:
+        """Fsync, without the engine lock unless ``holding`` (``Engine.exclusive``), then apply
+        the changes it made durable (none when it failed) and wake every waiter."""
+        file = self._file
+        target = file.size
         ok = False
         try:
-            self._io.acquire()  # before the engine lock goes: a close waits for this fsync
-            self._lock.release()
-            try:
+            if holding:  # nobody can look in while the lock is held: no fsync to announce
                 self._log.sync(what)
-                ok = True
-            finally:
-                # Let go of the I/O lock first: a close or a drain holds the engine
-                # lock while it waits for this one.
-                self._io.release()
-                self._lock.acquire()
+            else:
+                self._leading = True
+                self._io.acquire()  # before the engine lock goes: a close waits for this fsync
+                self._lock.release()
+                try:
+                    self._log.sync(what)
+                finally:
+                    # Let go of the I/O lock first: a close or a drain holds the engine
+                    # lock while it waits for this one.
+                    self._io.release()
+                    self._lock.acquire()
+            ok = True
         finally:
-            self._leading = False
-            self._settled(target if ok else None)
-
-    def _sync_holding_lock(self, what: str) -> None:
-        target = self._file.size
-        try:
-            self._log.sync(what)
-        except StorageIOError:
-            self._settled(None)
-            raise
-        self._settled(target)
-
-    def _settled(self, target: int | None) -> None:
-        """Record an fsync's outcome (None: it failed) and wake every waiter."""
-        if target is None:
-            self._waiting.clear()  # never applied: none of those writes was acknowledged
-        else:
-            file = self._file
-            if target > file.durable_end:
-                file.durable_end = target
-            self.apply_waiting(file.durable_end)
-        if self._sleepers:
-            self._done.notify_all()
+            if not holding:
+                self._leading = False
+            if ok:
+                if target > file.durable_end:
+                    file.durable_end = target
+                upto, waiting = file.durable_end, self._waiting
+                while waiting and waiting[0][0] <= upto:  # ``apply_waiting``, on every write's path
+                    waiting.popleft()[1]()
+            else:
+                self._waiting.clear()  # never applied: none of those writes was acknowledged
+            if self._sleepers:
+                self._done.notify_all()
 
     def apply_waiting(self, upto: float = float("inf")) -> None:
         """Apply the queued changes whose bytes end at or before ``upto``, in log order.
@@ -236,7 +230,7 @@ class Commits:
         with self._io:
             pass  # an fsync in flight has finished; none can start while we hold the lock
         if self._waiting and self._log.failure is None:
-            self._sync_holding_lock("sync")
+            self._lead("sync", holding=True)
 
     def close(self) -> None:
         """Drain, then refuse every later wait (the descriptor is about to go)."""
