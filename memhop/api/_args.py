@@ -13,10 +13,19 @@ from typing import Any
 
 import memhop.records as rec
 from memhop import ids
-from memhop.api.types import ArchiveRole, L3ImportItem, L3ImportMode, L3Relation, PlanStatus
-from memhop.config import MAX_TEXT_BYTES, valid_text
+from memhop.api.types import (
+    ArchiveKind,
+    ArchiveRole,
+    ContentType,
+    L3ImportItem,
+    L3ImportMode,
+    L3Relation,
+    PlanStatus,
+)
+from memhop.config import MAX_NAME_BYTES, MAX_TEXT_BYTES, valid_text
 from memhop.errors import InvalidQueryError, NotFoundError
 from memhop.records import PlanStatusCode
+from memhop.root.content import ContentInput
 
 _ZERO = "0" * 16
 _STATUS_CODES: dict[str, PlanStatusCode] = {
@@ -70,6 +79,82 @@ def enum_code(value: object, enum: type[IntEnum], what: str) -> int:
         msg = f"{what} must be one of {words} (or its number), not {type(value).__name__}"
         raise InvalidQueryError(msg)
     return value
+
+
+def search_args(scene_id: object, l3_id: object, new_scene: object) -> tuple[int, int, bool]:
+    """``search``'s arguments, ``scene_ref``, ``id_or_unset`` and ``flag`` of each, in one
+    call: the usual call (no scene or anchor named) passes one test."""
+    if type(scene_id) is str and type(l3_id) is str and not (scene_id or l3_id):
+        return 0, 0, flag(new_scene, "new_scene")
+    return scene_ref(scene_id), id_or_unset(l3_id, "l3_id"), flag(new_scene, "new_scene")
+
+
+def update_args(
+    input: object, output: object, outcome: object, created_at: object
+) -> tuple[str, str, str, int]:
+    """``update``'s arguments, ``text`` (uncapped: the record budget caps the lines) and
+    ``integer``, in one call: ASCII strs and an int pass one test."""
+    if (
+        type(input) is str
+        and type(output) is str
+        and type(outcome) is str
+        and input.isascii()
+        and output.isascii()
+        and outcome.isascii()
+        and type(created_at) is int
+    ):
+        return input, output, outcome, created_at
+    return (
+        text(input, "input", None),
+        text(output, "output", None),
+        text(outcome, "outcome", None),
+        integer(created_at, "created_at"),
+    )
+
+
+def archive_input(
+    content: object,
+    created_at: object,
+    kind: object,
+    seq: object,
+    content_type: object,
+    role: object,
+    event_type: object,
+    node_seq: object,
+) -> ContentInput:
+    """``append_archive``'s arguments as one input: each taken by ``text``, ``integer`` or
+    ``enum_code`` (the content uncapped here: the record budget caps it).
+
+    The usual call (ASCII strs, ints or members) passes one test, in one call, where the
+    eight checks were eight calls every event; anything else takes them one by one, in
+    order, so a refusal names the first argument that fails, as ever.
+    """
+    if (
+        type(content) is str
+        and type(event_type) is str
+        and content.isascii()
+        and event_type.isascii()
+        and len(event_type) <= MAX_NAME_BYTES
+        and type(created_at) is int
+        and type(seq) is int
+        and type(node_seq) is int
+        and (type(kind) is int or type(kind) is ArchiveKind)
+        and (type(content_type) is int or type(content_type) is ContentType)
+        and (type(role) is int or type(role) is ArchiveRole)
+    ):
+        return ContentInput(
+            content, created_at, kind, seq, content_type, role, event_type, node_seq
+        )
+    return ContentInput(
+        content=text(content, "content", None),
+        created_at=integer(created_at, "created_at"),
+        kind=enum_code(kind, ArchiveKind, "kind"),
+        seq=integer(seq, "seq"),
+        content_type=enum_code(content_type, ContentType, "content_type"),
+        role=enum_code(role, ArchiveRole, "role"),
+        event_type=text(event_type, "event_type", MAX_NAME_BYTES),
+        node_seq=integer(node_seq, "node_seq"),
+    )
 
 
 def optional_enum_code(value: object, enum: type[IntEnum], what: str) -> int | None:

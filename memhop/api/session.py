@@ -26,10 +26,10 @@ from memhop.api.results import (
     TopicSlot,
 )
 from memhop.api.types import ArchiveKind, ArchiveRole, ContentType
-from memhop.config import MAX_NAME_BYTES, ProfileInput
+from memhop.config import ProfileInput
 from memhop.root import content as archive_ops
 from memhop.root import reads, turn
-from memhop.root.content import ArchiveQuery, ContentInput
+from memhop.root.content import ArchiveQuery
 from memhop.root.ops import AgentOps
 from memhop.root.recall import RecallQuery, recall_in_steps
 
@@ -67,10 +67,7 @@ class Session(PlanFace, GraphFace, DreamFace, AdminFace):
         NotFoundError for an unknown scene or anchor graph.
         """
         opened = self._ops.open_turn(
-            self._ops.now(),
-            _args.scene_ref(scene_id),
-            _args.id_or_unset(l3_id, "l3_id"),
-            _args.flag(new_scene, "new_scene"),
+            self._ops.now(), *_args.search_args(scene_id, l3_id, new_scene)
         )
         return self._surfaces.search_result(
             opened.profile, opened.scene, opened.topics, opened.new_topic_id, opened.provenance
@@ -97,15 +94,8 @@ class Session(PlanFace, GraphFace, DreamFace, AdminFace):
         Refused: no open turn ("no turn is open"), time not in milliseconds,
         events over 4 KiB, utterances over 64 KiB, role dream.
         """
-        item = ContentInput(
-            content=_args.text(content, "content", None),  # capped by the record budget
-            created_at=_args.integer(created_at, "created_at"),
-            kind=_args.enum_code(kind, ArchiveKind, "kind"),
-            seq=_args.integer(seq, "seq"),
-            content_type=_args.enum_code(content_type, ContentType, "content_type"),
-            role=_args.enum_code(role, ArchiveRole, "role"),
-            event_type=_args.text(event_type, "event_type", MAX_NAME_BYTES),
-            node_seq=_args.integer(node_seq, "node_seq"),
+        item = _args.archive_input(
+            content, created_at, kind, seq, content_type, role, event_type, node_seq
         )
         return self._ops.run_in_turn(archive_ops.append_archive, item)
 
@@ -119,11 +109,7 @@ class Session(PlanFace, GraphFace, DreamFace, AdminFace):
         and the turn stays open for a retry.
         """
         row = self._ops.on_scene(
-            turn.update,
-            _args.text(input, "input", None),  # the lines' cap is the record budget
-            _args.text(output, "output", None),
-            _args.text(outcome, "outcome", None),
-            _args.integer(created_at, "created_at"),
+            turn.update, *_args.update_args(input, output, outcome, created_at)
         )
         return self._surfaces.topic_slot(row)
 
