@@ -270,6 +270,27 @@ def test_a_failed_fsync_after_a_write_refuses_further_writes(
     _reopen_and_check(meh_path, {0: {**SEEDED[0], 3: b"three"}})
 
 
+@ERRNOS
+def test_a_failed_fsync_inside_an_exclusive_hold_is_fatal_like_any_other(
+    meh_path: str, err: int
+) -> None:
+    """A write in ``exclusive()`` syncs without letting go of the lock; its failure is the
+    same: the record is not served, the block raises, later writes are refused."""
+    eng = _seeded(meh_path)
+    with eng.exclusive():
+        eng.write(0, 0x01, 4, b"four")  # the control: a held write that syncs is served
+        assert eng.read(0, 4).payload == b"four"
+        with failing_fsync(err) as calls, pytest.raises(StorageIOError) as info:
+            eng.write(0, 0x01, 3, b"three")
+    assert len(calls) == 1
+    assert_io_error(info.value, err, "sync")
+    assert not eng.contains(0, 3)
+    assert eng.read(0, 4).payload == b"four"
+    assert_refuses_writes(eng, err)
+    eng.close_without_checkpoint()
+    _reopen_and_check(meh_path, {0: {**SEEDED[0], 3: b"three", 4: b"four"}})
+
+
 # ---- batches --------------------------------------------------------------------------------
 
 BATCH = [
