@@ -55,10 +55,8 @@ class EngineMutations(EngineState):
             if not placements:
                 self._check_open()
                 return []
-            log = self._log
-            if self._closed or self._unread_from or log.failure is not None or log.exhausted:
-                self._refuse_write()  # ``_check_writable``, spelt out: every write comes here
-            base = log.append(blob)
+            self._check_writable()
+            base = self._log.append(blob)
             if sync:
                 self._commits.commit(
                     self._file.size, partial(self._live.put, base, placements), "sync"

@@ -23,9 +23,8 @@ from collections.abc import Set as AbstractSet
 
 from memhop.ids import content_id
 from memhop.index.journal import Journal
-from memhop.index.l4_rows import SlotRows, no_pace
+from memhop.index.l4_rows import SlotRows, _is_summary, no_pace
 from memhop.records import SEQ_AGENT, SEQ_USER, ArchiveKind, ArchiveSlot, SlotHeader
-from memhop.records.codes import KIND_UTTERANCE, ROLE_DREAM
 
 __all__ = ["L4Index"]
 
@@ -120,7 +119,7 @@ class L4Index(SlotRows):
             else:
                 lower[above] = at + 1
         self._row_of.put(entry.id_hash, at)
-        if entry.role == ROLE_DREAM and entry.kind == KIND_UTTERANCE:  # ``_is_summary``, inline
+        if _is_summary(entry.role, entry.kind):  # only a summary is noted
             self._stored(at)
 
     def remove(self, id_hash: int) -> bool:

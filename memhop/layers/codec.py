@@ -79,9 +79,9 @@ def write(engine: Engine, agent_id: int, id_hash: int, record: Record) -> int:
     return engine.write(agent_id, record.RECORD_TYPE, id_hash, record.to_json())
 
 
-def write_many(engine: Engine, agent_id: int, records: Sequence[tuple[int, Record]]) -> list[int]:
-    """Write (id, record) pairs of one domain with a single fsync; return their frame offsets."""
-    return engine.write_batch(
+def write_many(engine: Engine, agent_id: int, records: Sequence[tuple[int, Record]]) -> None:
+    """Write (id, record) pairs of one domain with a single fsync."""
+    engine.write_batch(
         [RecordEntry(agent_id, rec.RECORD_TYPE, id_hash, rec.to_json()) for id_hash, rec in records]
     )
 
