@@ -7,6 +7,7 @@ import struct
 import zlib
 
 from memhop.engine import Engine, open_engine
+from memhop.engine.storefile import FENCE
 
 
 def flip_byte(path: str, offset: int, mask: int = 0xFF) -> None:
@@ -103,7 +104,13 @@ def zero_header(path: str, slot: str, length: int = 4) -> None:
 
 
 def file_size(path: str) -> int:
-    return os.path.getsize(path)
+    """The file's length less a writer's reserve at its end (the fence, then zeros): what
+    an open engine's file holds, and what the next open keeps. A closed engine's file has
+    no reserve (``tests/engine/test_room.py``), so its length is all of it."""
+    with open(path, "rb") as f:
+        data = f.read()
+    held = data.rstrip(b"\0")
+    return len(held) - len(FENCE) if held.endswith(FENCE) else len(data)
 
 
 def reopen(engine: Engine) -> Engine:

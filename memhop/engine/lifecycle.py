@@ -83,6 +83,8 @@ def open_engine(path: str) -> Engine:
         cut = file.size - scan.end if scan.truncate else 0
         if cut:
             file.truncate(scan.end)
+        if scan.reserve:
+            cut = 0  # the room a writer that crashed was appending in: nothing was lost
         if header.has_snapshot and not snapshot_broken and scan.frames == 0:
             # Nothing was written after the snapshot (at most an orphan blob,
             # cut above): frames end where the header says, not behind the blob.

@@ -21,6 +21,7 @@ from memhop.engine.frame import (
 )
 from memhop.engine.header import DATA_START
 from memhop.engine.snapshot import SNAPSHOT_MAGIC_BYTES, PackedIndex, snapshot_length_at
+from memhop.engine.storefile import FENCE
 from memhop.errors import CorruptionError, CRCMismatchError
 from memhop.intmap import IntMap
 
@@ -49,6 +50,8 @@ class ScanResult:
     """Where a scan stopped and what it met.
 
     ``truncate``: the bytes from ``end`` on hold no frame and must be cut.
+    ``reserve``: they are a writer's reserve (``storefile.FENCE``, then zeros
+    to the end): the room an open writer appends in, or left by a crash.
     ``skipped``: damaged regions met, the first at ``first_skipped``; of
     them, ``resumed`` had intact frames after them (damage inside the log,
     not a torn tail). ``unresolved``: the offset of a damaged region the
@@ -62,6 +65,7 @@ class ScanResult:
     frames: int = 0
     resumed: int = 0
     unresolved: int = 0
+    reserve: bool = False
 
 
 def _zero_run_end(buf: ByteView, at: int, size: int) -> int:
@@ -72,6 +76,12 @@ def _zero_run_end(buf: ByteView, at: int, size: int) -> int:
     while at < size and buf[at] == 0:
         at += 1
     return at
+
+
+def is_reserve(buf: ByteView, at: int, size: int) -> bool:
+    """True when the bytes from ``at`` are a writer's reserve: the fence, then only zeros."""
+    fence_end = at + len(FENCE)
+    return buf[at:fence_end] == FENCE and _zero_run_end(buf, fence_end, size) == size
 
 
 def _next_could_start(buf: ByteView, at: int, size: int) -> bool:
@@ -144,17 +154,21 @@ def scan_records(
     searches for the next frame that passes its own CRC (``_resync``). Damage
     at or behind a committed snapshot, or with no frame after it, is the tail
     of a crashed write, so it is cut. A resync that runs out of budget stops
-    the scan there and cuts nothing (``unresolved``).
+    the scan there and cuts nothing (``unresolved``). A writer's reserve ends
+    the log without being damage.
     """
     offset = start
     skipped = first_skipped = frames = resumed = unresolved = 0
-    truncate = False
+    truncate = reserve = False
     while offset != size:
         try:
             bounds = frame_bounds(buf, offset, size)
         except (CorruptionError, CRCMismatchError):
             bounds = None
         if bounds is None:
+            if is_reserve(buf, offset, size):
+                truncate = reserve = True
+                break
             # A frame that fails its checks, or zeros where a header should be:
             # the engine never writes zeros, so they are the residue of a
             # crashed extension (or a zeroed page), not the end of the log.
@@ -198,7 +212,9 @@ def scan_records(
             unresolved,
             size - unresolved,
         )
-    return ScanResult(offset, truncate, skipped, first_skipped, frames, resumed, unresolved)
+    return ScanResult(
+        offset, truncate, skipped, first_skipped, frames, resumed, unresolved, reserve
+    )
 
 
 def walk_record_area(buf: ByteView, size: int, fallback: int) -> int:

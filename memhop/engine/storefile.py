@@ -1,8 +1,13 @@
-"""The open ``.meh`` file: descriptor, exclusive lock, read-only mapping, durable writes.
+"""The open ``.meh`` file: descriptor, exclusive lock, mappings, durable writes.
 
-Writes go through ordinary file writes; the mapping is only for reads and is
-refreshed lazily when a read needs bytes past it. Every OS failure becomes a
-``StorageIOError`` naming what was being done.
+Reads go through a read-only mapping, refreshed lazily when a read needs bytes
+past it. An append lands in the *room*: a writable mapping of a reserve the
+file is extended by past its last frame, a megabyte at a time, so a frame costs
+a copy rather than a write call. The reserve starts with a fence (bytes no frame
+begins with) followed by zeros, and is cut when the file closes; a crash leaves
+it behind, and the open that follows cuts it (``recovery``), as MemHop's cuts
+any damaged tail. Other writes (headers, frames erased in place) are ordinary
+file writes. Every OS failure becomes a ``StorageIOError`` naming what was done.
 """
 
 from __future__ import annotations
@@ -29,6 +34,13 @@ SEED_SUFFIX = ".seed"
 SCENE_MAP_SUFFIX = ".scenemap"
 RECALL_SUFFIX = ".recall"
 SIDECAR_SUFFIXES = (SEED_SUFFIX, SCENE_MAP_SUFFIX, RECALL_SUFFIX)
+ROOM_BYTES = 1 << 20
+"""How far past its last frame the file is extended at a time, for appends to land in."""
+FENCE = b"\xff" * 26
+"""What the reserve starts with: a frame header's length, no frame's first bytes (its length
+field claims 4 GiB), so a scan that meets it stops there, in MemHop as in memhop; zeros
+right after a frame would read to MemHop as the end of the log, and it appends at the end
+of the file, past them."""
 
 
 def _write_some(handle: BinaryIO, data: bytes | memoryview, offset: int) -> int:
@@ -42,6 +54,15 @@ if not hasattr(os, "pwrite"):  # pragma: no cover - Windows has no pwrite
     def _write_some(handle: BinaryIO, data: bytes | memoryview, offset: int) -> int:
         handle.seek(offset)  # the engine's lock keeps the position this write's
         return handle.write(data) or 0
+
+
+def _extend(fd: int, offset: int, length: int) -> None:
+    """Grow the file to ``offset + length`` with its blocks taken now, where the system can,
+    so that a copy into the room never meets a full disk (a fault there kills the process)."""
+    if hasattr(os, "posix_fallocate"):
+        os.posix_fallocate(fd, offset, length)
+    else:  # pragma: no cover - macOS and Windows: a sparse extension
+        os.ftruncate(fd, offset + length)
 
 
 def temp_sibling(target: str) -> str:
@@ -139,6 +160,11 @@ class StoreFile:
         self._map: mmap.mmap | None = None
         self._mapped = 0
         self.size = os.fstat(handle.fileno()).st_size
+        # The room: a writable mapping of [_room_start, _room_end), the file's bytes
+        # past ``size`` up to ``_extent`` (its length on disk) being the reserve.
+        self._room: mmap.mmap | None = None
+        self._room_start = self._room_end = 0
+        self._extent = self.size
         # How far the file is known durable: all of it at the open, and all of
         # it after a truncate (which syncs); the engine's fsyncs move it on.
         self.durable_end = self.size
@@ -234,7 +260,59 @@ class StoreFile:
             self._map, self._mapped = None, 0
 
     def write_at(self, offset: int, data: bytes) -> None:
-        """Write all of ``data`` at ``offset``; the file size follows."""
+        """Write all of ``data`` at ``offset``; the file size follows. An append is copied
+        into the room (made, or made larger, first)."""
+        if offset != self.size:
+            self._write_through(offset, data)
+            self.size = max(self.size, offset + len(data))
+            return
+        end = offset + len(data)
+        room = self._room
+        if room is None or end + len(FENCE) > self._room_end:
+            room = self._make_room(end + len(FENCE))
+        at = offset - self._room_start
+        # The fence past the frames first: a crash between the two copies leaves
+        # a damaged frame before a fence, never zeros right after a whole frame.
+        room[at + len(data) : at + len(data) + len(FENCE)] = FENCE
+        room[at : at + len(data)] = data
+        self.size = end
+
+    def _make_room(self, need: int) -> mmap.mmap:
+        """Map a room from the page ``size`` is on to past ``need``, extending the file first:
+        the fence written at ``size`` (an ordinary write), then the rest of the reserve (a
+        megabyte past ``size``, or only what ``need`` takes when the disk has no more)."""
+        start = self.size - self.size % mmap.ALLOCATIONGRANULARITY
+        least = need + -need % mmap.PAGESIZE
+        end = max(least, self.size + ROOM_BYTES)
+        self._write_through(self.size, FENCE)
+        fd = self._handle.fileno()
+        try:
+            if end > self._extent:
+                try:
+                    _extend(fd, self._extent, end - self._extent)
+                except OSError:
+                    if least <= self._extent:
+                        end = self._extent
+                    else:
+                        end = least
+                        _extend(fd, self._extent, end - self._extent)
+                self._extent = end
+            room = mmap.mmap(fd, end - start, offset=start)
+        except (OSError, ValueError) as exc:
+            msg = f"extend {self.path} to {end}"
+            raise StorageIOError(msg) from exc
+        self._drop_room()
+        self._room, self._room_start, self._room_end = room, start, end
+        return room
+
+    def _drop_room(self) -> None:
+        if self._room is not None:
+            self._room.close()
+            self._room = None
+            self._room_start = self._room_end = 0
+
+    def _write_through(self, offset: int, data: bytes) -> None:
+        """Write all of ``data`` at ``offset`` with write calls."""
         size = len(data)
         end = offset + size
         try:
@@ -251,12 +329,13 @@ class StoreFile:
         except OSError as exc:
             msg = f"write {self.path}"
             raise StorageIOError(msg) from exc
-        if end > self.size:
-            self.size = end
+        self._extent = max(self._extent, end)
 
     def sync(self, what: str = "sync") -> None:
         """Flush to stable storage; ``what`` names the step in the error."""
         try:
+            if self._room is not None and sys.platform != "linux":
+                self._room.flush()  # Linux's fsync takes a mapping's copies; others want msync
             fsync_file(self._handle.fileno())
         except OSError as exc:
             raise StorageIOError(what) from exc
@@ -264,18 +343,29 @@ class StoreFile:
     def truncate(self, size: int) -> None:
         """Cut the file to ``size`` bytes and make it durable (unmapping first, for Windows)."""
         self._drop_map()
+        self._drop_room()
         try:
             self._handle.truncate(size)
         except OSError as exc:
             msg = f"truncate {self.path} to {size}"
             raise StorageIOError(msg) from exc
-        self.size = size
+        self.size = self._extent = size
         self.sync("sync after truncate")
         self.durable_end = size
 
     def close(self) -> None:
-        """Unmap, unlock and close; safe to call on a half-opened file."""
+        """Cut the reserve, unmap, unlock and close; safe to call on a half-opened file.
+        The cut is not synced: a reserve that outlives a crash is cut by the next open."""
         self._drop_map()
+        self._drop_room()
+        try:
+            if self._extent > self.size:
+                self._handle.truncate(self.size)
+                self._extent = self.size
+        except OSError as exc:
+            self._handle.close()
+            msg = f"cut the reserve of {self.path} at {self.size}"
+            raise StorageIOError(msg) from exc
         try:
             portalocker.unlock(self._handle)
         except (portalocker.exceptions.LockException, OSError) as exc:

@@ -192,7 +192,7 @@ class Inspector:
             "agents": len(self.agents()),
             "frames_scanned": s.scan.frames,
             "damaged_frames_skipped": s.scan.skipped,
-            "torn_tail_at": s.scan.end if s.scan.truncate else None,
+            "torn_tail_at": s.scan.end if s.scan.truncate and not s.scan.reserve else None,
             "unread_from": s.scan.unresolved or None,  # damage too long to search past
         }
 

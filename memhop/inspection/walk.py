@@ -1,4 +1,5 @@
-"""Walking the record area region by region: frames, snapshot blobs and damage, in file order.
+"""Walking the record area region by region: frames, snapshot blobs, damage and a writer's
+reserve, in file order.
 
 Unlike the engine's scan, which keeps only live records, the walk reports
 everything the log holds: superseded versions, tombstones, the tail snapshot,
@@ -19,7 +20,7 @@ from memhop.engine.header import DATA_START
 
 # The engine's resync, reused as is so the walk and the open agree on where a
 # damaged region ends (it is the scan's step past damage, private to recovery).
-from memhop.engine.recovery import _resync
+from memhop.engine.recovery import _resync, is_reserve
 from memhop.engine.snapshot import SNAPSHOT_MAGIC_BYTES, parse_snapshot, snapshot_length_at
 from memhop.errors import CorruptionError, CRCMismatchError, MemHopError
 
@@ -35,6 +36,7 @@ class RegionKind(StrEnum):
     FRAME = "frame"
     SNAPSHOT = "snapshot"
     DAMAGE = "damage"
+    RESERVE = "reserve"  # an open writer's room to append in (or a crash's), not damage
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +120,9 @@ def walk_regions(buf: bytes, size: int, progress: Progress | None = None) -> Ite
             problem = f"zeros where a frame header should be, at offset {offset}"
         except (CorruptionError, CRCMismatchError) as exc:
             bounds, problem = None, str(exc)
+        if bounds is None and is_reserve(buf, offset, size):
+            yield Region(RegionKind.RESERVE, offset, size)
+            break
         if bounds is None:
             resume, note = _next_sound(buf, offset, size)
             yield Region(RegionKind.DAMAGE, offset, resume, problem=problem + note)

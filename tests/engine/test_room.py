@@ -1,0 +1,192 @@
+"""The room: appends copied into a mapped reserve past the last frame, and what it leaves.
+
+An open engine's file is longer than its log: the fence (``storefile.FENCE``) right after
+the last frame, then zeros. A close cuts it; a crash leaves it, and the next open cuts it
+without calling it damage. "A crash" here is the file's bytes as they are while the engine
+is open (what a killed process leaves in the page cache), copied to another path.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import mmap
+import os
+import shutil
+from typing import Any
+from unittest.mock import patch
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memhop.engine import DATA_START, RECORD_HEADER_SIZE, Engine, create_engine, open_engine
+from memhop.engine import storefile
+from memhop.engine.frame import frame_bounds
+from memhop.engine.storefile import FENCE, ROOM_BYTES
+from memhop.errors import CorruptionError, StorageIOError
+
+LOGGER = "memhop.engine"
+
+
+def _read_all(eng: Engine, expected: dict[int, bytes]) -> dict[int, bytes]:
+    return {i: eng.read(0, i).payload for i in expected}
+
+
+def _crash_image(path: str, target: str) -> bytes:
+    shutil.copyfile(path, target)
+    with open(target, "rb") as f:
+        return f.read()
+
+
+def test_an_open_file_ends_in_the_fence_then_zeros_and_a_close_cuts_them(meh_path: str) -> None:
+    eng = create_engine(meh_path)
+    payloads = {i: b"payload %d" % i for i in range(1, 30)}
+    for i, payload in payloads.items():
+        eng.write(0, 0x01, i, payload)
+    end = DATA_START + sum(RECORD_HEADER_SIZE + len(p) for p in payloads.values())
+    with open(meh_path, "rb") as f:
+        data = f.read()
+    # Positive control for the cut below: while open, the reserve is there.
+    assert len(data) > end + len(FENCE)
+    assert data[end : end + len(FENCE)] == FENCE
+    assert data[end + len(FENCE) :].count(0) == len(data) - end - len(FENCE)
+    # The fence is no frame: MemHop's scan, which takes zeros for the end of the log and
+    # appends at the end of the file, meets damage there instead and cuts it.
+    with pytest.raises(CorruptionError):
+        frame_bounds(data, end, len(data))
+    eng.close_without_checkpoint()
+    assert os.path.getsize(meh_path) == end
+    eng = open_engine(meh_path)
+    try:
+        assert _read_all(eng, payloads) == payloads
+        eng.write(0, 0x01, 99, b"after")
+    finally:
+        eng.close()
+    with open(meh_path, "rb") as f:
+        assert FENCE not in f.read()  # the close's snapshot follows the frames, nothing else
+
+
+def test_a_crash_leaves_the_reserve_and_the_open_cuts_it_as_no_damage(
+    meh_path: str, tmp_path: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    eng = create_engine(meh_path)
+    payloads = {i: b"acknowledged %d" % i for i in range(1, 20)}
+    for i, payload in payloads.items():
+        eng.write(0, 0x01, i, payload)
+    crashed = str(tmp_path / "crashed.meh")
+    image = _crash_image(meh_path, crashed)
+    end = eng.record_end
+    eng.close()
+    assert len(image) > end  # the reserve was in the image
+
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    again = open_engine(crashed)
+    try:
+        assert _read_all(again, payloads) == payloads
+        assert again.tail_bytes_cut == 0
+        assert os.path.getsize(crashed) == end
+        assert again.write(0, 0x01, 50, b"next") == end  # lands where the log ended
+    finally:
+        again.close()
+    assert "damaged" not in caplog.text
+
+    # Control: the same image with a torn frame in the reserve's place is damage, and said so.
+    torn = image[:end] + FENCE[:3] + b"\x01" * 40
+    with open(crashed, "wb") as f:
+        f.write(torn)
+    caplog.clear()
+    again = open_engine(crashed)
+    try:
+        assert _read_all(again, payloads) == payloads
+        assert again.tail_bytes_cut == len(torn) - end
+    finally:
+        again.close()
+    assert "damaged" in caplog.text
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(sizes=st.lists(st.sampled_from([0, 1, 25, 300, 4070, 70_000, ROOM_BYTES]), max_size=12))
+def test_every_append_reads_back_from_a_crash_image_and_after_a_close(
+    tmp_path: Any, sizes: list[int]
+) -> None:
+    """Appends of any size, across rooms, read back from a crash's image and after a close."""
+    folder = tmp_path / f"run{os.urandom(4).hex()}"
+    folder.mkdir()
+    path, crashed = str(folder / "m.meh"), str(folder / "crashed.meh")
+    eng = create_engine(path)
+    payloads = {i + 1: bytes([65 + i % 26]) * size for i, size in enumerate(sizes)}
+    for id_hash, payload in payloads.items():
+        eng.write(0, 0x01, id_hash, payload)
+    _crash_image(path, crashed)
+    eng.close()
+    for target in (crashed, path):
+        eng = open_engine(target)
+        try:
+            assert _read_all(eng, payloads) == payloads
+            assert eng.tail_bytes_cut == 0
+        finally:
+            eng.close()
+
+
+def _failing_extend(fails: int) -> Any:
+    """An ``_extend`` whose first ``fails`` calls find the disk full."""
+    calls: list[int] = []
+    real = storefile._extend
+
+    def extend(fd: int, offset: int, length: int) -> None:
+        calls.append(length)
+        if len(calls) <= fails:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real(fd, offset, length)
+
+    return patch.object(storefile, "_extend", extend), calls
+
+
+def test_a_disk_without_a_megabyte_gets_a_room_just_large_enough(meh_path: str) -> None:
+    room_for = 3 * mmap.PAGESIZE
+    real = storefile._extend
+    asked: list[int] = []
+
+    def extend(fd: int, offset: int, length: int) -> None:
+        asked.append(length)
+        if offset + length > room_for:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real(fd, offset, length)
+
+    file = storefile.StoreFile.create_new(meh_path, 0o644, exact=False)
+    try:
+        with patch.object(storefile, "_extend", extend):
+            file.write_at(0, b"a" * 100)
+            file.write_at(100, b"b" * 5000)
+        assert asked[0] > room_for  # a megabyte was asked for first
+        assert os.path.getsize(meh_path) == 2 * mmap.PAGESIZE  # then only what the data took
+        assert bytes(file.view()[:5100]) == b"a" * 100 + b"b" * 5000
+    finally:
+        file.close()
+    assert os.path.getsize(meh_path) == 5100  # and the close cut the rest
+
+
+def test_a_full_disk_refuses_the_append_and_loses_nothing(meh_path: str) -> None:
+    eng = create_engine(meh_path)
+    eng.write(0, 0x01, 1, b"first")
+    end = eng.record_end
+    eng._file._drop_room()
+    seam, calls = _failing_extend(2)
+    with seam, pytest.raises(StorageIOError, match="extend"):
+        eng.write(0, 0x01, 2, b"x" * (2 * ROOM_BYTES))  # past the reserve there is
+    assert len(calls) == 2
+    assert os.path.getsize(meh_path) == end  # cut back: no fence, no reserve
+    assert eng.read(0, 1).payload == b"first"
+    with pytest.raises(StorageIOError, match="refuses writes"):
+        eng.write(0, 0x01, 3, b"refused")
+    eng.close_without_checkpoint()
+    eng = open_engine(meh_path)
+    try:
+        assert eng.read(0, 1).payload == b"first"
+        eng.write(0, 0x01, 3, b"now")  # control: with room, appends go on
+        assert eng.read(0, 3).payload == b"now"
+    finally:
+        eng.close()
