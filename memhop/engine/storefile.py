@@ -279,8 +279,8 @@ class StoreFile:
 
     def _make_room(self, need: int) -> mmap.mmap:
         """Map a room from the page ``size`` is on to past ``need``, extending the file first:
-        the fence written at ``size`` (an ordinary write), then the rest of the reserve (a
-        megabyte past ``size``, or only what ``need`` takes when the disk has no more)."""
+        the fence written at ``size`` (an ordinary write), then the rest of the reserve, a
+        megabyte past ``size`` (or only what ``need`` takes, when the disk has no more)."""
         start = self.size - self.size % mmap.ALLOCATIONGRANULARITY
         least = need + -need % mmap.PAGESIZE
         end = max(least, self.size + ROOM_BYTES)
@@ -291,18 +291,18 @@ class StoreFile:
                 try:
                     _extend(fd, self._extent, end - self._extent)
                 except OSError:
-                    if least <= self._extent:
-                        end = self._extent
-                    else:
-                        end = least
+                    if end == least:
+                        raise
+                    end = max(least, self._extent)
+                    if end > self._extent:
                         _extend(fd, self._extent, end - self._extent)
                 self._extent = end
-            room = mmap.mmap(fd, end - start, offset=start)
+            room = mmap.mmap(fd, self._extent - start, offset=start)
         except (OSError, ValueError) as exc:
             msg = f"extend {self.path} to {end}"
             raise StorageIOError(msg) from exc
         self._drop_room()
-        self._room, self._room_start, self._room_end = room, start, end
+        self._room, self._room_start, self._room_end = room, start, self._extent
         return room
 
     def _drop_room(self) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -164,3 +165,28 @@ def test_refreshing_while_the_writer_runs_free_never_misses_an_acknowledged_turn
     assert set(writer.acked) <= _topic_ids(final)
     with memhop.open(demo.path, memhop.LocalModel()) as db:  # and it opens as a writer again
         assert db.primary().scene_context().topics
+
+
+def test_a_writers_reserve_reads_as_room_not_as_a_torn_tail(demo: Demo) -> None:
+    """An open writer's file ends in its reserve: no torn tail, no problem, a "reserve" row."""
+    with memhop.open(demo.path, memhop.LocalModel()) as db:
+        me = db.primary()
+        me.search()
+        row = me.update(input="a line while open", output="ok", created_at=TS + 50_000)
+        view = memhop.inspect(demo.path)
+        info = view.info()
+        frames = view.frames().to_dicts()
+        problems = view.verify().problems.to_dicts()
+    assert info["torn_tail_at"] is None
+    assert info["damaged_frames_skipped"] == 0
+    assert problems == []
+    assert frames[-1]["kind"] == "reserve"
+    assert row.id in _topic_ids(view)  # the writer's acknowledged turn, read beside its reserve
+    after = memhop.inspect(demo.path)
+    assert after.frames().to_dicts()[-1]["kind"] != "reserve"  # the close cut it
+    # Control: bytes past the log that are not a reserve are still a torn tail.
+    size = os.path.getsize(demo.path)
+    with open(demo.path, "ab") as f:
+        f.write(b"\xff" * 10 + b"\x01" * 30)
+    torn = memhop.inspect(demo.path).info()
+    assert torn["torn_tail_at"] == size
