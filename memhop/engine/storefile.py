@@ -13,6 +13,7 @@ file writes. Every OS failure becomes a ``StorageIOError`` naming what was done.
 from __future__ import annotations
 
 import contextlib
+import errno
 import mmap
 import os
 import secrets
@@ -36,6 +37,7 @@ RECALL_SUFFIX = ".recall"
 SIDECAR_SUFFIXES = (SEED_SUFFIX, SCENE_MAP_SUFFIX, RECALL_SUFFIX)
 ROOM_BYTES = 1 << 20
 """How far past its last frame the file is extended at a time, for appends to land in."""
+_POPULATE_WRITE = 23  # Linux's MADV_POPULATE_WRITE (5.14 on), which Python 3.11 does not name
 FENCE = b"\xff" * 26
 """What the reserve starts with: a frame header's length, no frame's first bytes (its length
 field claims 4 GiB), so a scan that meets it stops there, in MemHop as in memhop; zeros
@@ -57,12 +59,9 @@ if not hasattr(os, "pwrite"):  # pragma: no cover - Windows has no pwrite
 
 
 def _extend(fd: int, offset: int, length: int) -> None:
-    """Grow the file to ``offset + length`` with its blocks taken now, where the system can,
-    so that a copy into the room never meets a full disk (a fault there kills the process)."""
-    if hasattr(os, "posix_fallocate"):
-        os.posix_fallocate(fd, offset, length)
-    else:  # pragma: no cover - macOS and Windows: a sparse extension
-        os.ftruncate(fd, offset + length)
+    """Grow the file to ``offset + length`` with its blocks taken now, so that a copy into
+    the room never meets a full disk (a fault there would kill the process)."""
+    os.posix_fallocate(fd, offset, length)
 
 
 def temp_sibling(target: str) -> str:
@@ -165,6 +164,9 @@ class StoreFile:
         self._room: mmap.mmap | None = None
         self._room_start = self._room_end = 0
         self._extent = self.size
+        # Where blocks cannot be taken ahead (no posix_fallocate: macOS, Windows; or a file
+        # system that refuses it), every append is written through.
+        self._roomy = hasattr(os, "posix_fallocate")
         # How far the file is known durable: all of it at the open, and all of
         # it after a truncate (which syncs); the engine's fsyncs move it on.
         self.durable_end = self.size
@@ -261,49 +263,63 @@ class StoreFile:
 
     def write_at(self, offset: int, data: bytes) -> None:
         """Write all of ``data`` at ``offset``; the file size follows. An append is copied
-        into the room (made, or made larger, first)."""
-        if offset != self.size:
-            self._write_through(offset, data)
-            self.size = max(self.size, offset + len(data))
-            return
-        end = offset + len(data)
-        room = self._room
-        if room is None or end + len(FENCE) > self._room_end:
-            room = self._make_room(end + len(FENCE))
-        at = offset - self._room_start
-        # The fence past the frames first: a crash between the two copies leaves
-        # a damaged frame before a fence, never zeros right after a whole frame.
-        room[at + len(data) : at + len(data) + len(FENCE)] = FENCE
-        room[at : at + len(data)] = data
-        self.size = end
+        into the room (made, or made larger, first) where the system gives one."""
+        if offset == self.size and self._roomy:
+            end = offset + len(data)
+            room = self._room
+            if room is None or end + len(FENCE) > self._room_end:
+                room = self._make_room(end + len(FENCE))
+            if room is not None:
+                at = offset - self._room_start
+                # The fence past the frames first: a crash between the two copies leaves
+                # a damaged frame before a fence, never zeros right after a whole frame.
+                room[at + len(data) : at + len(data) + len(FENCE)] = FENCE
+                room[at : at + len(data)] = data
+                self.size = end
+                return
+        self._write_through(offset, data)
+        self.size = max(self.size, offset + len(data))
 
-    def _make_room(self, need: int) -> mmap.mmap:
+    def _make_room(self, need: int) -> mmap.mmap | None:
         """Map a room from the page ``size`` is on to past ``need``, extending the file first:
-        the fence written at ``size`` (an ordinary write), then the rest of the reserve, a
-        megabyte past ``size`` (or only what ``need`` takes, when the disk has no more)."""
+        the fence written at ``size`` (an ordinary write: its failure is the append's), then
+        the rest of the reserve. None when the system gives no room: the append is written
+        through (and fails there if the disk is full)."""
         start = self.size - self.size % mmap.ALLOCATIONGRANULARITY
-        least = need + -need % mmap.PAGESIZE
-        end = max(least, self.size + ROOM_BYTES)
         self._write_through(self.size, FENCE)
-        fd = self._handle.fileno()
         try:
-            if end > self._extent:
-                try:
-                    _extend(fd, self._extent, end - self._extent)
-                except OSError:
-                    if end == least:
-                        raise
-                    end = max(least, self._extent)
-                    if end > self._extent:
-                        _extend(fd, self._extent, end - self._extent)
-                self._extent = end
-            room = mmap.mmap(fd, self._extent - start, offset=start)
+            self._reserve(need + -need % mmap.PAGESIZE)
+            room = mmap.mmap(self._handle.fileno(), self._extent - start, offset=start)
         except (OSError, ValueError) as exc:
-            msg = f"extend {self.path} to {end}"
-            raise StorageIOError(msg) from exc
+            if not isinstance(exc, OSError) or exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                self._roomy = False  # not a full disk: this file system gives no room
+            return None
+        if sys.platform == "linux":
+            # The room's pages made writable in one call, not faulted in one copy at a time
+            # (2-3% of a turn); an older kernel refuses it, and the copies fault them in.
+            with contextlib.suppress(OSError):
+                room.madvise(_POPULATE_WRITE)
         self._drop_room()
         self._room, self._room_start, self._room_end = room, start, self._extent
         return room
+
+    def _reserve(self, least: int) -> None:
+        """Extend the file to a megabyte past ``size``, or, when the disk has no more, to
+        ``least`` (past what it is already)."""
+        end = max(least, self.size + ROOM_BYTES)
+        if end <= self._extent:
+            return
+        fd = self._handle.fileno()
+        try:
+            _extend(fd, self._extent, end - self._extent)
+        except OSError:
+            if least <= self._extent:
+                return
+            if end == least:
+                raise
+            end = least
+            _extend(fd, self._extent, end - self._extent)
+        self._extent = end
 
     def _drop_room(self) -> None:
         if self._room is not None:

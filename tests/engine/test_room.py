@@ -30,7 +30,7 @@ from memhop.engine import (
 )
 from memhop.engine.frame import frame_bounds
 from memhop.engine.storefile import FENCE, ROOM_BYTES
-from memhop.errors import CorruptionError, StorageIOError
+from memhop.errors import CorruptionError
 
 LOGGER = "memhop.engine"
 
@@ -137,20 +137,6 @@ def test_every_append_reads_back_from_a_crash_image_and_after_a_close(
             eng.close()
 
 
-def _failing_extend(fails: int) -> Any:
-    """An ``_extend`` whose first ``fails`` calls find the disk full."""
-    calls: list[int] = []
-    real = storefile._extend
-
-    def extend(fd: int, offset: int, length: int) -> None:
-        calls.append(length)
-        if len(calls) <= fails:
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        real(fd, offset, length)
-
-    return patch.object(storefile, "_extend", extend), calls
-
-
 def test_a_disk_without_a_megabyte_gets_a_room_just_large_enough(meh_path: str) -> None:
     room_for = 3 * mmap.PAGESIZE
     real = storefile._extend
@@ -175,24 +161,40 @@ def test_a_disk_without_a_megabyte_gets_a_room_just_large_enough(meh_path: str) 
     assert os.path.getsize(meh_path) == 5100  # and the close cut the rest
 
 
-def test_a_full_disk_refuses_the_append_and_loses_nothing(meh_path: str) -> None:
+@pytest.mark.parametrize("err", [errno.ENOSPC, errno.EOPNOTSUPP], ids=errno.errorcode.get)
+def test_an_extension_the_system_refuses_writes_the_appends_through(
+    meh_path: str, err: int
+) -> None:
+    """No room: each append is an ordinary write, nothing lost; a full disk is asked again."""
+    asked: list[int] = []
+
+    def refuse(fd: int, offset: int, length: int) -> None:
+        asked.append(length)
+        raise OSError(err, os.strerror(err))
+
     eng = create_engine(meh_path)
     eng.write(0, 0x01, 1, b"first")
-    end = eng.record_end
-    eng._file._drop_room()
-    seam, calls = _failing_extend(2)
-    with seam, pytest.raises(StorageIOError, match="extend"):
-        eng.write(0, 0x01, 2, b"x" * (2 * ROOM_BYTES))  # past the reserve there is
-    assert len(calls) == 1
-    assert os.path.getsize(meh_path) == end  # cut back: no fence, no reserve
-    assert eng.read(0, 1).payload == b"first"
-    with pytest.raises(StorageIOError, match="refuses writes"):
-        eng.write(0, 0x01, 3, b"refused")
-    eng.close_without_checkpoint()
+    eng.close()
+    eng = open_engine(meh_path)  # closed and opened: no reserve to make a room in
+    try:
+        with patch.object(storefile, "_extend", refuse):
+            for i in range(2, 5):
+                eng.write(0, 0x01, i, b"appended %d" % i)
+        assert os.path.getsize(meh_path) == eng.record_end  # written through: no reserve
+        assert _read_all(eng, {i: b"" for i in range(2, 5)}) == {
+            i: b"appended %d" % i for i in range(2, 5)
+        }
+        # Each ask is a megabyte, then the least: a full disk is asked again at each
+        # append, a file system that cannot reserve only at the first.
+        assert len(asked) == (6 if err == errno.ENOSPC else 2)
+        eng.write(0, 0x01, 5, b"later")
+        grown = os.path.getsize(meh_path) > eng.record_end
+        assert grown == (err == errno.ENOSPC)  # control: with the disk back, a room again
+    finally:
+        eng.close()
     eng = open_engine(meh_path)
     try:
-        assert eng.read(0, 1).payload == b"first"
-        eng.write(0, 0x01, 3, b"now")  # control: with room, appends go on
-        assert eng.read(0, 3).payload == b"now"
+        assert eng.read(0, 5).payload == b"later"
+        assert eng.tail_bytes_cut == 0
     finally:
         eng.close()
