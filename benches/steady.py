@@ -20,9 +20,12 @@ run on it.
 Per window of 1,000 turns (``--window``): p50 / p99 / max wall time of search, recall, update
 and the whole turn; Dream passes begun (whole ones apart) and the longest hold of the domain
 lock by a background thread (Dream and the compactions it runs); compactions; bytes appended
-to the file and bytes written in all (``/proc/self/io`` ``wchar``: appends, compaction copies
-and side files) per turn, beside the bytes a turn's own calls write (``/proc/thread-self/io``
-of the host's thread: the live bytes a turn adds); fsyncs per turn; RSS.
+to the file (its log: ``stats().file_bytes``, not the reserve an open file has past it) and
+bytes written in all (``/proc/self/io`` ``wchar``: side files and other write calls, plus the
+appends copied into a file's mapped room, which ``wchar`` does not see, counted by wrapping
+``StoreFile.write_at``: appends, compaction copies) per turn, beside the bytes a turn's own
+calls write (the same two counts of the host's thread: the live bytes a turn adds); fsyncs
+per turn; RSS.
 
 At the end: an idle whole pass an hour after the last (bytes it appends, edges it adds and
 removes); then the file is closed and opened again (``--reopen-at`` also does it on the way):
@@ -71,6 +74,7 @@ from _common import (
 
 import memhop
 from memhop.dream import decay
+from memhop.engine.storefile import StoreFile
 from memhop.layers import scene
 from memhop.root import compaction, dreams
 
@@ -338,14 +342,14 @@ def wrap_passes(passes: Passes, compactions: Passes) -> Callable[[], None]:
         return report, error
 
     def compact(root: Any, **kw: Any) -> bool:
-        before = os.path.getsize(root.file_path)
+        before = root.engine.stats()[0]
         started = time.perf_counter()
         ran = real_compact(root, **kw)
         if ran:
             row = {
                 "seconds": time.perf_counter() - started,
                 "before": before,
-                "after": os.path.getsize(root.file_path),
+                "after": root.engine.stats()[0],
             }
             with compactions.mu:
                 compactions.rows.append(row)
@@ -360,15 +364,49 @@ def wrap_passes(passes: Passes, compactions: Passes) -> Callable[[], None]:
     return undo
 
 
-def wchar(path: str = "/proc/self/io") -> int:
+class _Copied(threading.local):
+    """Bytes this thread copied into a file's room (no write call: ``wchar`` misses them)."""
+
+    mine = 0
+
+
+ROOM_COPIES = _Copied()
+ROOM_COPIES_ALL = [0]
+
+
+def count_room_copies() -> Callable[[], None]:
+    """Count every append a store file copies into its room; return the undo."""
+    real = StoreFile.write_at
+
+    def counted(self: StoreFile, offset: int, data: bytes) -> None:
+        if offset == self.size and self._roomy:  # lands in the room (the engine's rule)
+            ROOM_COPIES.mine += len(data)
+            ROOM_COPIES_ALL[0] += len(data)
+        real(self, offset, data)
+
+    StoreFile.write_at = counted  # type: ignore[method-assign]
+
+    def undo() -> None:
+        StoreFile.write_at = real  # type: ignore[method-assign]
+
+    return undo
+
+
+def _proc_wchar(path: str) -> int:
     for line in Path(path).read_text().splitlines():
         if line.startswith("wchar:"):
             return int(line.split()[1])
     return 0
 
 
+def wchar() -> int:
+    """Bytes the process wrote: its write calls and its copies into rooms."""
+    return _proc_wchar("/proc/self/io") + ROOM_COPIES_ALL[0]
+
+
 def thread_wchar() -> int:
-    return wchar("/proc/thread-self/io")
+    """The same, of the calling thread."""
+    return _proc_wchar("/proc/thread-self/io") + ROOM_COPIES.mine
 
 
 def rss_kib(field: str = "VmRSS") -> int:
@@ -598,7 +636,7 @@ class Run:
         cpu = self.holds.take_cpu()
         n = len(window.turn)
         shrunk = sum(c["before"] - c["after"] for c in comps)
-        file_now = os.path.getsize(self.path)
+        file_now = self.db.stats().file_bytes
         return Row(
             end=window.end,
             search=_three(window.search),
@@ -640,7 +678,7 @@ class Run:
         me.dream()  # whatever the turns left to do
         before, nodes, last = self.layer(), self.layer_nodes(), self.clock.now
         self.clock.now += HOUR_MS
-        size, written = os.path.getsize(self.path), wchar()
+        size, written = self.db.stats().file_bytes, wchar()
         started = time.perf_counter()
         report = me.dream()
         seconds = time.perf_counter() - started
@@ -652,7 +690,7 @@ class Run:
         unchanged = [e for e in removed if not crossed(e, nodes, last, self.clock.now)]
         return {
             "seconds": seconds,
-            "appended": os.path.getsize(self.path) - size,
+            "appended": self.db.stats().file_bytes - size,
             "written": wchar() - written,
             "file": size,
             "edges_added": report.l1_edges_added,
@@ -824,6 +862,7 @@ def run(
             stack.enter_context(fsync_off())
         passes, comps = Passes(), Passes()
         stack.callback(wrap_passes(passes, comps))
+        stack.callback(count_room_copies())
         stack.callback(COLLECTOR.installed())
         if args.freeze:  # a host that keeps what it imported out of every collection
             gc.collect()
@@ -836,7 +875,7 @@ def run(
         reopens: list[Reopen] = []
         every = args.window
         window = Window(end=min(every, count))
-        io = (os.path.getsize(path), wchar(), counter.calls)
+        io = (bench.db.stats().file_bytes, wchar(), counter.calls)
         for i, turn in enumerate(stream, 1):
             bench.turn(turn, window)
             if i % every == 0 or i == count:
@@ -854,7 +893,7 @@ def run(
                     reopens.append(bench.reopen(i, probe))
                     log(f"{label} reopen at {i:,}: {reopens[-1]}")
                 window = Window(end=min(i + every, count))
-                io = (os.path.getsize(path), wchar(), counter.calls)
+                io = (bench.db.stats().file_bytes, wchar(), counter.calls)
         idle = bench.idle_pass()
         log(f"{label} idle whole pass: {idle}")
         for where, (n, longest) in sorted(bench.holds.long.items(), key=lambda kv: -kv[1][1]):
