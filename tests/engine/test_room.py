@@ -25,6 +25,7 @@ from memhop.engine import (
     RECORD_HEADER_SIZE,
     Engine,
     create_engine,
+    encode_frame,
     open_engine,
     storefile,
 )
@@ -198,3 +199,41 @@ def test_an_extension_the_system_refuses_writes_the_appends_through(
         assert eng.tail_bytes_cut == 0
     finally:
         eng.close()
+
+
+@pytest.mark.parametrize("copied", [0, 13, 26, 59])
+def test_a_crash_between_an_appends_two_copies_loses_only_that_append(
+    meh_path: str, tmp_path: Any, copied: int
+) -> None:
+    """The image of an append cut short: its fence copied past its end, and ``copied`` bytes
+    of its frame over the old fence. The open keeps every earlier record and cuts the rest
+    (never taking zeros after a whole frame for the end of the log)."""
+    eng = create_engine(meh_path)
+    payloads = {i: b"kept %d" % i for i in range(1, 6)}
+    for i, payload in payloads.items():
+        eng.write(0, 0x01, i, payload)
+    end = eng.record_end
+    image = bytearray(_crash_image(meh_path, str(tmp_path / "image.meh")))
+    eng.close()
+    frame = encode_frame(0, 0x01, 0, 99, b"x" * 34)
+    image[end + len(frame) : end + len(frame) + len(FENCE)] = FENCE
+    image[end : end + copied] = frame[:copied]
+    crashed = str(tmp_path / "crashed.meh")
+    with open(crashed, "wb") as f:
+        f.write(image)
+    again = open_engine(crashed)
+    try:
+        assert _read_all(again, payloads) == payloads
+        assert not again.contains(0, 99)
+        assert os.path.getsize(crashed) == end
+    finally:
+        again.close()
+    # Control: the whole frame copied too is an append the open keeps.
+    image[end : end + len(frame)] = frame
+    with open(crashed, "wb") as f:
+        f.write(image)
+    again = open_engine(crashed)
+    try:
+        assert again.read(0, 99).payload == b"x" * 34
+    finally:
+        again.close()
