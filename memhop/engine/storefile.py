@@ -37,6 +37,7 @@ RECALL_SUFFIX = ".recall"
 SIDECAR_SUFFIXES = (SEED_SUFFIX, SCENE_MAP_SUFFIX, RECALL_SUFFIX)
 ROOM_BYTES = 1 << 20
 """How far past its last frame the file is extended at a time, for appends to land in."""
+_LARGE = ROOM_BYTES // 2  # an append past this is written through (``write_at``)
 _POPULATE_WRITE = 23  # Linux's MADV_POPULATE_WRITE (5.14 on), which Python 3.11 does not name
 FENCE = b"\xff" * 26
 """What the reserve starts with: a frame header's length, no frame's first bytes (its length
@@ -263,9 +264,11 @@ class StoreFile:
 
     def write_at(self, offset: int, data: bytes) -> None:
         """Write all of ``data`` at ``offset``; the file size follows. An append is copied
-        into the room (made, or made larger, first) where the system gives one."""
-        if offset == self.size and self._roomy:
-            end = offset + len(data)
+        into the room (made, or made larger, first) where the system gives one; a large
+        one (a compaction's blob, an index snapshot) is written through, as mapping and
+        populating its pages would cost more than the one write call it saves."""
+        end = offset + len(data)
+        if offset == self.size and self._roomy and len(data) <= _LARGE:
             room = self._room
             if room is None or end + len(FENCE) > self._room_end:
                 room = self._make_room(end + len(FENCE))
@@ -277,8 +280,10 @@ class StoreFile:
                 room[at : at + len(data)] = data
                 self.size = end
                 return
+        if offset == self.size and self._extent > end:
+            self._write_through(end, FENCE)  # the reserve left past it keeps its fence, first
         self._write_through(offset, data)
-        self.size = max(self.size, offset + len(data))
+        self.size = max(self.size, end)
 
     def _make_room(self, need: int) -> mmap.mmap | None:
         """Map a room from the page ``size`` is on to past ``need``, extending the file first:

@@ -17,7 +17,7 @@ from typing import Any
 from unittest.mock import patch
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from memhop.engine import (
@@ -115,11 +115,16 @@ def test_a_crash_leaves_the_reserve_and_the_open_cuts_it_as_no_damage(
 @settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(sizes=st.lists(st.sampled_from([0, 1, 25, 300, 4070, 70_000, ROOM_BYTES]), max_size=12))
+@given(
+    sizes=st.lists(st.sampled_from([0, 1, 25, 300, 4070, 70_000, 600_000, ROOM_BYTES]), max_size=12)
+)
+@example(sizes=[600_000])  # written through inside the reserve, which keeps its fence after it
+@example(sizes=[300, ROOM_BYTES, 300])  # written through past the reserve, then a new room
 def test_every_append_reads_back_from_a_crash_image_and_after_a_close(
     tmp_path: Any, sizes: list[int]
 ) -> None:
-    """Appends of any size, across rooms, read back from a crash's image and after a close."""
+    """Appends of any size, across rooms and written through, read back from a crash's image
+    (its tail a reserve, not damage) and after a close."""
     folder = tmp_path / f"run{os.urandom(4).hex()}"
     folder.mkdir()
     path, crashed = str(folder / "m.meh"), str(folder / "crashed.meh")
