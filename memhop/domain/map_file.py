@@ -19,7 +19,7 @@ from memhop.domain.map_tail import Tail, current_since, trusted_tail
 from memhop.domain.mirrors import Mirrors
 from memhop.domain.scene_map_codec import decode_maps, encode_maps
 from memhop.engine import Engine
-from memhop.engine.storefile import (
+from memhop.engine.side_files import (
     SCENE_MAP_SUFFIX,
     mapped_side_file,
     remove_side_file,

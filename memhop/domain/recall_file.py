@@ -38,7 +38,7 @@ from memhop.domain.recall_sections import (
     encode_stamp,
 )
 from memhop.engine import Engine
-from memhop.engine.storefile import (
+from memhop.engine.side_files import (
     RECALL_SUFFIX,
     append_side_file,
     remove_side_file,

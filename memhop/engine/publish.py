@@ -18,14 +18,8 @@ from collections.abc import Callable
 from memhop.engine.engine import Engine
 from memhop.engine.header import HEADER_A_OFFSET, HEADER_B_OFFSET, FileHeader, load_headers
 from memhop.engine.seed import discard_seed
-from memhop.engine.storefile import (
-    SIDECAR_SUFFIXES,
-    TEMP_SUFFIX,
-    TOKEN_BYTES,
-    StoreFile,
-    fsync_directory,
-    temp_sibling,
-)
+from memhop.engine.side_files import SIDECAR_SUFFIXES, TEMP_SUFFIX, TOKEN_BYTES, temp_sibling
+from memhop.engine.storefile import StoreFile, fsync_directory
 from memhop.errors import InvalidQueryError, MemHopError, StorageIOError
 
 DEFAULT_MODE = 0o644  # before the umask, as for any file a program creates

@@ -45,8 +45,8 @@ import xxhash
 from memhop.engine.frame import ByteView
 from memhop.engine.header import DATA_START, FileHeader
 from memhop.engine.recovery import scan_records
+from memhop.engine.side_files import SEED_SUFFIX, remove_side_file, replace_side_file
 from memhop.engine.snapshot import PackedIndex, parse_snapshot
-from memhop.engine.storefile import SEED_SUFFIX, remove_side_file, replace_side_file
 from memhop.errors import CorruptionError, InvalidQueryError, MemHopError
 from memhop.intmap import IntMap
 

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from memhop.engine import RecordEntry, create_engine, inplace, open_engine
 from memhop.engine.inplace import compact_in_place, occupancy
 from memhop.engine.publish import TEMP_SUFFIX
-from memhop.engine.storefile import SIDECAR_SUFFIXES, StoreFile
+from memhop.engine.side_files import SIDECAR_SUFFIXES
+from memhop.engine.storefile import StoreFile
 from memhop.errors import CRCMismatchError
 
 # (agent, id, payload size or None for a delete)

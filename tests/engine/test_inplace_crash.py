@@ -21,7 +21,7 @@ import pytest
 
 from memhop.engine import RecordEntry, create_engine, open_engine
 from memhop.engine.inplace import compact_in_place, occupancy
-from memhop.engine.storefile import TEMP_SUFFIX
+from memhop.engine.side_files import TEMP_SUFFIX
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX")
 

@@ -36,7 +36,7 @@ from memhop.engine import (
 from memhop.engine.header import DATA_START
 from memhop.engine.inplace import Hooks, compact_in_place
 from memhop.engine.recovery import frames_between, scan_records
-from memhop.engine.storefile import TEMP_SUFFIX
+from memhop.engine.side_files import TEMP_SUFFIX
 from memhop.errors import InvalidQueryError, StorageIOError
 
 RECORDS = 3000  # several phase 1 chunks (catchup.CHUNK_FRAMES frames each)
