@@ -13,6 +13,9 @@ import logging
 import mmap
 import os
 import shutil
+import signal
+import subprocess
+import sys
 from typing import Any
 from unittest.mock import patch
 
@@ -20,6 +23,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+import memhop
 from memhop.engine import (
     DATA_START,
     RECORD_HEADER_SIZE,
@@ -32,6 +36,7 @@ from memhop.engine import (
 from memhop.engine.frame import frame_bounds
 from memhop.engine.storefile import FENCE, ROOM_BYTES
 from memhop.errors import CorruptionError
+from tests.faults import file_size
 
 LOGGER = "memhop.engine"
 
@@ -242,3 +247,43 @@ def test_a_crash_between_an_appends_two_copies_loses_only_that_append(
         assert again.read(0, 99).payload == b"x" * 34
     finally:
         again.close()
+
+
+_KILLED_WRITER = """
+import os, signal, sys, memhop
+quiet = memhop.Defaults(scene_dream_topic_threshold=-1)  # no background pass mid-write at the kill
+db = memhop.open(sys.argv[1], memhop.LocalModel(), quiet, memhop.ProfileInput(name="k"))
+me = db.primary()
+for i in range(int(sys.argv[2])):
+    me.search()
+    me.update(input=f"killed writer line {i}", output="ok", created_at=1_700_000_000_000 + i)
+os.kill(os.getpid(), signal.SIGKILL)  # the file open, its room mapped: what a crash leaves
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX")
+def test_a_killed_writers_file_reopens_with_every_turn_and_no_damage(
+    tmp_path: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A real kill with the file open: its reserve is left, and the next open cuts it as no
+    damage (through the public API: every acknowledged turn there, nothing cut, no warning)."""
+    path = str(tmp_path / "killed.meh")
+    turns = 40
+    killed = subprocess.run([sys.executable, "-c", _KILLED_WRITER, path, str(turns)], check=False)
+    assert killed.returncode == -signal.SIGKILL
+    left = os.path.getsize(path)
+    assert left > file_size(path)  # the reserve is there, past the log
+    caplog.set_level(logging.INFO, logger="memhop")
+    with memhop.open(path, memhop.LocalModel()) as db:
+        stats = db.stats()
+        assert (stats.tail_bytes_cut, stats.damaged_frames) == (0, 0)
+        assert stats.file_bytes == file_size(path) < left
+        topics = db.primary().scene_context().topics
+        assert len(topics) == turns  # every acknowledged turn
+    assert "damaged" not in caplog.text
+    # Control: a torn frame where the reserve was is damage, cut and said so.
+    with open(path, "ab") as f:
+        f.write(FENCE[:5] + b"\x01" * 40)
+    with memhop.open(path, memhop.LocalModel()) as db:
+        assert db.stats().tail_bytes_cut == 45
+    assert "damaged" in caplog.text
