@@ -22,8 +22,8 @@ and the whole turn; Dream passes begun (whole ones apart) and the longest hold o
 lock by a background thread (Dream and the compactions it runs); compactions; bytes appended
 to the file (its log: ``stats().file_bytes``, not the reserve an open file has past it) and
 bytes written in all (``/proc/self/io`` ``wchar``: side files and other write calls, plus the
-appends copied into a file's mapped room, which ``wchar`` does not see, counted by wrapping
-``StoreFile.write_at``: appends, compaction copies) per turn, beside the bytes a turn's own
+appends copied into a file's mapped room, which ``wchar`` does not see: a ``StoreFile.write_at``
+whose bytes reached no write call) per turn, beside the bytes a turn's own
 calls write (the same two counts of the host's thread: the live bytes a turn adds); fsyncs
 per turn; RSS.
 
@@ -74,6 +74,7 @@ from _common import (
 
 import memhop
 from memhop.dream import decay
+from memhop.engine import storefile
 from memhop.engine.storefile import StoreFile
 from memhop.layers import scene
 from memhop.root import compaction, dreams
@@ -365,9 +366,12 @@ def wrap_passes(passes: Passes, compactions: Passes) -> Callable[[], None]:
 
 
 class _Copied(threading.local):
-    """Bytes this thread copied into a file's room (no write call: ``wchar`` misses them)."""
+    """Bytes this thread copied into a file's room (no write call: ``wchar`` misses them),
+    and the append it is making."""
 
     mine = 0
+    data: object = None
+    through = False
 
 
 ROOM_COPIES = _Copied()
@@ -375,19 +379,32 @@ ROOM_COPIES_ALL = [0]
 
 
 def count_room_copies() -> Callable[[], None]:
-    """Count every append a store file copies into its room; return the undo."""
-    real = StoreFile.write_at
+    """Count every write a store file copies into its room rather than writing through:
+    one whose bytes never reached a write call (the engine decides which; the count
+    does not restate its rule). Return the undo."""
+    real_write, real_some = StoreFile.write_at, storefile._write_some
+
+    def write_some(handle: Any, data: Any, offset: int) -> int:
+        if data is ROOM_COPIES.data:
+            ROOM_COPIES.through = True
+        return real_some(handle, data, offset)
 
     def counted(self: StoreFile, offset: int, data: bytes) -> None:
-        if offset == self.size and self._roomy:  # lands in the room (the engine's rule)
+        ROOM_COPIES.data, ROOM_COPIES.through = data, False
+        try:
+            real_write(self, offset, data)
+        finally:
+            ROOM_COPIES.data = None
+        if not ROOM_COPIES.through:
             ROOM_COPIES.mine += len(data)
             ROOM_COPIES_ALL[0] += len(data)
-        real(self, offset, data)
 
     StoreFile.write_at = counted  # type: ignore[method-assign]
+    storefile._write_some = write_some
 
     def undo() -> None:
-        StoreFile.write_at = real  # type: ignore[method-assign]
+        StoreFile.write_at = real_write  # type: ignore[method-assign]
+        storefile._write_some = real_some
 
     return undo
 

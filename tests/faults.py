@@ -7,6 +7,7 @@ import struct
 import zlib
 
 from memhop.engine import Engine, open_engine
+from memhop.engine.recovery import is_reserve
 from memhop.engine.storefile import FENCE
 
 
@@ -109,8 +110,8 @@ def file_size(path: str) -> int:
     no reserve (``tests/engine/test_room.py``), so its length is all of it."""
     with open(path, "rb") as f:
         data = f.read()
-    held = data.rstrip(b"\0")
-    return len(held) - len(FENCE) if held.endswith(FENCE) else len(data)
+    at = len(data.rstrip(b"\0")) - len(FENCE)  # where a reserve would start: its fence
+    return at if at >= 0 and is_reserve(data, at, len(data)) else len(data)
 
 
 def reopen(engine: Engine) -> Engine:
