@@ -108,13 +108,42 @@ static int as_installed(PyTypeObject *cls, int tuple, PyObject *guard) {
                                   : cls->tp_new == PyBaseObject_Type.tp_new);
 }
 
+/* The builds found lately, by class: a class's build is taken from here while the class
+ * keeps the version tag it had when its build was looked up and checked (CPython gives a
+ * class a fresh tag, never one used before, whenever its dict or slots change), in place
+ * of two lookups in the class's dict each call: a turn builds a couple of dozen records,
+ * and those dicts are seldom in the cache. Borrowed: the class's dict keeps the build. */
+#define SEEN_SIZE 64
+static struct {
+    PyTypeObject *cls;
+    unsigned int version;
+    Build *build;
+} seen[SEEN_SIZE];
+
+/* The build installed on ``cls`` and still in force, or NULL (with an error set when the
+ * lookup failed). */
+static Build *build_of(PyTypeObject *cls) {
+    size_t at = ((uintptr_t)cls >> 4) % SEEN_SIZE;
+    unsigned int version = cls->tp_version_tag;
+    if (version != 0 && seen[at].cls == cls && seen[at].version == version) return seen[at].build;
+    Build *build = (Build *)PyDict_GetItemWithError(cls->tp_dict, BUILD_KEY);
+    if (build == NULL || !Py_IS_TYPE(build, &BuildType) || build->cls != cls ||
+        !as_installed(cls, build->tuple, build->guard))
+        return NULL;
+    if (version != 0) {
+        seen[at].cls = cls;
+        seen[at].version = version;
+        seen[at].build = build;
+    }
+    return build;
+}
+
 static PyObject *build_call(PyObject *callable, PyObject *const *args, size_t nargsf,
                             PyObject *kwnames) {
     PyTypeObject *cls = (PyTypeObject *)callable;
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    Build *build = (Build *)PyDict_GetItemWithError(cls->tp_dict, BUILD_KEY);
-    if (build == NULL || !Py_IS_TYPE(build, &BuildType) || build->cls != cls ||
-        !as_installed(cls, build->tuple, build->guard) || nargs > build->positional) {
+    Build *build = build_of(cls);
+    if (build == NULL || nargs > build->positional) {
         if (PyErr_Occurred()) return NULL;
         return usual_call(callable, args, nargs, kwnames);
     }

@@ -18,7 +18,7 @@ from typing import Generic, TypeVar
 import memhop.records as rec
 from memhop.api import _mapping
 from memhop.api._mapping import ProvenanceLike
-from memhop.api.results import ProfileSlot, SearchResult, TopicSlot
+from memhop.api.results import ProfileSlot, SceneSlot, SearchResult, TopicSlot
 from memhop.ids import format_id
 
 __all__ = ["Surfaces"]
@@ -69,7 +69,7 @@ class _Memo(Generic[K, V]):
 class Surfaces:
     """A DB's memo of mapped topic rows, scene surfaces and profiles."""
 
-    __slots__ = ("_profiles", "_rows", "_scenes")
+    __slots__ = ("_profiles", "_rows", "_scene_rows", "_scenes")
 
     def __init__(self) -> None:
         lock = threading.Lock()
@@ -86,12 +86,17 @@ class Surfaces:
         # stays); the record is the result itself.
         self._profiles: _Memo[int, tuple[ProfileSlot, str]]
         self._profiles = _Memo(SCENES_LIMIT, lock)
+        # Per scene, its row (a fresh record each turn, its counter moved on): (the name and
+        # anchor it was mapped from, the row).
+        self._scene_rows: _Memo[int, tuple[str, int, SceneSlot]]
+        self._scene_rows = _Memo(SCENES_LIMIT, lock)
 
     def clear(self) -> None:
         """Forget every row (at the DB's close)."""
         self._rows.clear()
         self._scenes.clear()
         self._profiles.clear()
+        self._scene_rows.clear()
 
     def topic_slot(self, topic: rec.TopicSlot, made_by: ProvenanceLike | None = None) -> TopicSlot:
         """``_mapping.topic_slot``, the row reused while its record is the one mapped."""
@@ -114,14 +119,21 @@ class Surfaces:
 
         ``made_by`` holds the provenance of dream rows; a topic absent from it is a turn row.
         """
-        made_by = made_by or {}
         return SearchResult(
             profile=profile,
             profile_brief=self._brief(profile),
-            scene=_mapping.scene_slot(scene),
-            topics=self._surface(scene.scene_id, tuple(topics), made_by),
+            scene=self._scene(scene),
+            topics=self._surface(scene.scene_id, tuple(topics), made_by or {}),
             new_topic_id=format_id(new_topic_id),
         )
+
+    def _scene(self, scene: rec.SceneSlot) -> SceneSlot:
+        held = self._scene_rows.get(scene.scene_id)
+        if held is not None and held[0] == scene.scene_name and held[1] == scene.l3_id:
+            return held[2]
+        row = _mapping.scene_slot(scene)
+        self._scene_rows.put(scene.scene_id, (scene.scene_name, scene.l3_id, row))
+        return row
 
     def _surface(
         self,
@@ -138,8 +150,14 @@ class Surfaces:
             done = len(last[0])
             # Equal records give equal rows, so equality (identity, mostly) is enough.
             if len(topics) >= done and topics[:done] == last[0]:
+                if len(topics) == done:
+                    return last[2]  # nothing new on the surface: the memo stands as it is
                 start, rows = done, last[2]
-        rows += tuple(self.topic_slot(t, made_by.get(t.id)) for t in topics[start:])
+        new = topics[start:]
+        if len(new) == 1:  # the usual turn: its one new row, without a generator made
+            rows += (self.topic_slot(new[0], made_by.get(new[0].id)),)
+        else:
+            rows += tuple(self.topic_slot(t, made_by.get(t.id)) for t in new)
         self._scenes.put(scene_id, (topics, dict(made_by), rows))
         return rows
 

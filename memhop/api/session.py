@@ -66,9 +66,7 @@ class Session(PlanFace, GraphFace, DreamFace, AdminFace):
         new scene); call once per turn (``scene_context`` is the pure read).
         NotFoundError for an unknown scene or anchor graph.
         """
-        opened = self._ops.open_turn(
-            self._ops.now(), *_args.search_args(scene_id, l3_id, new_scene)
-        )
+        opened = self._ops.open_turn(*_args.search_args(scene_id, l3_id, new_scene))
         return self._surfaces.search_result(
             opened.profile, opened.scene, opened.topics, opened.new_topic_id, opened.provenance
         )

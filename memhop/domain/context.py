@@ -151,7 +151,7 @@ class DomainContext:
     current_scene: int | None = None
     open_turn: OpenTurn | None = None
     last_stamp: int = 0
-    last_used_ms: int = 0
+    last_used_ms: int = 0  # the root's clock when the current (or last) hold was taken
     reclaimed: bool = False
     # Dream (memhop.root.dreams): per scene, the listing a consolidation was declined
     # on; the hook ``update`` calls with (scene, surface count) after a topic lands, and

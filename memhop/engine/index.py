@@ -20,6 +20,7 @@ from __future__ import annotations
 import mmap
 from array import array
 from bisect import bisect_left
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 
 from memhop.engine.storefile import StoreFile
@@ -39,17 +40,19 @@ class LiveIndex:
         self.offsets: dict[int, IntMap] = {}
         # (agent, type) -> the live ids of that type, ascending: the recurring questions.
         self._kept: dict[tuple[int, int], array[int]] = {}
-        # (agent, type) -> records indexed or dropped so far; kept across ``adopt``.
-        self._changes: dict[tuple[int, int], int] = {}
+        # agent -> records indexed or dropped so far, by type (a type is a byte): a count
+        # a write adds to by place, with no key to build and hash; kept across ``adopt``.
+        self._changes: defaultdict[int, list[int]] = defaultdict(_no_changes)
         self.adopt(offsets)
 
     def changes_of(self, agent_id: int, rec_type: int) -> int:
         """Records of ``rec_type`` the domain had indexed or dropped (writes and deletes)."""
-        return self._changes.get((agent_id, rec_type), 0)
+        counts = self._changes.get(agent_id)
+        return 0 if counts is None else counts[rec_type]
 
     def changes(self) -> int:
-        """Every change counted, every domain and type together (a few dozen keys)."""
-        return sum(self._changes.values())
+        """Every change counted, every domain and type together."""
+        return sum(map(sum, self._changes.values()))
 
     def count(self) -> int:
         """Return how many records are live."""
@@ -108,8 +111,7 @@ class LiveIndex:
             if ids is None:
                 ids = index[agent_id] = IntMap()
             was = ids.put(id_hash, base + rel, rec_type)
-            key = (agent_id, rec_type)
-            changes[key] = changes.get(key, 0) + 1
+            changes[agent_id][rec_type] += 1
             if (
                 kept
                 and was != rec_type
@@ -122,8 +124,7 @@ class LiveIndex:
         ids = self.offsets.get(agent_id)
         if ids is None or not ids.discard(id_hash):
             return
-        key = (agent_id, rec_type)
-        self._changes[key] = self._changes.get(key, 0) + 1
+        self._changes[agent_id][rec_type] += 1
         if self._kept:
             self._retype(agent_id, id_hash, rec_type, None)
         if not ids:
@@ -154,6 +155,10 @@ class LiveIndex:
         one); the counts go on."""
         self.offsets = {}
         self._kept = {}
+
+
+def _no_changes() -> list[int]:
+    return [0] * 256  # one count for each type a frame's byte can name
 
 
 def _for_tags(ids: IntMap, file: StoreFile) -> tuple[mmap.mmap | bytes, int]:

@@ -64,6 +64,8 @@ class EngineMutations(EngineState):
             else:
                 self._commits.apply_waiting()
                 self._live.put(base, placements)
+            if len(placements) == 1:  # a turn's write: no comprehension made (a function, on 3.11)
+                return [base + placements[0][3]]
             return [base + p[3] for p in placements]
         finally:
             lock.release()

@@ -33,6 +33,7 @@ FENCE = b"\xff" * 26
 field claims 4 GiB), so a scan that meets it stops there, in MemHop as in memhop; zeros
 right after a frame would read to MemHop as the end of the log, and it appends at the end
 of the file, past them."""
+_FENCE_SIZE = len(FENCE)
 
 
 def _write_some(handle: BinaryIO, data: bytes | memoryview, offset: int) -> int:
@@ -203,17 +204,18 @@ class StoreFile:
         into the room (made, or made larger, first) where the system gives one; a large
         one (a compaction's blob, an index snapshot) is written through, as mapping and
         populating its pages would cost more than the one write call it saves."""
-        end = offset + len(data)
-        if offset == self.size and self._roomy and len(data) <= _LARGE:
+        size = len(data)
+        end = offset + size
+        if offset == self.size and self._roomy and size <= _LARGE:
             room = self._room
-            if room is None or end + len(FENCE) > self._room_end:
-                room = self._make_room(end + len(FENCE))
+            if room is None or end + _FENCE_SIZE > self._room_end:
+                room = self._make_room(end + _FENCE_SIZE)
             if room is not None:
-                at = offset - self._room_start
+                stop = end - self._room_start
                 # The fence past the frames first: a crash between the two copies leaves
                 # a damaged frame before a fence, never zeros right after a whole frame.
-                room[at + len(data) : at + len(data) + len(FENCE)] = FENCE
-                room[at : at + len(data)] = data
+                room[stop : stop + _FENCE_SIZE] = FENCE
+                room[stop - size : stop] = data
                 self.size = end
                 return
         if offset == self.size and self._extent > end:

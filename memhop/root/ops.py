@@ -43,8 +43,9 @@ class AgentOps:
         """Decode the domain's saved recall state, if the file holds one, without its lock."""
         self.root.recall_file.prepare(self.agent_id)
 
-    def open_turn(self, now_ms: int, scene_id: int, l3_id: int, new_scene: bool) -> turn.Opened:
-        """``run`` ``turn.search``, whose one write needs no fsync of its own but on a new scene.
+    def open_turn(self, scene_id: int, l3_id: int, new_scene: bool) -> turn.Opened:
+        """``run`` ``turn.search`` at the time the hold was taken (the root's clock, read
+        there), whose one write needs no fsync of its own but on a new scene.
 
         It bumps the scene's turn counter, and the turn's next write (an
         event, its lines) syncs the file, this record with it: a crash before
@@ -55,7 +56,7 @@ class AgentOps:
         with self.root.domain(self.agent_id, scene_op=True) as ctx:
             engine = self.root.engine
             with engine.deferred():
-                opened = turn.search(engine, ctx, now_ms, scene_id, l3_id, new_scene)
+                opened = turn.search(engine, ctx, ctx.last_used_ms, scene_id, l3_id, new_scene)
             if opened.scene.turn_seq == 1:
                 engine.sync()
             return opened

@@ -198,7 +198,9 @@ def _transcript(
         msg = "this turn holds no content to distill"
         raise InvalidQueryError(msg)
     said.sort(key=_SEQ)
-    lines = [f"{_SPEAKER.get(s.role, 'System')}: {s.content}" for s in said]
+    lines = []  # a loop: a comprehension makes a function each call on 3.11
+    for s in said:
+        lines.append(f"{_SPEAKER.get(s.role, 'System')}: {s.content}")
     stamps = list(map(_CREATED_AT, said))
     return "\n".join(lines), min(stamps), max(stamps)
 
