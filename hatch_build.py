@@ -4,10 +4,10 @@ The wheel (and an editable install, in place) gets each compiled module when the
 interpreter's C compiler works: ``memhop.index._bm25`` (recall's ranking),
 ``memhop.intmap._core`` (the id maps' reads and puts), ``memhop.records._json`` (the
 payloads a turn writes), ``memhop.engine._frames`` (a write's frames),
-``memhop._slots`` (frozen records and named tuples built when their class is called) and
-``memhop._ids`` (the ids of namespaced pairs, a record's on every write). Otherwise
-the build goes on pure Python, and memhop gives the same answers from its Python code,
-slower.
+``memhop._slots`` (frozen records and named tuples built when their class is called),
+``memhop._ids`` (the ids of namespaced pairs, a record's on every write) and
+``memhop.index._rows`` (a content slot's row in the L4 mirror). Otherwise the build goes
+on pure Python, and memhop gives the same answers from its Python code, slower.
 ``MEMHOP_NO_KERNEL=1`` skips the compiler on purpose.
 """
 
@@ -33,6 +33,7 @@ KERNELS = {
     Path("memhop") / "engine" / "_frames.c": "a write's frames are encoded in Python",
     Path("memhop") / "_slots.c": "frozen records are built through their __init__",
     Path("memhop") / "_ids.c": "record ids are derived in Python",
+    Path("memhop") / "index" / "_rows.c": "the content mirror's rows are stored in Python",
 }
 # No fused multiply-add: the ranking kernel's sums must equal Python's bit for bit.
 FLAGS = ["-O2", "-fPIC", "-ffp-contract=off"]

@@ -36,6 +36,7 @@ KERNELS = (
     "memhop/engine/_frames",
     "memhop/_slots",
     "memhop/_ids",
+    "memhop/index/_rows",
 )
 KERNEL_REQUIRED = os.environ.get("MEMHOP_REQUIRE_KERNEL") == "1"
 EXTRAS = {"mcp", "notebook"}  # the extras the docs tell users to install

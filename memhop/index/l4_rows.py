@@ -7,6 +7,8 @@ Contract:
   topic's live rows from its highest seq down (``_rows``: in seq order).
 - A removed row stays until removed rows outnumber the live ones (and a few
   thousand); ``_repack_if_sparse`` then packs the rows again.
+- The columns hold ``_count`` rows, then zeros: room for the next rows, each stored in
+  place (by ``memhop.index._rows`` where the install built it) rather than appended.
 
 Why packed: a row is about 40 bytes; an object per slot cost 160 bytes a
 record, held for as long as the domain is open. The chain runs in descending
@@ -37,6 +39,13 @@ _PACE_EVERY = 256  # rows (or topics) between two calls of a build's ``pace``
 _CHUNK = 1024  # rows a build stores between two calls of ``pace`` (each row costs little)
 # The per-row arrays, in ``SlotHeader`` order.
 _COLUMNS = ("_ids", "_topic", "_seq", "_kind", "_ctype", "_role", "_node", "_created")
+_ROOM_MIN = 64  # rows of room a column is grown by, at least
+
+_compiled_store: Callable[..., bool] | None
+try:  # the compiled row store (``_rows.c``), where the install built it
+    from memhop.index._rows import store as _compiled_store
+except ImportError:  # built without a C compiler (hatch_build.py says why)
+    _compiled_store = None
 
 
 def no_pace() -> None:
@@ -67,6 +76,12 @@ class SlotRows:
         self._role: array[int] = array("B")
         self._node: array[int] = array("I")
         self._created: array[int] = array("q")
+        self._count = 0  # rows stored; the columns hold zeros past them (``_append_row``)
+        self._columns = self._every_column()
+
+    def _every_column(self) -> tuple[array[int], ...]:
+        """The columns in ``_COLUMNS`` order, then the chain links: what a row is stored in."""
+        return (*(getattr(self, name) for name in _COLUMNS), self._next)
 
     def _filled(self, rows: Iterable[SlotHeader], pace: Callable[[], None]) -> bool:
         """Store and index ``rows``, ``pace`` called between steps and every ``_PACE_EVERY``
@@ -80,7 +95,7 @@ class SlotRows:
             for column, values in zip(columns, zip(*chunk, strict=True), strict=True):
                 column.extend(values)
             pace()
-        count = len(self._ids)
+        self._count = count = len(self._ids)
         self._next.frombytes(bytes(4 * count))
         topics = self._grouped(pace)
         row_of = IntMap.from_arrays(array("Q", self._ids), array("Q", range(count)))
@@ -96,12 +111,12 @@ class SlotRows:
     def _given(self) -> Iterator[SlotHeader]:
         """Every row stored, in the order stored."""
         columns = zip(*(getattr(self, name) for name in _COLUMNS), strict=True)
-        return map(SlotHeader._make, columns)
+        return map(SlotHeader._make, islice(columns, self._count))
 
     def _grouped(self, pace: Callable[[], None]) -> dict[int, list[int]] | None:
         """Topic -> its rows in seq order, from the rows alone; None when a place repeats."""
         grouped: defaultdict[int, list[int]] = defaultdict(list)
-        for at, topic_id in enumerate(self._topic):
+        for at, topic_id in enumerate(islice(self._topic, self._count)):
             grouped[topic_id].append(at)
             if not at % _PACE_EVERY:
                 pace()
@@ -155,17 +170,43 @@ class SlotRows:
 
     def _append_row(self, row: SlotHeader | ArchiveSlot, lower: int) -> int:
         """Store ``row`` last, its chain link ``lower`` (its next lower row + 1; 0 ends it)."""
-        at = len(self._ids)
-        self._ids.append(row.id_hash)
-        self._topic.append(row.topic_id)
-        self._seq.append(row.seq)
-        self._kind.append(row.kind)
-        self._ctype.append(row.content_type)
-        self._role.append(row.role)
-        self._node.append(row.node_seq)
-        self._created.append(row.created_at)
-        self._next.append(lower)
+        at = self._count
+        if at == len(self._next):
+            # A sixteenth more room, as an array grows: a row is then stored in place,
+            # where nine appends converted each value through an array's general path
+            # (the kernel's reason for being).
+            more = max(_ROOM_MIN, at >> 4)
+            for column in self._columns:
+                column.frombytes(bytes(more * column.itemsize))
+        if _compiled_store is None or not _compiled_store(
+            self._columns,
+            at,
+            row.id_hash,
+            row.topic_id,
+            row.seq,
+            row.kind,
+            row.content_type,
+            row.role,
+            row.node_seq,
+            row.created_at,
+            lower,
+        ):
+            self._put_row(at, row, lower)
+        self._count = at + 1
         return at
+
+    def _put_row(self, at: int, row: SlotHeader | ArchiveSlot, lower: int) -> None:
+        """``_append_row``'s store in Python (a value that does not fit its column raises
+        there, the row not counted)."""
+        self._ids[at] = row.id_hash
+        self._topic[at] = row.topic_id
+        self._seq[at] = row.seq
+        self._kind[at] = row.kind
+        self._ctype[at] = row.content_type
+        self._role[at] = row.role
+        self._node[at] = row.node_seq
+        self._created[at] = row.created_at
+        self._next[at] = lower
 
     def _ref(self, at: int) -> SlotHeader:
         kind, ctype, role = self._kind[at], self._ctype[at], self._role[at]
@@ -186,7 +227,7 @@ class SlotRows:
 
     def _summary_rows(self, pace: Callable[[], None]) -> Iterator[int]:
         """The rows holding a Dream summary, ascending, ``pace`` called a chunk at a time."""
-        count = len(self._ids)
+        count = self._count
         for start in range(0, count, _CHUNK):
             pace()
             end = min(start + _CHUNK, count)
@@ -199,7 +240,7 @@ class SlotRows:
 
     def _repack_if_sparse(self) -> None:
         """Drop removed rows once they outnumber the live ones (and a few thousand)."""
-        stale = len(self._ids) - len(self._row_of)
+        stale = self._count - len(self._row_of)
         if stale <= max(_REPACK_MIN, len(self._row_of)):
             return
         topics = {topic_id: self._rows(topic_id) for topic_id in self._top}
@@ -209,6 +250,8 @@ class SlotRows:
             column: array[int] = getattr(self, name)
             setattr(self, name, array(column.typecode, map(column.__getitem__, kept)))
         self._next = array("I", bytes(4 * len(kept)))
+        self._count = len(kept)
+        self._columns = self._every_column()
         self._row_of = IntMap.from_mapping(dict(zip(self._ids, range(len(kept)), strict=True)))
         renumbered_topics = {t: [renumbered[at] for at in rows] for t, rows in topics.items()}
         self._top = IntMap.from_mapping(self._linked(renumbered_topics, no_pace))
