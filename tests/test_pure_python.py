@@ -4,8 +4,9 @@ memhop's compiled parts (the ranking kernel, the id maps' core, the payload writ
 frame encoder, the content mirror's row store) each stand in for Python code that gives
 the same answers; their own tests compare them part by part. This test runs one short
 session twice in fresh interpreters, once with every compiled part hidden from the import
-(as where none was built), and compares what a host sees: the turns' keywords and lines, a recall's hits,
-the records the file holds, and a fresh open of each file by the other's code.
+(as where none was built), and compares what a host sees: the turns' keywords and lines,
+a recall's hits, the records the file holds, and a fresh open of each file by the other's
+code.
 """
 
 from __future__ import annotations
