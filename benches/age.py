@@ -9,7 +9,7 @@ medians printed: how much of a turn's cost grows with what the memory holds.
 
 The same run is repeated in a child process with memhop's compiled parts hidden from the
 import (the id maps' core, the payload writers, the frame encoder, the record builds, the
-pair ids), as on an install without a C compiler, so one run shows both. Written to
+pair ids, the content mirror's row store), as on an install without a C compiler, so one run shows both. Written to
 docs/performance.md by hand, not by this script. Data: LoCoMo conversation 26 (Maharana
 et al., 2024), cycled.
 """
@@ -24,6 +24,7 @@ COMPILED_PARTS = (
     "memhop.engine._frames",
     "memhop._slots",
     "memhop._ids",
+    "memhop.index._rows",
 )
 PURE_PYTHON = "--pure-python" in sys.argv
 if PURE_PYTHON:  # before memhop is imported: each part then runs its Python code

@@ -239,13 +239,15 @@ def test_a_class_call_runs_no_init_until_the_init_is_replaced() -> None:
             quick(d=2)
 
     assert "__init__" in _python_calls(refused)  # refused by the __init__ itself
-    original = quick.__init__
+    original = quick.__init__  # a lookup in the class: it now has a version tag
+    for _ in range(2):  # the second call finds the build it remembered for that tag
+        assert _python_calls(lambda: quick(1, d=2)) == []
 
     def counted(self: Any, *args: Any, **kwargs: Any) -> None:
         original(self, *args, **kwargs)
         object.__setattr__(self, "e", 9.0)
 
-    quick.__init__ = counted
+    quick.__init__ = counted  # the class's tag changes: the remembered build is not used
     made = quick(1, d=2)
     assert made.e == 9.0  # the replacement ran, so the C build stood aside
     quick.__init__ = original

@@ -147,7 +147,8 @@ class L2Meta:
             self._drop(old_scene, topic.id)
             self.scene_journal.note(old_scene)
         self._scene_of[topic.id] = topic.scene_id
-        self.scene_journal.note(topic.scene_id)
+        if self.scene_journal.watching:
+            self.scene_journal.note(topic.scene_id)
         held = self._warm(topic.scene_id)
         if held is None:
             held = self._hot[topic.scene_id] = SceneRows()
