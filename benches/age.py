@@ -9,9 +9,9 @@ medians printed: how much of a turn's cost grows with what the memory holds.
 
 The same run is repeated in a child process with memhop's compiled parts hidden from the
 import (the id maps' core, the payload writers, the frame encoder, the record builds, the
-pair ids, the content mirror's row store), as on an install without a C compiler, so one run shows both. Written to
-docs/performance.md by hand, not by this script. Data: LoCoMo conversation 26 (Maharana
-et al., 2024), cycled.
+pair ids, the content mirror's row store), as on an install without a C compiler, so one
+run shows both. Written to docs/performance.md by hand, not by this script. Data: LoCoMo
+conversation 26 (Maharana et al., 2024), cycled.
 """
 
 from __future__ import annotations
