@@ -101,40 +101,24 @@ static Py_ssize_t field_of(Build *build, PyObject *key, Py_ssize_t from) {
     return -1;
 }
 
-/* Whether ``cls`` still makes its instances as when its build was installed. */
+/* Whether ``cls`` still makes its instances as when its build was installed (the name
+ * found first along its MRO: its own, where the guard was installed). */
 static int as_installed(PyTypeObject *cls, int tuple, PyObject *guard) {
-    PyObject *now = PyDict_GetItemWithError(cls->tp_dict, tuple ? NEW_KEY : INIT_KEY);
+    PyObject *now = _PyType_Lookup(cls, tuple ? NEW_KEY : INIT_KEY);
     return now == guard && (tuple ? cls->tp_init == PyBaseObject_Type.tp_init
                                   : cls->tp_new == PyBaseObject_Type.tp_new);
 }
 
-/* The builds found lately, by class: a class's build is taken from here while the class
- * keeps the version tag it had when its build was looked up and checked (CPython gives a
- * class a fresh tag, never one used before, whenever its dict or slots change), in place
- * of two lookups in the class's dict each call: a turn builds a couple of dozen records,
- * and those dicts are seldom in the cache. Borrowed: the class's dict keeps the build. */
-#define SEEN_SIZE 64
-static struct {
-    PyTypeObject *cls;
-    unsigned int version;
-    Build *build;
-} seen[SEEN_SIZE];
-
-/* The build installed on ``cls`` and still in force, or NULL (with an error set when the
- * lookup failed). */
+/* The build installed on ``cls`` and still in force, or NULL (an error set only when one
+ * occurred). Both names are looked up through CPython's own type attribute cache, which
+ * answers while the class keeps its version tag (a change to its dict or slots gives it a
+ * new one), where a lookup in the class's dict each call cost two probes of a dict seldom
+ * in the cache: a turn builds a couple of dozen records. */
 static Build *build_of(PyTypeObject *cls) {
-    size_t at = ((uintptr_t)cls >> 4) % SEEN_SIZE;
-    unsigned int version = cls->tp_version_tag;
-    if (version != 0 && seen[at].cls == cls && seen[at].version == version) return seen[at].build;
-    Build *build = (Build *)PyDict_GetItemWithError(cls->tp_dict, BUILD_KEY);
-    if (build == NULL || !Py_IS_TYPE(build, &BuildType) || build->cls != cls ||
-        !as_installed(cls, build->tuple, build->guard))
-        return NULL;
-    if (version != 0) {
-        seen[at].cls = cls;
-        seen[at].version = version;
-        seen[at].build = build;
-    }
+    PyObject *found = _PyType_Lookup(cls, BUILD_KEY); /* borrowed; NULL sets no error */
+    if (found == NULL || !Py_IS_TYPE(found, &BuildType)) return NULL;
+    Build *build = (Build *)found;
+    if (build->cls != cls || !as_installed(cls, build->tuple, build->guard)) return NULL;
     return build;
 }
 
