@@ -240,14 +240,14 @@ def test_a_class_call_runs_no_init_until_the_init_is_replaced() -> None:
 
     assert "__init__" in _python_calls(refused)  # refused by the __init__ itself
     original = quick.__init__  # a lookup in the class: it now has a version tag
-    for _ in range(2):  # the second call finds the build it remembered for that tag
+    for _ in range(2):  # the second call finds the build in CPython's cache for that tag
         assert _python_calls(lambda: quick(1, d=2)) == []
 
     def counted(self: Any, *args: Any, **kwargs: Any) -> None:
         original(self, *args, **kwargs)
         object.__setattr__(self, "e", 9.0)
 
-    quick.__init__ = counted  # the class's tag changes: the remembered build is not used
+    quick.__init__ = counted  # the class's tag changes: the cached lookups are not used
     made = quick(1, d=2)
     assert made.e == 9.0  # the replacement ran, so the C build stood aside
     quick.__init__ = original
