@@ -109,8 +109,8 @@ static int as_installed(PyTypeObject *cls, int tuple, PyObject *guard) {
                                   : cls->tp_new == PyBaseObject_Type.tp_new);
 }
 
-/* The build installed on ``cls`` and still in force, or NULL (an error set only when one
- * occurred). Both names are looked up through CPython's own type attribute cache, which
+/* The build installed on ``cls`` and still in force, or NULL (no error: neither lookup
+ * raises). Both names are looked up through CPython's own type attribute cache, which
  * answers while the class keeps its version tag (a change to its dict or slots gives it a
  * new one), where a lookup in the class's dict each call cost two probes of a dict seldom
  * in the cache: a turn builds a couple of dozen records. */
@@ -127,10 +127,8 @@ static PyObject *build_call(PyObject *callable, PyObject *const *args, size_t na
     PyTypeObject *cls = (PyTypeObject *)callable;
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     Build *build = build_of(cls);
-    if (build == NULL || nargs > build->positional) {
-        if (PyErr_Occurred()) return NULL;
+    if (build == NULL || nargs > build->positional)
         return usual_call(callable, args, nargs, kwnames);
-    }
     Py_ssize_t n = PyTuple_GET_SIZE(build->names);
     PyObject *values[MAX_FIELDS];
     for (Py_ssize_t j = 0; j < n; j++) values[j] = NULL;
